@@ -1,0 +1,39 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// authload ships with no package dependencies: the toolchain and the OS are all it needs.
+// Import direction (see ../shared/DESIGN.md): Core ← Wire ← Transport/Flows/Staging ← CLI.
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+
+let package = Package(
+    name: "authload",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "authload", targets: ["authload"]),
+    ],
+    targets: [
+        .target(name: "CSystem"),
+        .target(name: "AuthloadCore", swiftSettings: strict),
+        .target(name: "AuthloadWire", dependencies: ["AuthloadCore"], swiftSettings: strict),
+        .target(name: "AuthloadTransport", dependencies: ["AuthloadCore", "AuthloadWire", "CSystem"], swiftSettings: strict),
+        .target(name: "AuthloadFlows", dependencies: ["AuthloadCore", "AuthloadWire"], swiftSettings: strict),
+        .target(name: "AuthloadStaging", dependencies: ["AuthloadCore", "AuthloadWire"], swiftSettings: strict),
+        .target(name: "AuthloadReport", dependencies: ["AuthloadCore"], swiftSettings: strict),
+        .target(
+            name: "AuthloadCLI",
+            dependencies: ["AuthloadCore", "AuthloadWire", "AuthloadTransport", "AuthloadFlows", "AuthloadStaging", "AuthloadReport", "CSystem"],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "authload", dependencies: ["AuthloadCLI"], swiftSettings: strict),
+        .target(name: "AuthloadTesting", dependencies: ["AuthloadCore"], swiftSettings: strict),
+
+        .testTarget(name: "AuthloadCoreTests", dependencies: ["AuthloadCore", "AuthloadTesting"]),
+        .testTarget(name: "AuthloadWireTests", dependencies: ["AuthloadWire"]),
+        .testTarget(name: "AuthloadReportTests", dependencies: ["AuthloadReport"]),
+        .testTarget(
+            name: "AuthloadEndToEndTests",
+            dependencies: ["AuthloadCLI", "AuthloadTesting", "AuthloadFlows", "AuthloadStaging", "AuthloadTransport"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

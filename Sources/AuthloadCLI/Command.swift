@@ -1,0 +1,121 @@
+import AuthloadCore
+
+/// What the user asked for, parsed from the command line before anything runs.
+public enum Command: Equatable, Sendable {
+    case run(RunOptions)
+    case validate(profile: String)
+    case serve(ServeOptions)
+    case report(path: String)
+    case help(topic: String?)
+    case version
+
+    public struct RunOptions: Equatable, Sendable {
+        public var profile: String
+        /// The report directory; by default `Reports/<profile>-<UTC timestamp>`.
+        public var output: String?
+        public var duration: Duration?
+        public var users: Int?
+        public var quiet = false
+    }
+
+    public struct ServeOptions: Equatable, Sendable {
+        public var host = "127.0.0.1"
+        public var port = 8080
+        public var config: String?
+    }
+
+    /// Parses the arguments after the program name.
+    public static func parse(_ arguments: [String]) throws(CLIError) -> Command {
+        guard let first = arguments.first else { return .help(topic: nil) }
+        var rest = ArgumentQueue(Array(arguments.dropFirst()), command: first)
+        switch first {
+        case "-h", "--help", "help":
+            return .help(topic: rest.next())
+        case "--version", "version":
+            return .version
+        case "run":
+            if rest.wantsHelp { return .help(topic: "run") }
+            var options = RunOptions(profile: "")
+            while let argument = rest.next() {
+                switch argument {
+                case "--out", "-o": options.output = try rest.value(for: argument)
+                case "--duration", "-d":
+                    let text = try rest.value(for: argument)
+                    guard let duration = DurationText.parse(text), duration > .zero else {
+                        throw CLIError.usage("--duration: \"\(text)\" is not a duration (write e.g. 30s, 2m, 1h)", command: "run")
+                    }
+                    options.duration = duration
+                case "--users", "-u":
+                    let text = try rest.value(for: argument)
+                    guard let users = Int(text), users > 0 else {
+                        throw CLIError.usage("--users: must be a whole number greater than 0, found \"\(text)\"", command: "run")
+                    }
+                    options.users = users
+                case "--quiet", "-q": options.quiet = true
+                default: try rest.positional(argument, into: &options.profile, name: "PROFILE")
+                }
+            }
+            guard !options.profile.isEmpty else { throw CLIError.usage("missing PROFILE (a JSON file, e.g. Profiles/demo.json)", command: "run") }
+            return .run(options)
+        case "validate":
+            if rest.wantsHelp { return .help(topic: "validate") }
+            var profile = ""
+            while let argument = rest.next() { try rest.positional(argument, into: &profile, name: "PROFILE") }
+            guard !profile.isEmpty else { throw CLIError.usage("missing PROFILE", command: "validate") }
+            return .validate(profile: profile)
+        case "serve":
+            if rest.wantsHelp { return .help(topic: "serve") }
+            var options = ServeOptions()
+            while let argument = rest.next() {
+                switch argument {
+                case "--port", "-p":
+                    let text = try rest.value(for: argument)
+                    guard let port = Int(text), (0...65535).contains(port) else {
+                        throw CLIError.usage("--port: must be a number from 0 to 65535, found \"\(text)\"", command: "serve")
+                    }
+                    options.port = port
+                case "--host": options.host = try rest.value(for: argument)
+                case "--config", "-c": options.config = try rest.value(for: argument)
+                default: throw CLIError.usage("unexpected argument \"\(argument)\"", command: "serve")
+                }
+            }
+            return .serve(options)
+        case "report":
+            if rest.wantsHelp { return .help(topic: "report") }
+            var path = ""
+            while let argument = rest.next() { try rest.positional(argument, into: &path, name: "REPORT_DIR") }
+            guard !path.isEmpty else { throw CLIError.usage("missing REPORT_DIR (a report directory or its result.json)", command: "report") }
+            return .report(path: path)
+        default:
+            throw CLIError.usage("unknown command \"\(first)\" (commands: run, validate, serve, report, help)", command: nil)
+        }
+    }
+}
+
+/// The arguments left to read, with the error messages every command shares.
+private struct ArgumentQueue {
+    private var arguments: [String]
+    let command: String
+
+    init(_ arguments: [String], command: String) {
+        self.arguments = arguments
+        self.command = command
+    }
+
+    var wantsHelp: Bool { arguments.contains("--help") || arguments.contains("-h") }
+
+    mutating func next() -> String? { arguments.isEmpty ? nil : arguments.removeFirst() }
+
+    mutating func value(for option: String) throws(CLIError) -> String {
+        guard let value = next(), !value.hasPrefix("--") else {
+            throw CLIError.usage("\(option) needs a value", command: command)
+        }
+        return value
+    }
+
+    func positional(_ argument: String, into slot: inout String, name: String) throws(CLIError) {
+        guard !argument.hasPrefix("-") else { throw CLIError.usage("unknown option \"\(argument)\"", command: command) }
+        guard slot.isEmpty else { throw CLIError.usage("unexpected argument \"\(argument)\" (only one \(name))", command: command) }
+        slot = argument
+    }
+}

@@ -1,0 +1,92 @@
+/// The text of `--help` for each command; tests compare it as expected output.
+public enum HelpText {
+    public static let version = "0.1.0"
+
+    public static func text(for topic: String?) -> String? {
+        switch topic {
+        case nil: overview
+        case "run": run
+        case "validate": validate
+        case "serve": serve
+        case "report": report
+        default: nil
+        }
+    }
+
+    static let overview = """
+        authload \(version) — load and soak testing for authentication back ends
+
+        USAGE: authload <command> [options]
+
+        COMMANDS:
+          run PROFILE        Run a load profile and write an HTML/CSV report
+          validate PROFILE   Check a profile without sending any traffic
+          serve              Start the embedded staging server (FCSDK login)
+          report DIR         Rebuild report.html and the CSVs from DIR/result.json
+          help [COMMAND]     Show help for a command
+
+        OPTIONS:
+          -h, --help         Show help
+          --version          Show the version
+
+        EXAMPLES:
+          authload run Profiles/demo.json
+          authload validate Profiles/demo.json
+          authload serve --port 8080
+
+        EXIT STATUS: 0 pass, 1 run error, 2 threshold failed, 3 generator overloaded,
+                     64 bad arguments or profile, 130 interrupted.
+        """
+
+    static let run = """
+        USAGE: authload run PROFILE [--out DIR] [--duration D] [--users N] [--quiet]
+
+        Runs the load described by PROFILE (JSON) and writes report.html, summary.csv,
+        timeseries.csv, errors.csv and result.json into the report directory. A target
+        of {"embedded": {...}} starts the staging server inside this process on 127.0.0.1.
+
+        OPTIONS:
+          -o, --out DIR       Report directory (default: Reports/<profile>-<UTC time>)
+          -d, --duration D    Override load.duration, e.g. 30s, 5m, 1h
+          -u, --users N       Override load.users
+          -q, --quiet         No progress output; print only the report path
+
+        PROGRESS: one line per second on a terminal (elapsed, users, req/s, p95, errors);
+        plain log lines every 5 s otherwise.
+
+        STOPPING: the first Ctrl-C (SIGINT) or SIGTERM stops new flows, lets in-flight
+        flows finish within load.gracefulStop, writes the partial report and exits 130.
+        A second one cancels what is still running.
+
+        EXIT STATUS: 0 pass, 1 run error (e.g. no flow succeeded), 64 bad profile, 130 interrupted.
+        """
+
+    static let validate = """
+        USAGE: authload validate PROFILE
+
+        Checks PROFILE as `run` would — JSON syntax, every field, flow kinds and options,
+        the embedded server's options — and sends no traffic. Prints a one-line summary,
+        or one line naming the field and the problem (exit 64), e.g.
+          demo.json: load.users: must be greater than 0, found -5
+        """
+
+    static let serve = """
+        USAGE: authload serve [--port P] [--host H] [--config FILE]
+
+        Starts the embedded staging server in the foreground until Ctrl-C.
+        It serves FCSDK login: POST /csdk-sample/SDK/login, DELETE /csdk-sample/SDK/login/id/{sessionid}.
+
+        OPTIONS:
+          -p, --port P        Port to listen on (default 8080; 0 picks a free one)
+          --host H            Numeric address to listen on (default 127.0.0.1)
+          -c, --config FILE   JSON options, the same as a profile's target.embedded, e.g.
+                              {"fcsdk": {"latency": {"fixed": "20ms"}, "errorRate": 0.05}}
+        """
+
+    static let report = """
+        USAGE: authload report REPORT_DIR
+
+        Rebuilds report.html, summary.csv, timeseries.csv and errors.csv from
+        REPORT_DIR/result.json (or from a result.json path given directly).
+        """
+}

@@ -1,0 +1,37 @@
+import AuthloadCore
+import AuthloadFlows
+import AuthloadStaging
+import Foundation
+
+/// A profile read, validated and turned into the pieces a run needs.
+struct LoadedProfile {
+    var plan: RunPlan
+    var flows: [any Flow]
+    var staging: StagingConfiguration?
+
+    /// Reads and validates `path`; every problem is a usage error naming the file and the field.
+    static func load(_ path: String) throws(CLIError) -> LoadedProfile {
+        let fileName = (path as NSString).lastPathComponent
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CLIError("cannot read profile \(path): no such file or not readable", exitCode: .usage)
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw CLIError("\(fileName): not UTF-8 text", exitCode: .usage)
+        }
+        do {
+            let plan = try Profile.parse(text, fileName: fileName)
+            var staging: StagingConfiguration?
+            let basePath: String
+            switch plan.target {
+            case .url(let url): basePath = url.basePath
+            case .embedded(let options):
+                staging = try StagingConfiguration.read(options)
+                basePath = ""
+            }
+            let flows = try plan.flows.map { plan throws(ProfileError) in try FlowCatalog.make(plan, target: basePath) }
+            return LoadedProfile(plan: plan, flows: flows, staging: staging)
+        } catch {
+            throw CLIError(error.path == fileName ? error.description : "\(fileName): \(error)", exitCode: .usage)
+        }
+    }
+}

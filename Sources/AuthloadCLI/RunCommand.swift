@@ -1,0 +1,140 @@
+import AuthloadCore
+import AuthloadReport
+import AuthloadStaging
+import AuthloadTransport
+import Foundation
+
+/// `authload run`: runs a profile against its target and writes the report, whatever happens.
+struct RunCommand {
+    let options: Command.RunOptions
+    let console: Console
+
+    func execute() async throws(CLIError) -> ExitCode {
+        var profile = try LoadedProfile.load(options.profile)
+        try applyOverrides(to: &profile.plan)
+        let plan = profile.plan
+
+        let group: EventLoopGroup
+        do { group = try EventLoopGroup() } catch { throw CLIError("cannot start event loops: \(error)", exitCode: .runError) }
+        defer { group.shutdown() }
+
+        let (endpoint, targetDescription, server) = try startTarget(plan: plan, staging: profile.staging, group: group)
+        defer { server?.close() }
+
+        let sharedConnections: Int?
+        let idleTimeout: Duration
+        switch plan.connections {
+        case .perUser(let idle): (sharedConnections, idleTimeout) = (nil, idle)
+        case .shared(let size): (sharedConnections, idleTimeout) = (size, .seconds(30))
+        }
+        let transport = SocketTransport(
+            group: group,
+            configuration: SocketTransportConfiguration(connectTimeout: plan.timeouts.connect, idleTimeout: idleTimeout),
+            sharedConnections: sharedConnections)
+        let runner = Runner(plan: plan, flows: profile.flows, transport: transport, endpoint: endpoint, clock: ContinuousClock())
+
+        // Signals are caught before the first line, so a Ctrl-C right after it still drains and reports.
+        let signals = SignalRelay { count in
+            if count == 1 {
+                console.line("stopping: no new flows; in-flight flows have \(DurationText.format(plan.load.gracefulStop)) to finish (Ctrl-C again to cancel them)")
+            } else {
+                console.line("cancelling in-flight flows")
+            }
+            runner.control.requestStop()
+        }
+        defer { signals.cancel() }
+        if !options.quiet {
+            console.line("authload \(HelpText.version): \(plan.name) — \(plan.load.users) users, ramp-up \(DurationText.format(plan.load.rampUp)), " +
+                "\(DurationText.format(plan.load.duration)) against \(targetDescription)")
+        }
+
+        let startedAt = Date()
+        let progress = options.quiet ? nil : ProgressReporter(console: console, plan: plan, runner: runner).start()
+        let outcome = await runner.run()
+        progress?.cancel()
+        let result = RunResultBuilder.build(
+            plan: plan, outcome: outcome, startedAt: startedAt, endedAt: Date(), target: targetDescription)
+
+        let directory = options.output ?? Self.defaultDirectory(for: plan.name, at: startedAt)
+        let files: ReportFiles
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            files = try ReportWriter.write(result, to: directory)
+        } catch {
+            throw CLIError("cannot write the report to \(directory): \(error)", exitCode: .runError)
+        }
+        if !options.quiet { console.summary(result) }
+        console.line("report: \(files.html)")
+        return Self.exitCode(for: result, outcome: outcome, console: console)
+    }
+
+    private func applyOverrides(to plan: inout RunPlan) throws(CLIError) {
+        if let users = options.users { plan.load.users = users }
+        if let duration = options.duration {
+            guard plan.load.rampUp <= duration else {
+                throw CLIError.usage("--duration \(DurationText.format(duration)) is shorter than load.rampUp (\(DurationText.format(plan.load.rampUp)))", command: "run")
+            }
+            plan.load.duration = duration
+        }
+    }
+
+    private func startTarget(plan: RunPlan, staging: StagingConfiguration?, group: EventLoopGroup) throws(CLIError) -> (Endpoint, String, HTTPServer?) {
+        switch plan.target {
+        case .url(let url):
+            return (url.endpoint, url.description, nil)
+        case .embedded:
+            let server: HTTPServer
+            do {
+                server = try HTTPServer(group: group, port: 0, service: StagingServer(configuration: staging ?? StagingConfiguration()))
+            } catch {
+                throw CLIError("cannot start the embedded staging server: \(error)", exitCode: .runError)
+            }
+            let endpoint = Endpoint(host: server.host, port: server.port)
+            return (endpoint, "the embedded staging server at \(endpoint)", server)
+        }
+    }
+
+    static func defaultDirectory(for name: String, at date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        return "Reports/\(name)-\(formatter.string(from: date))"
+    }
+
+    static func exitCode(for result: RunResult, outcome: RunOutcome, console: Console) -> ExitCode {
+        if outcome.stoppedEarly { return .interrupted }
+        let flows = result.metrics.filter { $0.id.step == nil }
+        let attempted = flows.reduce(0) { $0 + $1.count }
+        let succeeded = flows.reduce(0) { $0 + $1.count - $1.errors }
+        if attempted > 0 && succeeded == 0 {
+            console.error("no flow succeeded (\(attempted) attempted); see errors.csv for why")
+            return .runError
+        }
+        return .success
+    }
+}
+
+/// Puts names, times and the environment around what the runner measured.
+enum RunResultBuilder {
+    static func build(plan: RunPlan, outcome: RunOutcome, startedAt: Date, endedAt: Date, target: String) -> RunResult {
+        var notes: [String] = []
+        if outcome.stoppedEarly {
+            notes.append("Stopped early by a signal after \(DurationText.format(.seconds(Int64(outcome.elapsed.seconds)))): this report is partial.")
+        }
+        if outcome.measured.lateSamples > 0 {
+            notes.append("\(outcome.measured.lateSamples) samples finished long after their interval ended; they count in the totals but not in the per-interval percentiles.")
+        }
+        let iso = ISO8601DateFormatter()
+        return RunResult(
+            profileName: plan.name,
+            environment: RunEnvironment(
+                authloadVersion: HelpText.version, hostname: ProcessInfo.processInfo.hostName,
+                cores: ProcessInfo.processInfo.activeProcessorCount, target: target),
+            startedAt: iso.string(from: startedAt), endedAt: iso.string(from: endedAt),
+            durationSeconds: outcome.elapsed.seconds, intervalSeconds: plan.interval.seconds,
+            status: outcome.stoppedEarly ? .interrupted : .completed,
+            metrics: outcome.measured.metrics, timeseries: outcome.measured.timeseries,
+            errors: outcome.measured.errors, notes: notes)
+    }
+}

@@ -1,0 +1,56 @@
+/// A one-way switch that tasks can wait on: once set, every waiter (present and future) goes on.
+///
+/// A waiting task that is cancelled stops waiting, so a flag can take part in a race.
+public final class AsyncFlag: Sendable {
+    private struct State {
+        var isSet = false
+        var nextID: UInt64 = 0
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    private let state = Locked(State())
+
+    public init() {}
+
+    public var isSet: Bool { state.withLock { $0.isSet } }
+
+    public func set() {
+        let waiters = state.withLock { state in
+            state.isSet = true
+            defer { state.waiters = [:] }
+            return state.waiters
+        }
+        // Resumed outside the lock: a resumed task may run inline and come back to this flag.
+        for waiter in waiters.values { waiter.resume() }
+    }
+
+    /// Returns once the flag is set, or at once when the calling task is (or gets) cancelled.
+    public func wait() async {
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state in
+                    if state.isSet || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.resume()
+        }
+    }
+}
+
+/// Runs the operations together and returns as soon as the first finishes, cancelling the rest.
+public func race(_ operations: @Sendable () async -> Void...) async {
+    await withTaskGroup(of: Void.self) { group in
+        for operation in operations { group.addTask(operation: operation) }
+        await group.next()
+        group.cancelAll()
+    }
+}

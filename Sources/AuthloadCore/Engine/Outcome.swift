@@ -1,0 +1,32 @@
+/// How one step or flow ended: a kind, and a detail that tells errors of one kind apart.
+public struct Outcome: Sendable, Hashable, CustomStringConvertible {
+    public var kind: OutcomeKind
+    /// An HTTP status, an error key, a socket error; empty for `.ok`.
+    public var detail: String
+
+    public init(_ kind: OutcomeKind, _ detail: String = "") {
+        self.kind = kind
+        self.detail = detail
+    }
+
+    public static let ok = Outcome(.ok)
+    public static let cancelled = Outcome(.cancelled)
+
+    public var isOK: Bool { kind == .ok }
+
+    public var description: String { detail.isEmpty ? kind.rawValue : "\(kind.rawValue) (\(detail))" }
+
+    /// The outcome of a request that got no response.
+    public init(_ error: any Error) {
+        switch error {
+        case let error as TransportError:
+            switch error.kind {
+            case .timeout: self.init(.timeout, "no response within the step timeout")
+            case .cancelled: self = .cancelled
+            default: self.init(.transportError, error.kind.rawValue)
+            }
+        case is CancellationError: self = .cancelled
+        default: self.init(.transportError, "\(error)")
+        }
+    }
+}

@@ -1,0 +1,71 @@
+/// A transport without sockets: a responder answers each request at once, and the answer is delivered
+/// after the latency it names, on the injected clock.
+///
+/// The staging services run behind it for virtual-time runs; tests script it directly.
+public struct SimulatedTransport<C: Clock>: Transport where C.Duration == Duration {
+    public typealias Responder = @Sendable (HTTPRequest, Endpoint) -> ServiceReply
+
+    private let clock: C
+    private let respond: Responder
+
+    public init(clock: C, respond: @escaping Responder) {
+        self.clock = clock
+        self.respond = respond
+    }
+
+    /// Puts `service` behind the transport, whatever endpoint a client names.
+    public init(clock: C, service: any HTTPService) {
+        self.init(clock: clock) { request, _ in service.respond(to: request) }
+    }
+
+    public func makeClient(for endpoint: Endpoint) -> any HTTPClient {
+        Client(clock: clock, endpoint: endpoint, respond: respond)
+    }
+
+    private struct Client: HTTPClient {
+        let clock: C
+        let endpoint: Endpoint
+        let respond: Responder
+
+        func execute(_ request: HTTPRequest, timeout: Duration) async throws -> HTTPResponse {
+            let start = clock.now
+            let reply = respond(request, endpoint)
+            try await clock.sleep(until: start.advanced(by: min(reply.latency, timeout)), tolerance: nil)
+            if reply.latency > timeout { throw TransportError(.timeout) }
+            switch reply.result {
+            case .success(var response):
+                response.timing = RequestTiming(timeToFirstByte: reply.latency, total: reply.latency, reusedConnection: true)
+                return response
+            case .failure(let error):
+                throw error
+            }
+        }
+
+        func shutdown() {}
+    }
+}
+
+/// Answers requests: the server side of a staging service, the same behind a socket or in process.
+///
+/// It answers at once with the reply and how long the reply should take to arrive, so the caller
+/// applies the delay on its own time base (an event-loop timer, or the injected clock).
+public protocol HTTPService: Sendable {
+    func respond(to request: HTTPRequest) -> ServiceReply
+}
+
+/// A service's answer and how long it takes to arrive.
+public struct ServiceReply: Sendable {
+    public var result: Result<HTTPResponse, TransportError>
+    public var latency: Duration
+
+    public init(_ response: HTTPResponse, after latency: Duration = .zero) {
+        self.result = .success(response)
+        self.latency = latency
+    }
+
+    /// The connection fails instead of answering (fault injection).
+    public init(failure: TransportError, after latency: Duration = .zero) {
+        self.result = .failure(failure)
+        self.latency = latency
+    }
+}

@@ -1,0 +1,57 @@
+/// One simulated user: an actor that owns its session between and within flow iterations.
+///
+/// Flows run isolated to their user, so the session needs no locks. Metrics never go through the actor.
+public actor VirtualUser {
+    /// The user's number, 0-based; it picks the identity and the metrics shard.
+    public nonisolated let index: Int
+    public nonisolated let identity: UserIdentity
+    public var cookies = CookieJar()
+    /// The FCSDK session token of the current login, if any.
+    public var sessionID: String?
+    /// Seeded per user so runs repeat; flows may draw from it too.
+    public var random: SplitMix64
+
+    public init(index: Int, identity: UserIdentity, seed: UInt64) {
+        self.index = index
+        self.identity = identity
+        self.random = SplitMix64(seed: seed ^ (UInt64(truncatingIfNeeded: index) &* 0xD1B5_4A32_D192_ED03))
+    }
+}
+
+/// The cookies a user's server has set, bounded so a misbehaving server cannot grow it without limit.
+public struct CookieJar: Sendable, Equatable {
+    public static let capacity = 64
+    private var cookies: [(name: String, value: String)] = []
+
+    public init() {}
+
+    public var isEmpty: Bool { cookies.isEmpty }
+    public var count: Int { cookies.count }
+
+    public func value(of name: String) -> String? { cookies.first { $0.name == name }?.value }
+
+    /// Stores every `Set-Cookie` of a response (attributes such as Path and Expires are not modelled).
+    public mutating func store(from headers: HTTPHeaders) {
+        for header in headers.values(of: "Set-Cookie") {
+            let pair = header.prefix { $0 != ";" }
+            guard let equals = pair.firstIndex(of: "=") else { continue }
+            let name = String(pair[..<equals].trimmingSpaces)
+            guard !name.isEmpty else { continue }
+            let value = String(pair[pair.index(after: equals)...].trimmingSpaces)
+            cookies.removeAll { $0.name == name }
+            if cookies.count == Self.capacity { cookies.removeFirst() }
+            cookies.append((name, value))
+        }
+    }
+
+    /// The `Cookie` header value, or nil when the jar is empty.
+    public var header: String? {
+        cookies.isEmpty ? nil : cookies.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")
+    }
+
+    public mutating func removeAll() { cookies.removeAll() }
+
+    public static func == (a: CookieJar, b: CookieJar) -> Bool {
+        a.cookies.elementsEqual(b.cookies) { $0 == $1 }
+    }
+}

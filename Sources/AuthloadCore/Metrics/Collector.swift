@@ -1,0 +1,147 @@
+/// Turns the recorder's raw samples into the time series and the run's cumulative figures.
+///
+/// Each tick drains the recorder. Cumulative figures take every sample at once; an interval's row is
+/// finalized only `lag` intervals after it ends, because a sample is keyed by its start and may finish
+/// up to a step timeout later. Samples arriving after that still count in the totals (`lateSamples`).
+public final class Collector: Sendable {
+    private struct State {
+        var window: [Int: IntervalSamples] = [:]
+        var activeUsers: [Int: Int] = [:]
+        var rows: [IntervalRow] = []
+        var cumulative: [MetricSamples]
+        var firstOpen = 0
+        var lateSamples = 0
+        var live = LiveStats()
+    }
+
+    public let catalog: MetricCatalog
+    private let recorder: MetricsRecorder
+    private let lag: Int
+    private let state: Locked<State>
+
+    /// - Parameter lag: intervals to wait before finalizing one (at least the step timeout in intervals).
+    public init(catalog: MetricCatalog, recorder: MetricsRecorder, lag: Int) {
+        self.catalog = catalog
+        self.recorder = recorder
+        self.lag = max(1, lag)
+        self.state = Locked(State(cumulative: Array(repeating: MetricSamples(), count: catalog.count)))
+    }
+
+    /// Drains the recorder after interval `completed − 1` has ended.
+    public func tick(completed: Int, activeUsers: Int) {
+        let drained = recorder.drain()
+        let intervalSeconds = recorder.interval.seconds
+        let catalog = self.catalog
+        let lag = self.lag
+        state.withLock { state in
+            state.activeUsers[completed - 1] = activeUsers
+            var tickSteps = MetricSamples()
+            Self.absorb(drained, into: &state, catalog: catalog, tickSteps: &tickSteps)
+            state.live = LiveStats(
+                elapsed: recorder.interval * completed,
+                activeUsers: activeUsers,
+                requestsPerSecond: Double(tickSteps.count) / intervalSeconds,
+                errorsPerSecond: Double(tickSteps.errors) / intervalSeconds,
+                p95Micros: tickSteps.histogram.value(atPercentile: 95),
+                totalRequests: state.live.totalRequests + tickSteps.count,
+                totalErrors: state.live.totalErrors + tickSteps.errors
+            )
+            Self.finalize(upTo: completed - lag, state: &state, catalog: catalog, interval: intervalSeconds)
+        }
+    }
+
+    /// The figures of the last tick, for the progress line.
+    public var live: LiveStats { state.withLock { $0.live } }
+
+    /// Drains what is left and finalizes every interval up to `lastInterval`.
+    public func finish(lastInterval: Int, activeUsers: Int) -> MeasuredRun {
+        let drained = recorder.drain()
+        let catalog = self.catalog
+        let intervalSeconds = recorder.interval.seconds
+        return state.withLock { state in
+            var ignored = MetricSamples()
+            Self.absorb(drained, into: &state, catalog: catalog, tickSteps: &ignored)
+            if state.activeUsers[lastInterval] == nil { state.activeUsers[lastInterval] = activeUsers }
+            let last = max(lastInterval, state.window.keys.max() ?? 0)
+            Self.finalize(upTo: last + 1, state: &state, catalog: catalog, interval: intervalSeconds)
+            return MeasuredRun(
+                metrics: state.cumulative.enumerated().map { Self.summary(catalog.ids[$0.offset], $0.element) },
+                timeseries: state.rows,
+                errors: Self.errorCounts(state.cumulative, catalog: catalog),
+                lateSamples: state.lateSamples
+            )
+        }
+    }
+
+    private static func absorb(_ drained: [Int: IntervalSamples], into state: inout State,
+                               catalog: MetricCatalog, tickSteps: inout MetricSamples) {
+        for (index, samples) in drained {
+            for (metric, series) in samples.metrics.enumerated() {
+                guard let series else { continue }
+                state.cumulative[metric].merge(series)
+                if catalog.isStep(metric) { tickSteps.merge(series) }
+                if index < state.firstOpen { state.lateSamples += series.count }
+            }
+            if index >= state.firstOpen { state.window[index, default: IntervalSamples(metricCount: catalog.count)].merge(samples) }
+        }
+    }
+
+    private static func finalize(upTo end: Int, state: inout State, catalog: MetricCatalog, interval: Double) {
+        guard end > state.firstOpen else { return }
+        for index in state.firstOpen..<end {
+            let samples = state.window.removeValue(forKey: index)
+            var metrics: [IntervalMetric] = []
+            for (metric, series) in (samples?.metrics ?? []).enumerated() {
+                guard let series, series.count > 0 else { continue }
+                let h = series.histogram
+                metrics.append(IntervalMetric(
+                    id: catalog.ids[metric], count: series.count, errors: series.errors,
+                    p50Micros: h.value(atPercentile: 50), p90Micros: h.value(atPercentile: 90),
+                    p99Micros: h.value(atPercentile: 99), maxMicros: h.max))
+            }
+            let active = state.activeUsers.removeValue(forKey: index) ?? state.rows.last?.activeUsers ?? 0
+            state.rows.append(IntervalRow(index: index, startSeconds: Double(index) * interval, activeUsers: active, metrics: metrics))
+        }
+        state.firstOpen = end
+    }
+
+    static func summary(_ id: MetricID, _ series: MetricSamples) -> MetricSummary {
+        let h = series.histogram
+        return MetricSummary(
+            id: id, count: series.count, errors: series.errors, histogram: h.serialized(),
+            minMicros: h.min, meanMicros: h.mean, maxMicros: h.max,
+            p50Micros: h.value(atPercentile: 50), p90Micros: h.value(atPercentile: 90),
+            p95Micros: h.value(atPercentile: 95), p99Micros: h.value(atPercentile: 99),
+            p999Micros: h.value(atPercentile: 99.9))
+    }
+
+    static func errorCounts(_ cumulative: [MetricSamples], catalog: MetricCatalog) -> [ErrorCount] {
+        var errors: [ErrorCount] = []
+        for (metric, series) in cumulative.enumerated() {
+            for (outcome, count) in series.errorCounts {
+                errors.append(ErrorCount(id: catalog.ids[metric], kind: outcome.kind, detail: outcome.detail, count: count))
+            }
+        }
+        return errors.sorted { ($0.count, $1.id, $1.detail) > ($1.count, $0.id, $0.detail) }
+    }
+}
+
+/// What a run measured, before the CLI adds names, times and the environment.
+public struct MeasuredRun: Sendable {
+    public var metrics: [MetricSummary]
+    public var timeseries: [IntervalRow]
+    public var errors: [ErrorCount]
+    /// Samples that finished after their interval's row was final; they are in the totals only.
+    public var lateSamples: Int
+}
+
+/// The live figures of the last interval, for the terminal.
+public struct LiveStats: Sendable, Equatable {
+    public var elapsed: Duration = .zero
+    public var activeUsers = 0
+    public var requestsPerSecond = 0.0
+    public var errorsPerSecond = 0.0
+    public var p95Micros = 0
+    public var totalRequests = 0
+    public var totalErrors = 0
+}

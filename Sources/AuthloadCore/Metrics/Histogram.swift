@@ -1,0 +1,321 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A latency distribution in microseconds, kept to three significant digits from 1 µs to about 19 hours.
+///
+/// Slots follow HdrHistogram's layout for three digits: below 2048 µs every value has its own slot;
+/// above, each doubling of the value is split into 1024 equal slots, so a slot is never wider than
+/// 1/1024 of the values in it and every percentile is within 0.098 % of the exact one. The counts
+/// grow on demand to the highest slot recorded so far (about 90 KB once a 1 s value is seen, 216 KB
+/// at most), because many histograms are alive at once and most never see the slow end.
+///
+/// It is a value type so that each recorder owns its copy and records without locks or actor hops;
+/// shards are combined with ``merge(_:)``, which is exact.
+///
+/// ```swift
+/// var latencies = Histogram()
+/// latencies.record(1_250)                      // µs
+/// latencies.record(980, count: 3)
+/// latencies.value(atPercentile: 99)            // 1_250
+/// let text = latencies.serialized()            // stored in result.json
+/// let back = try Histogram(serialized: text)   // back == latencies
+/// ```
+public struct Histogram: Sendable, Equatable {
+    /// The largest value kept apart (2^36 − 1 µs, about 19 hours); larger values are recorded as this one,
+    /// so that a stuck request still counts in the total and shows up as the maximum.
+    @inlinable public static var highestTrackableValue: Int { (1 << 36) - 1 }
+
+    /// Counts per slot, only as long as the highest slot recorded so far (trailing zeros carry no meaning).
+    @usableFromInline internal var counts: [Int] = []
+    @usableFromInline internal var total = 0
+    /// Exact sum of the recorded (clamped) values. It wraps instead of trapping on the hot path;
+    /// wrapping would take 2^63 µs (about 292,000 years) of summed latency.
+    @usableFromInline internal var sum = 0
+    /// `Int.max` while empty, so that the first value always becomes the minimum.
+    @usableFromInline internal var lowest = Int.max
+    @usableFromInline internal var highest = 0
+
+    public init() {}
+
+    /// Slot of a value in `1...highestTrackableValue`: the bit length picks the bucket and the top
+    /// 11 significant bits the slot in it (53 = 64 − 11); values below 2048 land on their own index.
+    @inlinable static func index(of value: Int) -> Int {
+        let bucket = 53 - (value | 2047).leadingZeroBitCount
+        return (bucket << 10) + (value >> bucket)
+    }
+
+    /// The largest value that lands in slot `index`; percentiles report it so that they never understate.
+    static func highestValue(inSlot index: Int) -> Int {
+        let bucket = Swift.max((index >> 10) - 1, 0)
+        return ((index - (bucket << 10) + 1) << bucket) - 1
+    }
+
+    /// Slots needed to reach ``highestTrackableValue``: 27,648.
+    static var slotCount: Int { index(of: highestTrackableValue) + 1 }
+
+    /// Adds one sample of `value` microseconds.
+    ///
+    /// Values below 1 are recorded as 1, values above ``highestTrackableValue`` as that value.
+    @inlinable public mutating func record(_ value: Int) {
+        record(value, count: 1)
+    }
+
+    /// Adds `count` samples of `value` microseconds, clamped as in ``record(_:)``; `count` must not be negative.
+    @inlinable public mutating func record(_ value: Int, count: Int) {
+        precondition(count >= 0, "histogram: negative count \(count)")
+        guard count > 0 else { return }
+        let value = Swift.min(Swift.max(value, 1), Self.highestTrackableValue)
+        let index = Self.index(of: value)
+        if index >= counts.count { grow(toInclude: index) }
+        counts[index] &+= count
+        total &+= count
+        sum &+= value &* count
+        if value < lowest { lowest = value }
+        if value > highest { highest = value }
+    }
+
+    /// Extends the counts to the end of the half-bucket holding `index`, so a run grows them a few times at most.
+    @usableFromInline mutating func grow(toInclude index: Int) {
+        grow(to: Swift.min((index | 1023) + 1, Self.slotCount))
+    }
+
+    private mutating func grow(to length: Int) {
+        // Exact capacity, not Array's doubling: a histogram grows a few times at most, and many are alive at once.
+        // Appending an array rather than `repeatElement` is a plain copy, so it stays fast in debug builds too.
+        counts.reserveCapacity(length)
+        counts += Array(repeating: 0, count: length - counts.count)
+    }
+
+    public var totalCount: Int { total }
+    public var isEmpty: Bool { total == 0 }
+    /// The smallest recorded value, exactly; 0 when empty.
+    public var min: Int { isEmpty ? 0 : lowest }
+    /// The largest recorded value, exactly; 0 when empty.
+    public var max: Int { highest }
+    /// The exact mean of the recorded values (from a running sum, not from slot midpoints); 0 when empty.
+    public var mean: Double { isEmpty ? 0 : Double(sum) / Double(total) }
+
+    /// The value below or at which `p` percent of the samples fall, for `p` in `0...100`.
+    ///
+    /// It is the sample of rank `max(1, ⌈p/100 × count⌉)` in sorted order, reported as the highest value of
+    /// its slot (never more than 0.098 % above it) and capped at ``max``. The ends are exact: a rank of 1
+    /// is ``min`` and the last rank is ``max``. Returns 0 when empty.
+    public func value(atPercentile p: Double) -> Int {
+        guard !isEmpty else { return 0 }
+        let target = rank(atPercentile: p)
+        if target == 1 { return lowest }
+        if target == total { return highest }
+        let slot = counts.withUnsafeBufferPointer { counts -> Int? in
+            var seen = 0
+            for index in counts.indices {
+                seen += counts[index]
+                if seen >= target { return index }
+            }
+            return nil
+        }
+        return slot.map { Swift.min(Self.highestValue(inSlot: $0), highest) } ?? highest
+    }
+
+    private func rank(atPercentile p: Double) -> Int {
+        precondition(!p.isNaN, "histogram: percentile is NaN")
+        let p = Swift.min(Swift.max(p, 0), 100)
+        // Multiplying before dividing keeps e.g. 99.9 % of 1,000,000 at exactly 999,000.
+        let rank = (p * Double(total) / 100).rounded(.up)
+        return Swift.min(Swift.max(Int(rank), 1), total)
+    }
+
+    /// Points for a percentile-distribution plot: 0, 50, 75, 87.5, … halving the distance to 100 until
+    /// 99.9999 or the last sample is reached, then 100. At most 21 points; none when empty.
+    public func percentileDistribution() -> [(percentile: Double, value: Int)] {
+        guard !isEmpty else { return [] }
+        var points: [(percentile: Double, value: Int)] = []
+        var remaining = 100.0
+        while 100 - remaining <= 99.9999 {
+            let p = 100 - remaining
+            points.append((p, value(atPercentile: p)))
+            if rank(atPercentile: p) == total { break }
+            remaining /= 2
+        }
+        points.append((100, highest))
+        return points
+    }
+
+    /// Adds every sample of `other`, exactly as if they had been recorded here.
+    public mutating func merge(_ other: Histogram) {
+        guard !other.isEmpty else { return }
+        if other.counts.count > counts.count { grow(to: other.counts.count) }
+        // Raw buffers: the collector merges thousands of these per tick, and `enumerated()`
+        // costs generic-metadata lookups per element in debug builds (the test suite's mode).
+        counts.withUnsafeMutableBufferPointer { mine in
+            other.counts.withUnsafeBufferPointer { theirs in
+                for index in theirs.indices where theirs[index] != 0 { mine[index] &+= theirs[index] }
+            }
+        }
+        total &+= other.total
+        sum &+= other.sum
+        lowest = Swift.min(lowest, other.lowest)
+        highest = Swift.max(highest, other.highest)
+    }
+
+    /// Same samples, regardless of how far each side's counts have grown.
+    public static func == (a: Histogram, b: Histogram) -> Bool {
+        guard a.total == b.total, a.sum == b.sum, a.min == b.min, a.max == b.max else { return false }
+        let shared = Swift.min(a.counts.count, b.counts.count)
+        return a.counts[..<shared] == b.counts[..<shared]
+            && a.counts[shared...].allSatisfy { $0 == 0 } && b.counts[shared...].allSatisfy { $0 == 0 }
+    }
+}
+
+// MARK: - Serialization
+
+extension Histogram {
+    /// Version 1: 3 significant digits, 27,648 slots, top value 2^36 − 1.
+    static var formatVersion: UInt8 { 1 }
+
+    /// A compact base64 text holding every sample exactly, for `result.json` and for merging across runs.
+    ///
+    /// Bytes: the format version, then LEB128 varints for sum, min and max, then one zig-zag varint per
+    /// slot up to the last non-empty one, where a run of empty slots is written once as its negated length.
+    /// A million lognormal latencies (median 20 ms, σ = 1) take about 20 KB of text.
+    public func serialized() -> String {
+        var bytes: [UInt8] = [Self.formatVersion]
+        Self.appendVarint(UInt64(UInt(bitPattern: sum)), to: &bytes)
+        Self.appendVarint(UInt64(min), to: &bytes)
+        Self.appendVarint(UInt64(max), to: &bytes)
+        var emptyRun = 0
+        for count in counts.prefix((counts.lastIndex { $0 != 0 } ?? -1) + 1) {
+            if count == 0 {
+                emptyRun += 1
+                continue
+            }
+            if emptyRun > 0 { Self.appendVarint(Self.zigzag(-emptyRun), to: &bytes) }
+            emptyRun = 0
+            Self.appendVarint(Self.zigzag(count), to: &bytes)
+        }
+        return Data(bytes).base64EncodedString()
+    }
+
+    /// Reads a histogram written by ``serialized()``.
+    ///
+    /// - Throws: ``HistogramDecodingError`` naming what is wrong and, for the encoded counts, at which byte
+    ///   of the base64-decoded data; it checks that min, max and sum agree with the counts.
+    public init(serialized text: String) throws {
+        guard let data = Data(base64Encoded: text) else { throw HistogramDecodingError(code: .notBase64) }
+        var reader = ByteReader(bytes: [UInt8](data))
+        guard let version = reader.bytes.first else { throw HistogramDecodingError(code: .empty) }
+        guard version == Self.formatVersion else { throw HistogramDecodingError(code: .version(Int(version))) }
+        reader.offset = 1
+        self.init()
+        let sum = Int(bitPattern: UInt(try reader.varint()))
+        let lowest = try reader.varint(), highest = try reader.varint()
+        guard lowest <= highest, highest <= UInt64(Self.highestTrackableValue) else {
+            throw HistogramDecodingError(code: .inconsistent("min \(lowest) and max \(highest) are out of order or range"))
+        }
+        var slot = 0
+        var filled: ClosedRange<Int>?
+        while reader.offset < reader.bytes.count {
+            let start = reader.offset
+            let count = Self.unzigzag(try reader.varint())
+            if count < 0 {
+                guard count.magnitude <= UInt(Self.slotCount - slot) else {
+                    throw HistogramDecodingError(code: .atByte("empty run past the top slot", start))
+                }
+                slot += Int(count.magnitude)
+                continue
+            }
+            guard count > 0 else { throw HistogramDecodingError(code: .atByte("zero count", start)) }
+            guard slot < Self.slotCount else { throw HistogramDecodingError(code: .atByte("count past the top slot", start)) }
+            let (newTotal, overflow) = total.addingReportingOverflow(count)
+            guard !overflow else { throw HistogramDecodingError(code: .atByte("total count overflows", start)) }
+            if slot >= counts.count { grow(toInclude: slot) }
+            counts[slot] = count
+            total = newTotal
+            filled = (filled?.lowerBound ?? slot)...slot
+            slot += 1
+        }
+        try validate(sum: sum, lowest: Int(lowest), highest: Int(highest), filled: filled)
+    }
+
+    /// Rejects headers that disagree with the counts (`filled`: first to last non-empty slot), so that
+    /// a damaged text cannot report a wrong min, max or mean.
+    private mutating func validate(sum: Int, lowest: Int, highest: Int, filled: ClosedRange<Int>?) throws {
+        guard let filled else {
+            guard sum == 0, lowest == 0, highest == 0 else {
+                throw HistogramDecodingError(code: .inconsistent("no counts but min, max or sum is not 0"))
+            }
+            return
+        }
+        guard lowest >= 1, Self.index(of: lowest) == filled.lowerBound, Self.index(of: highest) == filled.upperBound else {
+            throw HistogramDecodingError(code: .inconsistent("min \(lowest) or max \(highest) does not match the counts"))
+        }
+        let (top, overflow) = highest.multipliedReportingOverflow(by: total)
+        guard overflow || (lowest * total...top).contains(sum) else {
+            throw HistogramDecodingError(code: .inconsistent("sum \(sum) is outside min × count ... max × count"))
+        }
+        (self.sum, self.lowest, self.highest) = (sum, lowest, highest)
+    }
+
+    private static func zigzag(_ value: Int) -> UInt64 {
+        UInt64(UInt(bitPattern: (value << 1) ^ (value >> (Int.bitWidth - 1))))
+    }
+
+    private static func unzigzag(_ value: UInt64) -> Int {
+        Int(bitPattern: UInt(value >> 1)) ^ -Int(value & 1)
+    }
+
+    private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+        var rest = value
+        while rest >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(UInt8(rest))
+    }
+}
+
+/// Walks the decoded bytes, remembering where each varint started so that errors can point at it.
+private struct ByteReader {
+    let bytes: [UInt8]
+    var offset = 0
+
+    /// Unsigned LEB128: seven bits per byte, low bits first, high bit set on all but the last byte.
+    mutating func varint() throws -> UInt64 {
+        let start = offset
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            guard offset < bytes.count else { throw HistogramDecodingError(code: .atByte("truncated varint", start)) }
+            let byte = bytes[offset]
+            offset += 1
+            // The tenth byte may only supply the 64th bit.
+            guard shift < 63 || byte <= 1 else { throw HistogramDecodingError(code: .atByte("varint overflows 64 bits", start)) }
+            value |= UInt64(byte & 0x7f) << shift
+            if byte & 0x80 == 0 { return value }
+            shift += 7
+        }
+    }
+}
+
+/// Why a serialized histogram could not be read, e.g. `histogram: truncated varint at byte 37`.
+///
+/// Byte offsets count from the start of the base64-decoded data.
+public struct HistogramDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
+    fileprivate enum Code: Sendable, Hashable {
+        case notBase64, empty, version(Int), atByte(String, Int), inconsistent(String)
+    }
+
+    fileprivate let code: Code
+
+    public var description: String {
+        switch code {
+        case .notBase64: "histogram: not valid base64"
+        case .empty: "histogram: empty input"
+        case .version(let version): "histogram: unsupported format version \(version) (expected \(Histogram.formatVersion))"
+        case .atByte(let problem, let offset): "histogram: \(problem) at byte \(offset)"
+        case .inconsistent(let problem): "histogram: \(problem)"
+        }
+    }
+}

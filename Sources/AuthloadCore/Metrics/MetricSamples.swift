@@ -1,0 +1,44 @@
+/// What one series gathered over some span: latencies of every sample and its errors by kind.
+public struct MetricSamples: Sendable {
+    public var histogram = Histogram()
+    public var errors = 0
+    public var errorCounts: [Outcome: Int] = [:]
+
+    public init() {}
+
+    public var count: Int { histogram.totalCount }
+
+    @inlinable
+    public mutating func record(latencyMicros: Int, outcome: Outcome) {
+        histogram.record(latencyMicros)
+        if outcome.kind != .ok {
+            errors += 1
+            errorCounts[outcome, default: 0] += 1
+        }
+    }
+
+    public mutating func merge(_ other: MetricSamples) {
+        histogram.merge(other.histogram)
+        errors += other.errors
+        for (outcome, count) in other.errorCounts { errorCounts[outcome, default: 0] += count }
+    }
+}
+
+/// Every series' samples that started in one interval.
+struct IntervalSamples: Sendable {
+    var metrics: [MetricSamples?]
+
+    init(metricCount: Int) { metrics = Array(repeating: nil, count: metricCount) }
+
+    mutating func record(metric: Int, latencyMicros: Int, outcome: Outcome) {
+        if metrics[metric] == nil { metrics[metric] = MetricSamples() }
+        metrics[metric]!.record(latencyMicros: latencyMicros, outcome: outcome)
+    }
+
+    mutating func merge(_ other: IntervalSamples) {
+        for (index, samples) in other.metrics.enumerated() {
+            guard let samples else { continue }
+            if metrics[index] == nil { metrics[index] = samples } else { metrics[index]!.merge(samples) }
+        }
+    }
+}

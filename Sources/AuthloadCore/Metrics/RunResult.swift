@@ -1,0 +1,182 @@
+/// Everything a run measured, as written to `result.json` and read back by `authload report`.
+///
+/// Durations are in seconds (`Double`), latencies in microseconds (`Int`): the units of the CSVs.
+public struct RunResult: Codable, Sendable, Equatable {
+    public var schemaVersion: Int = 1
+    public var profileName: String
+    public var environment: RunEnvironment
+    /// ISO-8601 UTC wall-clock times of the run's start and end.
+    public var startedAt: String
+    public var endedAt: String
+    /// Length of the measured run (first arrival to last sample), seconds.
+    public var durationSeconds: Double
+    public var intervalSeconds: Double
+    public var status: RunStatus
+    /// One entry per flow and per flow step, in the order the profile declares them.
+    public var metrics: [MetricSummary]
+    /// One row per interval, oldest first.
+    public var timeseries: [IntervalRow]
+    public var errors: [ErrorCount]
+    /// Things the reader must know to trust the numbers (e.g. late samples, TLS verification off).
+    public var notes: [String]
+
+    public init(
+        profileName: String, environment: RunEnvironment, startedAt: String, endedAt: String,
+        durationSeconds: Double, intervalSeconds: Double, status: RunStatus,
+        metrics: [MetricSummary], timeseries: [IntervalRow], errors: [ErrorCount], notes: [String] = []
+    ) {
+        self.profileName = profileName
+        self.environment = environment
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+        self.durationSeconds = durationSeconds
+        self.intervalSeconds = intervalSeconds
+        self.status = status
+        self.metrics = metrics
+        self.timeseries = timeseries
+        self.errors = errors
+        self.notes = notes
+    }
+}
+
+public struct RunEnvironment: Codable, Sendable, Equatable {
+    public var authloadVersion: String
+    public var hostname: String
+    public var cores: Int
+    public var target: String
+
+    public init(authloadVersion: String, hostname: String, cores: Int, target: String) {
+        self.authloadVersion = authloadVersion
+        self.hostname = hostname
+        self.cores = cores
+        self.target = target
+    }
+}
+
+public enum RunStatus: String, Codable, Sendable, Equatable {
+    /// The run reached its planned end.
+    case completed
+    /// A signal stopped it early; the report is partial.
+    case interrupted
+    /// The run could not go on (e.g. the embedded server failed to start).
+    case failed
+}
+
+/// Names one series: a whole flow (`step == nil`) or one step of it.
+public struct MetricID: Codable, Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var flow: String
+    public var step: String?
+
+    public init(flow: String, step: String?) {
+        self.flow = flow
+        self.step = step
+    }
+
+    /// `login` for a flow, `login.logout` for a step of it.
+    public var description: String { step.map { "\(flow).\($0)" } ?? flow }
+
+    public static func < (a: MetricID, b: MetricID) -> Bool { a.description < b.description }
+}
+
+/// Cumulative figures of one series over the whole run.
+public struct MetricSummary: Codable, Sendable, Equatable {
+    public var id: MetricID
+    public var count: Int
+    public var errors: Int
+    /// Latency of every sample, successful or not, as a serialized ``Histogram``.
+    public var histogram: String
+    public var minMicros: Int
+    public var meanMicros: Double
+    public var maxMicros: Int
+    public var p50Micros: Int
+    public var p90Micros: Int
+    public var p95Micros: Int
+    public var p99Micros: Int
+    public var p999Micros: Int
+
+    public init(id: MetricID, count: Int, errors: Int, histogram: String, minMicros: Int, meanMicros: Double,
+                maxMicros: Int, p50Micros: Int, p90Micros: Int, p95Micros: Int, p99Micros: Int, p999Micros: Int) {
+        self.id = id
+        self.count = count
+        self.errors = errors
+        self.histogram = histogram
+        self.minMicros = minMicros
+        self.meanMicros = meanMicros
+        self.maxMicros = maxMicros
+        self.p50Micros = p50Micros
+        self.p90Micros = p90Micros
+        self.p95Micros = p95Micros
+        self.p99Micros = p99Micros
+        self.p999Micros = p999Micros
+    }
+}
+
+/// One interval of the time series.
+public struct IntervalRow: Codable, Sendable, Equatable {
+    /// Interval number from the start of the run, and its start in seconds.
+    public var index: Int
+    public var startSeconds: Double
+    /// Virtual users alive at the end of the interval.
+    public var activeUsers: Int
+    /// Series that had samples starting in this interval.
+    public var metrics: [IntervalMetric]
+
+    public init(index: Int, startSeconds: Double, activeUsers: Int, metrics: [IntervalMetric]) {
+        self.index = index
+        self.startSeconds = startSeconds
+        self.activeUsers = activeUsers
+        self.metrics = metrics
+    }
+}
+
+public struct IntervalMetric: Codable, Sendable, Equatable {
+    public var id: MetricID
+    public var count: Int
+    public var errors: Int
+    public var p50Micros: Int
+    public var p90Micros: Int
+    public var p99Micros: Int
+    public var maxMicros: Int
+
+    public init(id: MetricID, count: Int, errors: Int, p50Micros: Int, p90Micros: Int, p99Micros: Int, maxMicros: Int) {
+        self.id = id
+        self.count = count
+        self.errors = errors
+        self.p50Micros = p50Micros
+        self.p90Micros = p90Micros
+        self.p99Micros = p99Micros
+        self.maxMicros = maxMicros
+    }
+}
+
+/// How many samples of one series ended in one kind of failure.
+public struct ErrorCount: Codable, Sendable, Equatable {
+    public var id: MetricID
+    public var kind: OutcomeKind
+    /// What distinguishes errors of one kind: an HTTP status, an error key, a socket error.
+    public var detail: String
+    public var count: Int
+
+    public init(id: MetricID, kind: OutcomeKind, detail: String, count: Int) {
+        self.id = id
+        self.kind = kind
+        self.detail = detail
+        self.count = count
+    }
+}
+
+/// The class of a step's or flow's result (DESIGN.md, "Outcomes").
+public enum OutcomeKind: String, Codable, Sendable, Hashable, CaseIterable {
+    case ok
+    /// The server refused the credentials (e.g. FCSDK 401).
+    case authFailure = "auth-failure"
+    /// An unexpected HTTP status (e.g. 5xx).
+    case httpError = "http-error"
+    /// A well-formed response that breaks the flow's contract (no `sessionid`, rtCode ≠ 0).
+    case protocolError = "protocol-error"
+    case timeout
+    /// Refused, reset, DNS, TLS: the request never got a response.
+    case transportError = "transport-error"
+    /// Stopped by the end of the run.
+    case cancelled
+}

@@ -1,0 +1,73 @@
+/// Parses and prints durations the way profiles and the CLI write them: `250ms`, `30s`, `2m`, `1h`, `1m30s`.
+public enum DurationText {
+    /// Returns nil when `text` is not a duration; callers turn that into an error naming the field.
+    public static func parse(_ text: String) -> Duration? {
+        var total = Duration.zero
+        var rest = Substring(text.trimmingSpaces)
+        guard !rest.isEmpty else { return nil }
+        while !rest.isEmpty {
+            let number = rest.prefix { $0.isNumber || $0 == "." }
+            guard !number.isEmpty, let value = Double(number), value.isFinite else { return nil }
+            rest = rest.dropFirst(number.count)
+            let unit = rest.prefix { $0.isLetter || $0 == "µ" }
+            rest = rest.dropFirst(unit.count)
+            let scale: Double
+            switch unit {
+            case "us", "µs": scale = 1e-6
+            case "ms": scale = 1e-3
+            case "s": scale = 1
+            case "m": scale = 60
+            case "h": scale = 3600
+            case "d": scale = 86_400
+            default: return nil
+            }
+            let seconds = value * scale
+            guard seconds < 1e9 else { return nil }
+            total += .microseconds(Int64((seconds * 1e6).rounded()))
+        }
+        return total
+    }
+
+    /// The shortest exact text for `duration` at microsecond resolution, e.g. `1m30s`, `250ms`, `0s`.
+    public static func format(_ duration: Duration) -> String {
+        var micros = duration.microseconds
+        if micros == 0 { return "0s" }
+        let sign = micros < 0 ? "-" : ""
+        micros = Swift.abs(micros)
+        if micros % 1_000_000 != 0 {
+            if micros < 1_000_000 {
+                return micros % 1000 == 0 ? "\(sign)\(micros / 1000)ms" : "\(sign)\(micros)us"
+            }
+            return "\(sign)\(Double(micros) / 1e6)s"
+        }
+        var seconds = micros / 1_000_000
+        var text = sign
+        for (unit, size) in [("h", Int64(3600)), ("m", 60), ("s", 1)] where seconds >= size {
+            text += "\(seconds / size)\(unit)"
+            seconds %= size
+        }
+        return text
+    }
+}
+
+extension Duration {
+    /// Whole microseconds, the unit of every latency authload records.
+    public var microseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+    }
+
+    public var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) * 1e-18
+    }
+}
+
+extension StringProtocol {
+    var trimmingSpaces: Substring {
+        let s = self[...]
+        let start = s.firstIndex { !$0.isWhitespace } ?? s.endIndex
+        let end = s.lastIndex { !$0.isWhitespace }.map { s.index(after: $0) } ?? start
+        return Substring(s[start..<end])
+    }
+}

@@ -1,0 +1,149 @@
+/// Turns a profile's JSON text into a validated ``RunPlan``.
+///
+/// Every problem becomes one ``ProfileError`` naming its field, e.g. `load.users: must be greater than 0`.
+/// Flow- and target-specific options are kept as ``ProfileReader``s for their own modules to validate.
+///
+/// ```swift
+/// let plan = try Profile.parse(text, fileName: "demo.json")
+/// ```
+public enum Profile {
+    public static func parse(_ text: String, fileName: String) throws(ProfileError) -> RunPlan {
+        let json: JSONValue
+        do {
+            json = try JSONValue.parse(text)
+        } catch {
+            throw ProfileError(fileName, error.description)
+        }
+        return try plan(from: ProfileReader(path: "", value: json))
+    }
+
+    static func plan(from root: ProfileReader) throws(ProfileError) -> RunPlan {
+        try root.rejectUnknownKeys(allowed: ["name", "target", "load", "flows", "users", "timeouts", "connections", "metrics", "seed", "description"])
+        let name = try root.required("name").string()
+        guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
+            throw ProfileError("name", "use letters, digits, '-', '_' or '.' (it names the report directory)")
+        }
+        let timeouts = try self.timeouts(root.optional("timeouts"))
+        var interval = Duration.seconds(1)
+        if let metrics = try root.optional("metrics") {
+            try metrics.rejectUnknownKeys(allowed: ["interval"])
+            if let i = try metrics.optional("interval") { interval = try i.positiveDuration() }
+        }
+        var seed: UInt64 = 1
+        if let s = try root.optional("seed") {
+            let value = try s.int()
+            guard value >= 0 else { throw s.error("must be 0 or greater") }
+            seed = UInt64(value)
+        }
+        return RunPlan(
+            name: name,
+            target: try target(root.required("target")),
+            load: try load(root.required("load")),
+            flows: try flows(root.required("flows")),
+            users: try users(root.optional("users")),
+            timeouts: timeouts,
+            connections: try connections(root.optional("connections")),
+            interval: interval,
+            seed: seed,
+            source: root.value
+        )
+    }
+
+    static func target(_ reader: ProfileReader) throws(ProfileError) -> TargetPlan {
+        try reader.rejectUnknownKeys(allowed: ["baseURL", "embedded", "insecureSkipTLSVerify"])
+        let base = try reader.optional("baseURL")
+        let embedded = try reader.optional("embedded")
+        switch (base, embedded) {
+        case (let base?, nil):
+            switch TargetURL.parse(try base.string()) {
+            case .success(let url): return .url(url)
+            case .failure(let error): throw base.error(error.message)
+            }
+        case (nil, let embedded?):
+            _ = try embedded.object()
+            return .embedded(embedded)
+        case (.some, .some):
+            throw reader.error("give either baseURL or embedded, not both")
+        case (nil, nil):
+            throw reader.error("needs baseURL (a server to test) or embedded (the built-in staging server)")
+        }
+    }
+
+    static func load(_ reader: ProfileReader) throws(ProfileError) -> LoadPlan {
+        try reader.rejectUnknownKeys(allowed: ["model", "users", "rampUp", "duration", "thinkTime", "gracefulStop"])
+        if let model = try reader.optional("model") { _ = try model.oneOf(["closed"]) }
+        let duration = try reader.required("duration").positiveDuration()
+        var plan = LoadPlan(users: try reader.required("users").positiveInt(), duration: duration)
+        if let rampUp = try reader.optional("rampUp") {
+            plan.rampUp = try rampUp.duration()
+            guard plan.rampUp <= duration else {
+                throw rampUp.error("must not be longer than load.duration (\(DurationText.format(duration)))")
+            }
+        }
+        if let think = try reader.optional("thinkTime") { plan.thinkTime = try thinkTime(think) }
+        if let grace = try reader.optional("gracefulStop") { plan.gracefulStop = try grace.duration() }
+        return plan
+    }
+
+    /// Reads `"2s"` (fixed) or `{"min": "1s", "max": "3s"}`.
+    public static func thinkTime(_ reader: ProfileReader) throws(ProfileError) -> ThinkTime {
+        if reader.value.stringValue != nil { return .fixed(try reader.duration()) }
+        try reader.rejectUnknownKeys(allowed: ["min", "max"])
+        let min = try reader.required("min").duration()
+        let maxReader = try reader.required("max")
+        let max = try maxReader.duration()
+        guard max >= min else { throw maxReader.error("must not be shorter than min (\(DurationText.format(min)))") }
+        return ThinkTime(min: min, max: max)
+    }
+
+    static func flows(_ reader: ProfileReader) throws(ProfileError) -> [FlowPlan] {
+        let elements = try reader.elements()
+        guard !elements.isEmpty else { throw reader.error("needs at least one flow") }
+        var names = Set<String>()
+        var plans: [FlowPlan] = []
+        for element in elements {
+            let nameReader = try element.required("name")
+            let name = try nameReader.string()
+            guard !name.isEmpty, !name.contains("."), !name.contains(",") else {
+                throw nameReader.error("must be non-empty without '.' or ','")
+            }
+            guard names.insert(name).inserted else { throw nameReader.error("\"\(name)\" is used by another flow") }
+            var weight = 1.0
+            if let w = try element.optional("weight") {
+                weight = try w.double()
+                guard weight > 0, weight.isFinite else { throw w.error("must be greater than 0") }
+            }
+            plans.append(FlowPlan(name: name, kind: try element.required("kind").string(), weight: weight, options: element))
+        }
+        return plans
+    }
+
+    static func users(_ reader: ProfileReader?) throws(ProfileError) -> UserTemplate {
+        guard let reader else { return UserTemplate() }
+        try reader.rejectUnknownKeys(allowed: ["username", "password"])
+        var template = UserTemplate()
+        if let u = try reader.optional("username") { template.username = try u.string() }
+        if let p = try reader.optional("password") { template.password = try p.string() }
+        return template
+    }
+
+    static func timeouts(_ reader: ProfileReader?) throws(ProfileError) -> Timeouts {
+        var timeouts = Timeouts()
+        guard let reader else { return timeouts }
+        try reader.rejectUnknownKeys(allowed: ["step", "flow", "connect"])
+        if let s = try reader.optional("step") { timeouts.step = try s.positiveDuration() }
+        if let f = try reader.optional("flow") { timeouts.flow = try f.positiveDuration() }
+        if let c = try reader.optional("connect") { timeouts.connect = try c.positiveDuration() }
+        return timeouts
+    }
+
+    static func connections(_ reader: ProfileReader?) throws(ProfileError) -> ConnectionPolicy {
+        guard let reader else { return .perUser(idleTimeout: .seconds(30)) }
+        try reader.rejectUnknownKeys(allowed: ["policy", "poolSize", "idleTimeout"])
+        let policy = try reader.optional("policy")?.oneOf(["per-user", "shared"]) ?? "per-user"
+        if policy == "shared" {
+            return .shared(connections: try reader.optional("poolSize")?.positiveInt() ?? 64)
+        }
+        return .perUser(idleTimeout: try reader.optional("idleTimeout")?.positiveDuration() ?? .seconds(30))
+    }
+}

@@ -1,0 +1,185 @@
+/// A validated profile: everything a run needs, with defaults filled in and units resolved.
+public struct RunPlan: Sendable {
+    public var name: String
+    public var target: TargetPlan
+    public var load: LoadPlan
+    public var flows: [FlowPlan]
+    public var users: UserTemplate
+    public var timeouts: Timeouts
+    public var connections: ConnectionPolicy
+    /// Length of one time-series interval (default 1 s).
+    public var interval: Duration
+    /// Seeds every random choice of the run (think times, flow picks), so runs can be repeated.
+    public var seed: UInt64
+    /// The profile as written, echoed into reports.
+    public var source: JSONValue
+
+    public init(name: String, target: TargetPlan, load: LoadPlan, flows: [FlowPlan], users: UserTemplate,
+                timeouts: Timeouts = Timeouts(), connections: ConnectionPolicy = .perUser(idleTimeout: .seconds(30)),
+                interval: Duration = .seconds(1), seed: UInt64 = 1, source: JSONValue = .null) {
+        self.name = name
+        self.target = target
+        self.load = load
+        self.flows = flows
+        self.users = users
+        self.timeouts = timeouts
+        self.connections = connections
+        self.interval = interval
+        self.seed = seed
+        self.source = source
+    }
+}
+
+public enum TargetPlan: Sendable {
+    /// A server somewhere else, e.g. `https://auth.staging.example.com`.
+    case url(TargetURL)
+    /// The embedded staging server, started in this process on 127.0.0.1; its options as written.
+    case embedded(ProfileReader)
+}
+
+/// The closed model: a fixed population of users, each looping flow → think → flow.
+public struct LoadPlan: Sendable, Equatable {
+    public var users: Int
+    public var rampUp: Duration
+    public var duration: Duration
+    public var thinkTime: ThinkTime
+    /// How long in-flight flows may run on after the end (or a stop) before they are cancelled.
+    public var gracefulStop: Duration
+
+    public init(users: Int, rampUp: Duration = .zero, duration: Duration, thinkTime: ThinkTime = ThinkTime(),
+                gracefulStop: Duration = .seconds(10)) {
+        self.users = users
+        self.rampUp = rampUp
+        self.duration = duration
+        self.thinkTime = thinkTime
+        self.gracefulStop = gracefulStop
+    }
+}
+
+/// A pause drawn uniformly from `min...max`.
+public struct ThinkTime: Sendable, Equatable {
+    public var min: Duration
+    public var max: Duration
+
+    public init(min: Duration = .zero, max: Duration = .zero) {
+        self.min = min
+        self.max = max
+    }
+
+    public static func fixed(_ duration: Duration) -> ThinkTime { ThinkTime(min: duration, max: duration) }
+}
+
+/// One entry of `flows`: its kind picks the implementation, which reads its own options.
+public struct FlowPlan: Sendable {
+    public var name: String
+    public var kind: String
+    public var weight: Double
+    public var options: ProfileReader
+
+    public init(name: String, kind: String, weight: Double = 1, options: ProfileReader) {
+        self.name = name
+        self.kind = kind
+        self.weight = weight
+        self.options = options
+    }
+}
+
+/// Credentials of virtual user number `n` (0-based), from templates where `{n}` stands for the number.
+public struct UserTemplate: Sendable, Equatable {
+    public var username: String
+    public var password: String
+
+    public init(username: String = "user{n}", password: String = "demo-password") {
+        self.username = username
+        self.password = password
+    }
+
+    public func identity(for index: Int) -> UserIdentity {
+        let n = String(index)
+        return UserIdentity(
+            username: username.replacing("{n}", with: n),
+            password: password.replacing("{n}", with: n)
+        )
+    }
+}
+
+public struct UserIdentity: Sendable, Equatable {
+    public var username: String
+    public var password: String
+
+    public init(username: String, password: String) {
+        self.username = username
+        self.password = password
+    }
+}
+
+public struct Timeouts: Sendable, Equatable {
+    /// Longest a single request may take.
+    public var step: Duration
+    /// Longest a whole flow iteration may take; its steps share this deadline.
+    public var flow: Duration
+    /// Longest a TCP (and later TLS) connect may take.
+    public var connect: Duration
+
+    public init(step: Duration = .seconds(10), flow: Duration = .seconds(120), connect: Duration = .seconds(5)) {
+        self.step = step
+        self.flow = flow
+        self.connect = connect
+    }
+}
+
+public enum ConnectionPolicy: Sendable, Equatable {
+    /// Each user has its own connection, kept alive within a flow and closed after it (a real device's behaviour).
+    case perUser(idleTimeout: Duration)
+    /// All users share a pool of this many keep-alive connections.
+    case shared(connections: Int)
+}
+
+/// A parsed `baseURL`: `http(s)://host[:port][/prefix]`.
+public struct TargetURL: Sendable, Equatable, CustomStringConvertible {
+    public var endpoint: Endpoint
+    /// Path prefix without a trailing slash ("" for none).
+    public var basePath: String
+
+    public init(endpoint: Endpoint, basePath: String = "") {
+        self.endpoint = endpoint
+        self.basePath = basePath
+    }
+
+    /// Parses an absolute http or https URL; nil describes the problem.
+    public static func parse(_ text: String) -> Result<TargetURL, ProfileError> {
+        let scheme: String
+        var rest: Substring
+        if text.hasPrefix("http://") { scheme = "http"; rest = text.dropFirst(7) }
+        else if text.hasPrefix("https://") { scheme = "https"; rest = text.dropFirst(8) }
+        else { return .failure(ProfileError("", "\"\(text)\" must start with http:// or https://")) }
+        let authority = rest.prefix { $0 != "/" }
+        rest = rest.dropFirst(authority.count)
+        var host = authority
+        var port = scheme == "https" ? 443 : 80
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else {
+                return .failure(ProfileError("", "\"\(text)\" has an unclosed IPv6 bracket"))
+            }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            if after.hasPrefix(":") {
+                guard let p = Int(after.dropFirst()), (1...65535).contains(p) else {
+                    return .failure(ProfileError("", "\"\(text)\" has an invalid port"))
+                }
+                port = p
+            }
+        } else if let colon = authority.lastIndex(of: ":") {
+            host = authority[..<colon]
+            guard let p = Int(authority[authority.index(after: colon)...]), (1...65535).contains(p) else {
+                return .failure(ProfileError("", "\"\(text)\" has an invalid port"))
+            }
+            port = p
+        }
+        guard !host.isEmpty else { return .failure(ProfileError("", "\"\(text)\" has no host")) }
+        let basePath = rest.hasSuffix("/") ? String(rest.dropLast()) : String(rest)
+        return .success(TargetURL(endpoint: Endpoint(host: String(host), port: port, tls: scheme == "https"), basePath: basePath))
+    }
+
+    public var description: String { endpoint.description + basePath }
+}

@@ -1,0 +1,141 @@
+/// One header field; names compare case-insensitively, values are kept as sent.
+public struct HTTPField: Sendable, Hashable {
+    public var name: String
+    public var value: String
+
+    public init(_ name: String, _ value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// An ordered list of header fields, as they appear on the wire.
+public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
+    public private(set) var fields: [HTTPField]
+
+    public init(_ fields: [HTTPField] = []) { self.fields = fields }
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        self.fields = elements.map { HTTPField($0.0, $0.1) }
+    }
+
+    /// The first value of the named field (case-insensitive), as HTTP and STOMP both say the first wins.
+    public subscript(name: String) -> String? {
+        fields.first { $0.name.caseInsensitiveEquals(name) }?.value
+    }
+
+    /// Every value of the named field, in order (e.g. several `Set-Cookie`).
+    public func values(of name: String) -> [String] {
+        fields.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
+    }
+
+    public mutating func add(_ name: String, _ value: String) {
+        fields.append(HTTPField(name, value))
+    }
+
+    /// Replaces every field of that name with one field.
+    public mutating func set(_ name: String, _ value: String) {
+        remove(name)
+        fields.append(HTTPField(name, value))
+    }
+
+    public mutating func remove(_ name: String) {
+        fields.removeAll { $0.name.caseInsensitiveEquals(name) }
+    }
+
+    public func contains(_ name: String) -> Bool { self[name] != nil }
+
+    public func makeIterator() -> IndexingIterator<[HTTPField]> { fields.makeIterator() }
+}
+
+/// An HTTP/1.1 request as a value: what a flow asks for and what a staging service receives.
+public struct HTTPRequest: Sendable, Hashable {
+    public var method: String
+    /// The request target: path plus optional `?query`, e.g. `/csdk-sample/SDK/login`.
+    public var target: String
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+
+    public init(method: String, target: String, headers: HTTPHeaders = [:], body: [UInt8] = []) {
+        self.method = method
+        self.target = target
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The target without its query string.
+    public var path: Substring {
+        target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+    }
+}
+
+/// An HTTP/1.1 response as a value, plus the transport's timing of the exchange.
+public struct HTTPResponse: Sendable, Hashable {
+    public var status: Int
+    public var reason: String
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+    public var timing: RequestTiming
+
+    public init(status: Int, reason: String? = nil, headers: HTTPHeaders = [:], body: [UInt8] = [], timing: RequestTiming = RequestTiming()) {
+        self.status = status
+        self.reason = reason ?? HTTPResponse.standardReason(for: status)
+        self.headers = headers
+        self.body = body
+        self.timing = timing
+    }
+
+    public static func standardReason(for status: Int) -> String {
+        switch status {
+        case 100: "Continue"
+        case 101: "Switching Protocols"
+        case 200: "OK"
+        case 201: "Created"
+        case 204: "No Content"
+        case 301: "Moved Permanently"
+        case 302: "Found"
+        case 304: "Not Modified"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
+        case 410: "Gone"
+        case 413: "Content Too Large"
+        case 429: "Too Many Requests"
+        case 431: "Request Header Fields Too Large"
+        case 500: "Internal Server Error"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        case 504: "Gateway Timeout"
+        default: "Status \(status)"
+        }
+    }
+}
+
+/// Where the time of one request went, measured by the transport on the monotonic clock.
+///
+/// `connect` is zero when the request reused a kept-alive connection.
+public struct RequestTiming: Sendable, Hashable {
+    public var connect: Duration
+    public var timeToFirstByte: Duration
+    public var total: Duration
+    public var reusedConnection: Bool
+
+    public init(connect: Duration = .zero, timeToFirstByte: Duration = .zero, total: Duration = .zero, reusedConnection: Bool = false) {
+        self.connect = connect
+        self.timeToFirstByte = timeToFirstByte
+        self.total = total
+        self.reusedConnection = reusedConnection
+    }
+}
+
+extension StringProtocol {
+    /// ASCII case-insensitive comparison, enough for header names and tokens.
+    public func caseInsensitiveEquals(_ other: some StringProtocol) -> Bool {
+        let a = utf8, b = other.utf8
+        guard a.count == b.count else { return false }
+        return zip(a, b).allSatisfy { x, y in x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A) }
+    }
+}

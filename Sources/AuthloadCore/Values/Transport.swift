@@ -1,0 +1,66 @@
+/// Where requests go: scheme, host and port of one target.
+public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+    public var tls: Bool
+
+    public init(host: String, port: Int, tls: Bool = false) {
+        self.host = host
+        self.port = port
+        self.tls = tls
+    }
+
+    /// The value of the `Host` header: the port is left out when it is the scheme's default.
+    public var hostHeader: String {
+        let bracketed = host.contains(":") ? "[\(host)]" : host
+        return (tls && port == 443) || (!tls && port == 80) ? bracketed : "\(bracketed):\(port)"
+    }
+
+    public var description: String { "\(tls ? "https" : "http")://\(hostHeader)" }
+}
+
+/// Why a request did not produce a response.
+public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Hashable, Codable {
+        case connectionRefused = "connection refused"
+        case connectionReset = "connection reset"
+        case connectTimeout = "connect timeout"
+        case timeout = "timeout"
+        case nameResolution = "name resolution"
+        case protocolViolation = "bad response"
+        case tls = "tls"
+        case closed = "connection closed"
+        case cancelled = "cancelled"
+        case other = "socket error"
+    }
+
+    public var kind: Kind
+    public var detail: String
+
+    public init(_ kind: Kind, _ detail: String = "") {
+        self.kind = kind
+        self.detail = detail
+    }
+
+    public var description: String { detail.isEmpty ? kind.rawValue : "\(kind.rawValue): \(detail)" }
+}
+
+/// A client's view of one simulated device's HTTP connection(s) to an endpoint.
+///
+/// A client is owned by one virtual user for one flow iteration; the transport decides whether it
+/// holds its own keep-alive connection or borrows from a shared pool.
+public protocol HTTPClient: Sendable {
+    /// Sends `request` and waits for its response, for at most `timeout`.
+    ///
+    /// - Throws: ``TransportError`` (kind `.timeout` when `timeout` passes first),
+    ///   or `CancellationError` when the calling task is cancelled.
+    func execute(_ request: HTTPRequest, timeout: Duration) async throws -> HTTPResponse
+
+    /// Closes whatever connections this client owns; pending requests fail with `.closed`.
+    func shutdown()
+}
+
+/// The shared transport that every virtual user sends through.
+public protocol Transport: Sendable {
+    func makeClient(for endpoint: Endpoint) -> any HTTPClient
+}

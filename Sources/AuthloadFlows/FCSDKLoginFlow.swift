@@ -1,0 +1,78 @@
+import AuthloadCore
+
+/// FCSDK login (wire-spec §A): log in with JSON credentials, hold the session, log out.
+///
+/// Outcomes: 401 is an auth failure; 200 without a `sessionid` is a protocol error (the SDK samples
+/// treat it as failure too); any other non-200 is an HTTP error; no response is a timeout or a
+/// transport error. Logout of an unknown session (404) is an HTTP error on the logout step.
+public struct FCSDKLoginFlow: Flow {
+    public enum Step: Int, CaseIterable {
+        case login, logout
+    }
+
+    public struct Options: Sendable, Equatable {
+        /// Prefixed with the target's base path.
+        public var loginPath = "/csdk-sample/SDK/login"
+        /// Clear the user's cookies before each login (the SDK samples do), or keep them (`useCookies`).
+        public var clearCookies = true
+        /// Time between login and logout: the user using the app.
+        public var hold = ThinkTime()
+
+        public init() {}
+    }
+
+    public let options: Options
+    private let basePath: String
+    public var stepNames: [String] { Step.allCases.map { "\($0)" } }
+
+    public init(options: Options, basePath: String = "") {
+        self.options = options
+        self.basePath = basePath
+    }
+
+    public func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome where C.Duration == Duration {
+        if options.clearCookies { user.cookies.removeAll() }
+        let credentials: JSONValue = ["username": .string(user.identity.username), "password": .string(user.identity.password)]
+        var login = HTTPRequest(method: "POST", target: basePath + options.loginPath, body: credentials.serialized())
+        login.headers.add("Content-Type", "application/json")
+        login.headers.add("Accept", "application/json")
+        if let cookie = user.cookies.header { login.headers.add("Cookie", cookie) }
+
+        let loggedIn = await context.exchange(step: Step.login.rawValue, login, classify: Self.classifyLogin)
+        if let response = loggedIn.response { user.cookies.store(from: response.headers) }
+        guard loggedIn.outcome.isOK, let response = loggedIn.response, let sessionID = Self.sessionID(in: response) else {
+            return loggedIn.outcome
+        }
+        user.sessionID = sessionID
+
+        let hold = user.random.duration(in: options.hold)
+        if hold > .zero {
+            let paused = await context.pause(for: hold)
+            guard paused.isOK else { return paused }
+        }
+
+        var logout = HTTPRequest(method: "DELETE", target: "\(basePath)\(options.loginPath)/id/\(sessionID)")
+        logout.headers.add("Content-Type", "application/json")
+        if let cookie = user.cookies.header { logout.headers.add("Cookie", cookie) }
+        let loggedOut = await context.exchange(step: Step.logout.rawValue, logout) { response in
+            response.status == 200 ? .ok : Outcome(.httpError, "\(response.status)")
+        }
+        if let response = loggedOut.response { user.cookies.store(from: response.headers) }
+        user.sessionID = nil
+        return loggedOut.outcome
+    }
+
+    static func classifyLogin(_ response: HTTPResponse) -> Outcome {
+        switch response.status {
+        case 200: sessionID(in: response) == nil ? Outcome(.protocolError, "200 without sessionid") : .ok
+        case 401: Outcome(.authFailure, "401")
+        default: Outcome(.httpError, "\(response.status)")
+        }
+    }
+
+    static func sessionID(in response: HTTPResponse) -> String? {
+        guard let body = try? JSONValue.parse(response.body),
+              let sessionID = body["sessionid"]?.stringValue, !sessionID.isEmpty else { return nil }
+        return sessionID
+    }
+}

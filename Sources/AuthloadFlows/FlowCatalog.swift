@@ -1,0 +1,33 @@
+import AuthloadCore
+
+/// Builds the flow a profile entry names, reading and checking that flow's own options.
+public enum FlowCatalog {
+    /// Every kind `flows[].kind` may name.
+    public static let kinds = ["fcsdk-login"]
+    /// Kinds on the roadmap: named so a profile gets a clear answer instead of "unknown".
+    static let planned = ["okta-idx-mfa", "gccs-auth", "streem-session"]
+
+    public static func make(_ plan: FlowPlan, target basePath: String) throws(ProfileError) -> any Flow {
+        let options = plan.options
+        switch plan.kind {
+        case "fcsdk-login":
+            try options.rejectUnknownKeys(allowed: ["name", "kind", "weight", "loginPath", "cookies", "hold"])
+            var flowOptions = FCSDKLoginFlow.Options()
+            if let path = try options.optional("loginPath") {
+                flowOptions.loginPath = try path.string()
+                guard flowOptions.loginPath.hasPrefix("/") else { throw path.error("must start with '/'") }
+            }
+            if let cookies = try options.optional("cookies") {
+                flowOptions.clearCookies = try cookies.oneOf(["clear", "keep"]) == "clear"
+            }
+            if let hold = try options.optional("hold") { flowOptions.hold = try Profile.thinkTime(hold) }
+            return FCSDKLoginFlow(options: flowOptions, basePath: basePath)
+        default:
+            let kind = try options.required("kind")
+            if planned.contains(plan.kind) {
+                throw kind.error("\"\(plan.kind)\" is not available in this version of authload (available: \(kinds.joined(separator: ", ")))")
+            }
+            throw kind.error("\"\(plan.kind)\" is not a flow kind (known kinds: \(kinds.joined(separator: ", ")))")
+        }
+    }
+}

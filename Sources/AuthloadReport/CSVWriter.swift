@@ -1,0 +1,134 @@
+import AuthloadCore
+
+/// Renders the spreadsheet views of a run: `summary.csv`, `timeseries.csv` and `errors.csv`.
+///
+/// Files follow RFC 4180: CRLF line ends, a header row, and fields quoted only when they hold a comma,
+/// a double quote or a line break. Latencies are milliseconds with three decimals (people read these in
+/// spreadsheets, where microsecond integers are hard to take in); every header that carries a unit names it.
+/// A figure that does not exist — a rate over zero seconds, a latency of zero samples — is an empty cell,
+/// never `0` or `nan`, so spreadsheet averages are not dragged down by made-up values.
+///
+/// ```swift
+/// let text = CSVWriter.summary(result)
+/// // flow,step,count,errors,error_rate,rps,min_ms,mean_ms,p50_ms,...
+/// // login,,1200,12,0.010000,20.000,3.100,12.045,10.200,...
+/// ```
+public enum CSVWriter {
+    /// Column names of `summary.csv`, in order.
+    public static let summaryHeader = [
+        "flow", "step", "count", "errors", "error_rate", "rps", "min_ms", "mean_ms",
+        "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p99_9_ms", "max_ms",
+    ]
+
+    /// Column names of `timeseries.csv`, in order.
+    public static let timeseriesHeader = [
+        "interval", "start_s", "active_users", "flow", "step", "count", "errors", "rps",
+        "p50_ms", "p90_ms", "p99_ms", "max_ms",
+    ]
+
+    /// Column names of `errors.csv`, in order.
+    public static let errorsHeader = ["flow", "step", "kind", "detail", "count"]
+
+    /// One row per flow and per step, in profile order; `step` is empty on a whole-flow row.
+    ///
+    /// `rps` divides the count by the run's measured duration; `error_rate` is a fraction (0.01 = 1 %),
+    /// the same scale a profile's `maxRate` threshold uses.
+    public static func summary(_ result: RunResult) -> String {
+        var rows = [summaryHeader]
+        for m in result.metrics {
+            let hasSamples = m.count > 0
+            func latency(_ micros: Int) -> String { hasSamples ? Format.millis(micros: micros) : "" }
+            rows.append([
+                m.id.flow, m.id.step ?? "",
+                String(m.count), String(m.errors),
+                hasSamples ? Format.fixed(Double(m.errors) / Double(m.count), decimals: 6) : "",
+                perSecond(m.count, over: result.durationSeconds),
+                latency(m.minMicros),
+                hasSamples ? Format.millis(micros: m.meanMicros) : "",
+                latency(m.p50Micros), latency(m.p90Micros), latency(m.p95Micros),
+                latency(m.p99Micros), latency(m.p999Micros), latency(m.maxMicros),
+            ])
+        }
+        return document(rows)
+    }
+
+    /// One row per interval and series; an interval without samples still gets a row (empty `flow` and
+    /// `step`) so that `active_users` over time has no holes.
+    public static func timeseries(_ result: RunResult) -> String {
+        var doc = Document(header: timeseriesHeader)
+        // A 24-hour soak has over a million rows here, so rows go straight into one string.
+        doc.reserve(rows: result.timeseries.reduce(0) { $0 + max(1, $1.metrics.count) }, bytes: 64)
+        for interval in result.timeseries {
+            let lead = [
+                String(interval.index), Format.fixed(interval.startSeconds, decimals: 3), String(interval.activeUsers),
+            ].joined(separator: ",")
+            guard !interval.metrics.isEmpty else {
+                doc.row(lead: lead, ["", "", "0", "0", perSecond(0, over: result.intervalSeconds), "", "", "", ""])
+                continue
+            }
+            for m in interval.metrics {
+                let hasSamples = m.count > 0
+                func latency(_ micros: Int) -> String { hasSamples ? Format.millis(micros: micros) : "" }
+                doc.row(lead: lead, [
+                    m.id.flow, m.id.step ?? "", String(m.count), String(m.errors),
+                    perSecond(m.count, over: result.intervalSeconds),
+                    latency(m.p50Micros), latency(m.p90Micros), latency(m.p99Micros), latency(m.maxMicros),
+                ])
+            }
+        }
+        return doc.text
+    }
+
+    /// One row per series, kind and detail, in the order the run recorded them.
+    public static func errors(_ result: RunResult) -> String {
+        var rows = [errorsHeader]
+        for e in result.errors {
+            rows.append([e.id.flow, e.id.step ?? "", e.kind.rawValue, e.detail, String(e.count)])
+        }
+        return document(rows)
+    }
+
+    /// Quotes a field when RFC 4180 requires it: it holds a comma, a double quote, CR or LF.
+    public static func field(_ text: String) -> String {
+        let needsQuotes = text.utf8.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"")
+            || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }
+        guard needsQuotes else { return text }
+        var quoted = "\""
+        for ch in text.unicodeScalars {
+            if ch == "\"" { quoted += "\"\"" } else { quoted.unicodeScalars.append(ch) }
+        }
+        return quoted + "\""
+    }
+
+    // MARK: Helpers
+
+    private static func document(_ rows: [[String]]) -> String {
+        var doc = Document(header: rows[0])
+        for row in rows.dropFirst() { doc.row(row) }
+        return doc.text
+    }
+
+    /// A CSV file being built row by row.
+    private struct Document {
+        private(set) var text = ""
+
+        init(header: [String]) { row(header) }
+
+        mutating func reserve(rows: Int, bytes: Int) { text.reserveCapacity(text.utf8.count + rows * bytes) }
+
+        /// Appends a row whose first fields are already joined and need no quoting.
+        mutating func row(lead: String = "", _ fields: [String]) {
+            if !lead.isEmpty { text += lead; text += "," }
+            for (i, f) in fields.enumerated() {
+                if i > 0 { text += "," }
+                text += field(f)
+            }
+            text += "\r\n"
+        }
+    }
+
+    private static func perSecond(_ count: Int, over seconds: Double) -> String {
+        guard seconds > 0 else { return "" }
+        return Format.fixed(Double(count) / seconds, decimals: 3)
+    }
+}

@@ -1,0 +1,162 @@
+import AuthloadCore
+import Foundation
+
+extension HTMLReport {
+    /// A restrained palette (Tableau 10) that stays apart for the colour-blind and in greyscale print.
+    static let palette = ["#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2", "#9d755d", "#eeca3b"]
+    static let requestColor = "#4c78a8"
+    static let errorColor = "#e45756"
+    static let userColor = "#54a24b"
+    static let percentileColors = (p50: "#4c78a8", p90: "#f58518", p99: "#b279a2")
+
+    static func charts(_ m: ReportModel) -> String {
+        var out = "<section>\n<h2>Throughput and users</h2>\n"
+        out += figure(throughputChart(m).render())
+        out += figure(usersChart(m).render())
+        out += "</section>\n<section>\n<h2>Latency over time</h2>\n"
+        out += "<p class=\"hint\">Whole-flow latency per interval, in milliseconds. Gaps are intervals in which "
+        out += "the flow had no samples.</p>\n"
+        if m.flows.isEmpty {
+            var empty = LineChart(title: "Latency", yLabel: "ms")
+            empty.xDomain = m.timeRange
+            out += figure(empty.render())
+        } else {
+            out += "<div class=\"chart-grid\">\n"
+            for flow in m.flows {
+                out += figure(latencyChart(m, flow: flow).render())
+            }
+            out += "</div>\n"
+        }
+        out += "</section>\n<section>\n<h2>Latency distribution</h2>\n"
+        out += "<p class=\"hint\">Each flow's latency over the whole run by percentile. The horizontal axis "
+        out += "stretches the tail: each step to the right is ten times rarer.</p>\n"
+        let (chart, problems) = distributionChart(m)
+        out += figure(chart.render())
+        for problem in problems {
+            out += "<p class=\"hint bad\">\(Format.html(problem))</p>\n"
+        }
+        out += "</section>\n"
+        return out
+    }
+
+    /// (a) Requests and errors per second, summed over steps (a flow row would count its steps twice).
+    static func throughputChart(_ m: ReportModel) -> LineChart {
+        let seconds = m.result.intervalSeconds > 0 ? m.result.intervalSeconds : 1
+        var requests: [(x: Double, y: Double?)] = []
+        var errors: [(x: Double, y: Double?)] = []
+        for row in m.result.timeseries {
+            let counted = row.metrics.filter { m.isRequest($0.id) }
+            requests.append((row.startSeconds, Double(counted.reduce(0) { $0 + $1.count }) / seconds))
+            errors.append((row.startSeconds, Double(counted.reduce(0) { $0 + $1.errors }) / seconds))
+        }
+        var chart = LineChart(title: "Requests and errors per second", yLabel: "per second")
+        chart.xDomain = m.timeRange
+        chart.series = [
+            ChartSeries(name: "requests/s", color: requestColor, points: requests),
+            ChartSeries(name: "errors/s", color: errorColor, points: errors, reduction: .max),
+        ]
+        return chart
+    }
+
+    /// (b) Virtual users alive at the end of each interval.
+    static func usersChart(_ m: ReportModel) -> LineChart {
+        var chart = LineChart(title: "Active users", yLabel: "users")
+        chart.xDomain = m.timeRange
+        chart.height = 260
+        chart.series = [
+            ChartSeries(name: "active users", color: userColor,
+                        points: m.result.timeseries.map { ($0.startSeconds, Double($0.activeUsers)) }),
+        ]
+        return chart
+    }
+
+    /// (c) p50, p90 and p99 of one flow's whole-flow series, interval by interval.
+    static func latencyChart(_ m: ReportModel, flow: String) -> LineChart {
+        let id = MetricID(flow: flow, step: nil)
+        var p50: [(x: Double, y: Double?)] = []
+        var p90: [(x: Double, y: Double?)] = []
+        var p99: [(x: Double, y: Double?)] = []
+        for row in m.result.timeseries {
+            let metric = row.metrics.first { $0.id == id && $0.count > 0 }
+            p50.append((row.startSeconds, metric.map { Double($0.p50Micros) / 1000 }))
+            p90.append((row.startSeconds, metric.map { Double($0.p90Micros) / 1000 }))
+            p99.append((row.startSeconds, metric.map { Double($0.p99Micros) / 1000 }))
+        }
+        let colors = percentileColors
+        var chart = LineChart(title: "\(flow) latency", yLabel: "ms")
+        chart.width = 600
+        chart.compact = true
+        // The whole run, not just this flow's samples, so the per-flow charts line up with each other.
+        chart.xDomain = m.timeRange
+        chart.series = [
+            ChartSeries(name: "p50", color: colors.p50, points: p50, reduction: .max),
+            ChartSeries(name: "p90", color: colors.p90, points: p90, reduction: .max),
+            ChartSeries(name: "p99", color: colors.p99, points: p99, reduction: .max),
+        ]
+        chart.emptyMessage = "No whole-flow samples"
+        return chart
+    }
+
+    /// (d) Each flow's cumulative histogram as latency against percentile, on a 1/(1−p) axis.
+    ///
+    /// Returns the chart and a sentence for every flow whose histogram could not be read, so a bad
+    /// histogram costs one line on the plot, not the whole report.
+    static func distributionChart(_ m: ReportModel) -> (LineChart, [String]) {
+        var problems: [String] = []
+        var curves: [(flow: String, points: [(percentile: Double, value: Int)], count: Int)] = []
+        for summary in m.result.metrics where summary.id.step == nil && summary.count > 0 {
+            do {
+                let histogram = try Histogram(serialized: summary.histogram)
+                guard histogram.totalCount > 0 else { continue }
+                curves.append((summary.id.flow, histogram.percentileDistribution(), histogram.totalCount))
+            } catch {
+                problems.append("The histogram of \(summary.id.flow) could not be read (\(error)); it is not plotted.")
+            }
+        }
+        // Show the tail as far as the largest sample count can resolve it, from 99.99 % up to 99.9999 %.
+        let largest = curves.map(\.count).max() ?? 0
+        let decades = largest > 0 ? Swift.max(4, Swift.min(6, Int(log10(Double(largest))))) : 4
+        var chart = LineChart(title: "Latency by percentile", yLabel: "ms")
+        chart.xLabel = "percentile"
+        chart.xAxis = .custom(lower: 0, upper: Double(decades), ticks: (0...decades).map {
+            AxisScale.Tick(value: Double($0), label: percentileLabel(decades: $0))
+        })
+        chart.emptyMessage = "No histograms to plot"
+        chart.series = curves.enumerated().map { i, curve in
+            ChartSeries(
+                name: curve.flow, color: palette[i % palette.count],
+                points: distributionPoints(curve.points, decades: decades), reduction: .max
+            )
+        }
+        return (chart, problems)
+    }
+
+    /// Maps percentiles onto log10(1/(1−p)), clamping the last ones (p → 100 %) to the right edge.
+    ///
+    /// Percentiles may come as 0…100 (HdrHistogram's convention) or as 0…1: a distribution always ends at
+    /// its maximum, so a largest percentile above 1 means the former.
+    static func distributionPoints(_ points: [(percentile: Double, value: Int)], decades: Int)
+        -> [(x: Double, y: Double?)]
+    {
+        let scale = (points.map(\.percentile).max() ?? 0) > 1 ? 100.0 : 1.0
+        let floor = pow(10, -Double(decades))
+        return points.compactMap { point in
+            guard point.percentile.isFinite else { return nil }
+            let p = Swift.min(Swift.max(point.percentile / scale, 0), 1)
+            let x = Swift.min(log10(1 / Swift.max(1 - p, floor)), Double(decades))
+            return (x, Double(point.value) / 1000)
+        }
+    }
+
+    /// `0%`, `90%`, `99%`, `99.9%` … for 0, 1, 2, 3 … decades of 1/(1−p).
+    static func percentileLabel(decades: Int) -> String {
+        switch decades {
+        case 0: return "0%"
+        case 1: return "90%"
+        case 2: return "99%"
+        default: return "99." + String(repeating: "9", count: decades - 2) + "%"
+        }
+    }
+
+    private static func figure(_ svg: String) -> String { "<figure class=\"chart-box\">\n\(svg)\n</figure>\n" }
+}

@@ -1,0 +1,203 @@
+import AuthloadCore
+import Foundation
+
+/// Paths of the files one report consists of.
+public struct ReportFiles: Sendable, Equatable {
+    /// The directory the report was written into.
+    public var directory: String
+    public var html: String
+    public var summaryCSV: String
+    public var timeseriesCSV: String
+    public var errorsCSV: String
+    public var resultJSON: String
+
+    /// Every file, in the order they are written (the machine-readable result first).
+    public var all: [String] { [resultJSON, summaryCSV, timeseriesCSV, errorsCSV, html] }
+
+    init(directory: String) {
+        func file(_ name: String) -> String { (directory as NSString).appendingPathComponent(name) }
+        self.directory = directory
+        html = file("report.html")
+        summaryCSV = file("summary.csv")
+        timeseriesCSV = file("timeseries.csv")
+        errorsCSV = file("errors.csv")
+        resultJSON = file("result.json")
+    }
+}
+
+/// Turns a finished run into its report directory, and reads a saved `result.json` back.
+///
+/// Each file is written to a hidden temporary file in the same directory, flushed to disk and renamed
+/// into place, so a reader (a CI job collecting artefacts, a person refreshing the page) sees either the
+/// old file or the complete new one, never half of it; a crash leaves at most a stray `.*.tmp-*` file.
+///
+/// ```swift
+/// let files = try ReportWriter.write(result, to: "Reports/staging-nightly-20250101T020000Z")
+/// print("report: \(files.html)")
+/// let again = try ReportWriter.load(resultJSON: files.resultJSON)   // == result
+/// ```
+public struct ReportWriter {
+    /// The `result.json` schema this build writes and reads.
+    public static let schemaVersion = 1
+
+    /// Writes `report.html`, `summary.csv`, `timeseries.csv`, `errors.csv` and `result.json` into
+    /// `directory`, creating it if needed and replacing files of an earlier report.
+    ///
+    /// - Throws: ``ReportError`` naming the directory or file that could not be written.
+    @discardableResult
+    public static func write(_ result: RunResult, to directory: String) throws -> ReportFiles {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw ReportError.unwritable(directory, reason(error))
+        }
+        let files = ReportFiles(directory: directory)
+        // result.json goes first: it is the source of truth, and `authload report` can rebuild the rest from it.
+        try writeAtomically(try encode(result, path: files.resultJSON), to: files.resultJSON)
+        try writeAtomically(Data(CSVWriter.summary(result).utf8), to: files.summaryCSV)
+        try writeAtomically(Data(CSVWriter.timeseries(result).utf8), to: files.timeseriesCSV)
+        try writeAtomically(Data(CSVWriter.errors(result).utf8), to: files.errorsCSV)
+        try writeAtomically(Data(HTMLReport.render(result).utf8), to: files.html)
+        return files
+    }
+
+    /// Reads a `result.json` written by ``write(_:to:)``.
+    ///
+    /// - Throws: ``ReportError`` naming `path` and the problem: unreadable file, invalid JSON (with line
+    ///   and column where Foundation gives them), a missing or mistyped field (as a path such as
+    ///   `metrics[2].count`), or a schema version this build does not know.
+    public static func load(resultJSON path: String) throws -> RunResult {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw ReportError.unreadable(path, "no such file")
+        }
+        guard !isDirectory.boolValue else { throw ReportError.unreadable(path, "is a directory") }
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ReportError.unreadable(path, reason(error))
+        }
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = nonConformingFloats.decoding
+        // Look at the version on its own first, so a newer file says "newer", not "missing field x".
+        struct Version: Decodable { var schemaVersion: Int? }
+        do {
+            let version = try decoder.decode(Version.self, from: data)
+            if let found = version.schemaVersion, found != schemaVersion {
+                throw ReportError.unsupportedSchema(path, found: found, supported: schemaVersion)
+            }
+            return try decoder.decode(RunResult.self, from: data)
+        } catch let error as ReportError {
+            throw error
+        } catch let error as DecodingError {
+            throw describe(error, path: path, data: data)
+        } catch {
+            throw ReportError.invalidJSON(path, reason(error))
+        }
+    }
+
+    // MARK: Helpers
+
+    /// NaN and infinity are not JSON; spelled as strings they keep one odd figure from losing the whole report.
+    private static let nonConformingFloats = (
+        encoding: JSONEncoder.NonConformingFloatEncodingStrategy.convertToString(
+            positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN"),
+        decoding: JSONDecoder.NonConformingFloatDecodingStrategy.convertFromString(
+            positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+    )
+
+    private static func encode(_ result: RunResult, path: String) throws -> Data {
+        let encoder = JSONEncoder()
+        // Sorted keys make two results diff cleanly; pretty printing makes them readable in a code review.
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.nonConformingFloatEncodingStrategy = nonConformingFloats.encoding
+        do {
+            var data = try encoder.encode(result)
+            data.append(UInt8(ascii: "\n"))
+            return data
+        } catch {
+            throw ReportError.unwritable(path, "cannot encode the result: \(reason(error))")
+        }
+    }
+
+    /// Writes `data` to a temporary sibling of `path`, flushes it and renames it over `path`.
+    static func writeAtomically(_ data: Data, to path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        // Same directory, so the rename cannot cross file systems and stays atomic.
+        let temp = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).tmp-\(UUID().uuidString)")
+        do {
+            try data.write(to: temp, options: .withoutOverwriting)
+            // Without the flush a power cut after the rename can leave an empty file under the final name.
+            let handle = try FileHandle(forWritingTo: temp)
+            try handle.synchronize()
+            try handle.close()
+            guard rename(temp.path, path) == 0 else {
+                throw ReportError.unwritable(path, String(cString: strerror(errno)))
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: temp)
+            throw error as? ReportError ?? ReportError.unwritable(path, reason(error))
+        }
+    }
+
+    private static func describe(_ error: DecodingError, path: String, data: Data) -> ReportError {
+        func field(_ codingPath: [any CodingKey]) -> String {
+            var out = ""
+            for key in codingPath {
+                if let index = key.intValue {
+                    out += "[\(index)]"
+                } else {
+                    out += (out.isEmpty ? "" : ".") + key.stringValue
+                }
+            }
+            return out
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return .unexpectedContent(path, "missing field \"\(field(context.codingPath + [key]))\"")
+        case .typeMismatch(let type, let context):
+            return .unexpectedContent(path, "field \"\(field(context.codingPath))\": expected \(type)")
+        case .valueNotFound(let type, let context):
+            return .unexpectedContent(path, "field \"\(field(context.codingPath))\": expected \(type), found null")
+        case .dataCorrupted(let context) where context.codingPath.isEmpty:
+            return .invalidJSON(path, syntaxProblem(in: data) ?? context.debugDescription)
+        case .dataCorrupted(let context):
+            return .unexpectedContent(path, "field \"\(field(context.codingPath))\": \(context.debugDescription)")
+        @unknown default:
+            return .unexpectedContent(path, reason(error))
+        }
+    }
+
+    /// Where and why `data` is not JSON, which `JSONDecoder` does not say on Linux but `JSONSerialization` does.
+    ///
+    /// Its "around character N" (a 0-based byte offset) becomes a line and column, which is what an editor shows.
+    private static func syntaxProblem(in data: Data) -> String? {
+        do {
+            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            return nil
+        } catch {
+            guard let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String else { return nil }
+            guard let range = text.range(of: #"around character \d+"#, options: .regularExpression),
+                  let offset = Int(text[range].split(separator: " ").last ?? ""), offset <= data.count
+            else { return text }
+            let before = data.prefix(offset)
+            let line = before.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
+            let column = offset - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
+            return text.replacingCharacters(in: range, with: "around line \(line), column \(column)")
+        }
+    }
+
+    /// The most specific human sentence an error offers.
+    private static func reason(_ error: any Error) -> String {
+        if let error = error as? ReportError { return error.message }
+        let ns = error as NSError
+        if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError,
+           let text = underlying.userInfo[NSDebugDescriptionErrorKey] as? String {
+            return text
+        }
+        if let text = ns.userInfo[NSDebugDescriptionErrorKey] as? String { return text }
+        return ns.localizedDescription
+    }
+}

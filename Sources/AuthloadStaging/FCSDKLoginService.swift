@@ -1,0 +1,101 @@
+import AuthloadCore
+
+/// The server side of FCSDK login (wire-spec §A): the sample web app's login and logout endpoints.
+///
+/// `POST /csdk-sample/SDK/login` with `{"username", "password"}` answers `{"sessionid", "voiceUser",
+/// "voiceDomain"}`, or 401 for a wrong password; `DELETE /csdk-sample/SDK/login/id/{sessionid}` ends the
+/// session, or answers 404 for an unknown one. Latency, a 5xx error rate and a `Set-Cookie` are options.
+public final class FCSDKLoginService: Sendable {
+    public struct Options: Sendable, Equatable {
+        public var loginPath = "/csdk-sample/SDK/login"
+        public var latency = LatencyModel.none
+        /// Fraction of requests answered with `errorStatus` instead (a failing gateway).
+        public var errorRate = 0.0
+        public var errorStatus = 503
+        /// The password every user must send; anything else gets 401.
+        public var password = "demo-password"
+        public var voiceDomain = "sip.example.com"
+        /// Name of a cookie set on login (e.g. `JSESSIONID`, a load balancer's), or nil for none.
+        public var setCookie: String?
+
+        public init() {}
+    }
+
+    public let options: Options
+    private let sessions = Locked<Set<String>>([])
+    private let random: Locked<SplitMix64>
+    /// Bounds the session table: users that never log out must not grow it without end.
+    static let sessionCapacity = 1_000_000
+
+    public init(options: Options, seed: UInt64 = 7) {
+        self.options = options
+        self.random = Locked(SplitMix64(seed: seed))
+    }
+
+    public var activeSessions: Int { sessions.withLock { $0.count } }
+
+    /// Answers the request if it is for this service, nil otherwise.
+    func respond(to request: HTTPRequest) -> ServiceReply? {
+        let path = request.path
+        let isLogin = path == options.loginPath
+        let logoutPrefix = options.loginPath + "/id/"
+        guard isLogin || path.hasPrefix(logoutPrefix) else { return nil }
+        let (latency, fail, token) = random.withLock { random in
+            (options.latency.sample(using: &random), Double.random(in: 0..<1, using: &random) < options.errorRate,
+             (random.next(), random.next()))
+        }
+        let response: HTTPResponse
+        if fail {
+            response = .json(status: options.errorStatus, ["error": "gateway unavailable"])
+        } else if isLogin {
+            guard request.method == "POST" else { return ServiceReply(.methodNotAllowed("POST"), after: latency) }
+            response = login(request, token: token)
+        } else {
+            guard request.method == "DELETE" else { return ServiceReply(.methodNotAllowed("DELETE"), after: latency) }
+            response = logout(sessionID: String(path.dropFirst(logoutPrefix.count)))
+        }
+        return ServiceReply(response, after: latency)
+    }
+
+    private func login(_ request: HTTPRequest, token: (UInt64, UInt64)) -> HTTPResponse {
+        guard let body = try? JSONValue.parse(request.body),
+              let username = body["username"]?.stringValue,
+              let password = body["password"]?.stringValue
+        else {
+            return .json(status: 400, ["error": "expected a JSON body with username and password"])
+        }
+        guard password == options.password else {
+            return .json(status: 401, ["error": "invalid credentials"])
+        }
+        let sessionID = String(token.0, radix: 16) + String(token.1, radix: 16)
+        sessions.withLock { sessions in
+            if sessions.count >= Self.sessionCapacity { sessions.removeAll() }
+            sessions.insert(sessionID)
+        }
+        var response = HTTPResponse.json(status: 200, [
+            "sessionid": .string(sessionID), "voiceUser": .string(username), "voiceDomain": .string(options.voiceDomain),
+        ])
+        if let cookie = options.setCookie {
+            response.headers.add("Set-Cookie", "\(cookie)=\(String(token.1, radix: 36)); Path=/; HttpOnly")
+        }
+        return response
+    }
+
+    private func logout(sessionID: String) -> HTTPResponse {
+        let removed = sessions.withLock { $0.remove(sessionID) != nil }
+        return removed ? .json(status: 200, ["response": "logged out"]) : .json(status: 404, ["error": "unknown session"])
+    }
+}
+
+extension HTTPResponse {
+    /// A response with a JSON body and its content type.
+    public static func json(status: Int, _ body: JSONValue) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: body.serialized())
+    }
+
+    static func methodNotAllowed(_ allowed: String) -> HTTPResponse {
+        var response = HTTPResponse.json(status: 405, ["error": .string("use \(allowed)")])
+        response.headers.add("Allow", allowed)
+        return response
+    }
+}

@@ -1,0 +1,52 @@
+import AuthloadCore
+
+/// The embedded staging stack: every staging service behind one ``HTTPService``.
+///
+/// It never knows whether it sits behind a socket (`authload serve`, embedded targets) or an
+/// in-process transport (virtual-time tests).
+public final class StagingServer: HTTPService {
+    public let fcsdk: FCSDKLoginService
+
+    public init(configuration: StagingConfiguration) {
+        fcsdk = FCSDKLoginService(options: configuration.fcsdk, seed: configuration.seed)
+    }
+
+    public func respond(to request: HTTPRequest) -> ServiceReply {
+        if let reply = fcsdk.respond(to: request) { return reply }
+        return ServiceReply(.json(status: 404, ["error": .string("no staging service at \(request.path)")]))
+    }
+}
+
+/// The options of the embedded staging server, as a profile's `target.embedded` or `serve --config` gives them.
+///
+/// ```json
+/// {"fcsdk": {"latency": {"lognormal": {"median": "8ms", "p99": "60ms"}}, "errorRate": 0.01, "setCookie": "JSESSIONID"}}
+/// ```
+public struct StagingConfiguration: Sendable, Equatable {
+    public var fcsdk = FCSDKLoginService.Options()
+    public var seed: UInt64 = 7
+
+    public init() {}
+
+    public static func read(_ reader: ProfileReader) throws(ProfileError) -> StagingConfiguration {
+        var configuration = StagingConfiguration()
+        try reader.rejectUnknownKeys(allowed: ["fcsdk", "seed"])
+        if let seed = try reader.optional("seed") { configuration.seed = UInt64(max(0, try seed.int())) }
+        if let fcsdk = try reader.optional("fcsdk") {
+            try fcsdk.rejectUnknownKeys(allowed: ["loginPath", "latency", "errorRate", "errorStatus", "password", "voiceDomain", "setCookie"])
+            var options = FCSDKLoginService.Options()
+            if let r = try fcsdk.optional("loginPath") { options.loginPath = try r.string() }
+            if let r = try fcsdk.optional("latency") { options.latency = try LatencyModel.read(r) }
+            if let r = try fcsdk.optional("errorRate") { options.errorRate = try r.fraction() }
+            if let r = try fcsdk.optional("errorStatus") {
+                options.errorStatus = try r.int()
+                guard (400...599).contains(options.errorStatus) else { throw r.error("must be an HTTP error status (400–599)") }
+            }
+            if let r = try fcsdk.optional("password") { options.password = try r.string() }
+            if let r = try fcsdk.optional("voiceDomain") { options.voiceDomain = try r.string() }
+            if let r = try fcsdk.optional("setCookie") { options.setCookie = try r.string() }
+            configuration.fcsdk = options
+        }
+        return configuration
+    }
+}

@@ -1,0 +1,128 @@
+import AuthloadCore
+
+/// A clock that only moves when a test moves it, so time-dependent code runs deterministically.
+///
+/// Sleepers park until ``advance(to:)`` passes their deadline. ``waitForSleepers(_:)`` tells the test
+/// when the code under test has gone quiet, and ``advanceToNextDeadline()`` wakes the earliest sleepers,
+/// so hours of virtual time pass in as many steps as there are distinct deadlines.
+///
+/// ```swift
+/// let clock = ManualClock()
+/// let task = Task { try await clock.sleep(for: .seconds(5)) }
+/// await clock.waitForSleepers(1)
+/// clock.advance(by: .seconds(5))
+/// try await task.value
+/// ```
+public final class ManualClock: Clock, Sendable {
+    public struct Instant: InstantProtocol, CustomStringConvertible {
+        public var offset: Duration
+
+        public init(offset: Duration) { self.offset = offset }
+
+        public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        public func duration(to other: Instant) -> Duration { other.offset - offset }
+        public static func < (a: Instant, b: Instant) -> Bool { a.offset < b.offset }
+        public var description: String { "t+\(DurationText.format(offset))" }
+    }
+
+    private struct Sleeper {
+        var deadline: Instant
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var now = Instant(offset: .zero)
+        var nextID: UInt64 = 0
+        var sleepers: [UInt64: Sleeper] = [:]
+        var sleeperWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    private let state = Locked(State())
+
+    public init() {}
+
+    public var now: Instant { state.withLock { $0.now } }
+    public var minimumResolution: Duration { .zero }
+    public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+
+    /// The earliest deadline anyone sleeps until, if anyone sleeps.
+    public var nextDeadline: Instant? { state.withLock { $0.sleepers.values.map(\.deadline).min() } }
+
+    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+        try Task.checkCancellation()
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let (resumeNow, waiters) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+                    if deadline <= state.now || Task.isCancelled { return (true, []) }
+                    state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
+                    return (false, Self.satisfiedWaiters(&state))
+                }
+                waiters.forEach { $0.resume() }
+                if resumeNow {
+                    if Task.isCancelled { continuation.resume(throwing: CancellationError()) } else { continuation.resume() }
+                }
+            }
+        } onCancel: {
+            let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
+            sleeper?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Returns once at least `count` tasks are asleep on this clock.
+    public func waitForSleepers(_ count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state in
+                if state.sleepers.count >= count { return true }
+                state.sleeperWaiters.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    public func advance(by duration: Duration) {
+        advance(to: now.advanced(by: duration))
+    }
+
+    /// Moves the clock to `instant` and wakes, earliest first, everyone whose deadline has come.
+    public func advance(to instant: Instant) {
+        let due = state.withLock { state in
+            state.now = max(state.now, instant)
+            let due = state.sleepers.filter { $0.value.deadline <= state.now }
+            for id in due.keys { state.sleepers[id] = nil }
+            return due.values.sorted { $0.deadline < $1.deadline }
+        }
+        for sleeper in due { sleeper.continuation.resume() }
+    }
+
+    /// Advances to the earliest deadline anyone sleeps until; false when nobody sleeps.
+    @discardableResult
+    public func advanceToNextDeadline() -> Bool {
+        guard let next = nextDeadline else { return false }
+        advance(to: next)
+        return true
+    }
+
+    /// Steps from deadline to deadline until `instant`, each time waiting for `sleepers` tasks to park first.
+    ///
+    /// Use it when the code under test has a known number of sleepers whenever it is quiet
+    /// (e.g. one per virtual user plus the runner's two timers).
+    public func run(until instant: Instant, sleepers: Int) async {
+        while now < instant {
+            await waitForSleepers(sleepers)
+            guard let next = nextDeadline else { return }
+            advance(to: min(next, instant))
+        }
+    }
+
+    private static func satisfiedWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+        let count = state.sleepers.count
+        let ready = state.sleeperWaiters.filter { $0.count <= count }.map(\.continuation)
+        state.sleeperWaiters.removeAll { $0.count <= count }
+        return ready
+    }
+}

@@ -1,0 +1,215 @@
+import AuthloadCore
+import AuthloadWire
+import CSystem
+import Foundation
+
+/// A request in flight on a connection: its bytes, its continuation, and the marks of its timing.
+struct PendingRequest {
+    let bytes: [UInt8]
+    let method: String
+    let deadline: Int64
+    let continuation: CheckedContinuation<HTTPResponse, any Error>
+    let start: Int64
+    var connected: Int64?
+    var firstByte: Int64?
+    var reusedConnection = false
+    var timer: TimerID?
+}
+
+/// One client TCP connection on one event loop: connect, write a request, parse the response.
+///
+/// Touched only on its loop's thread. It serves one request at a time and reports back to its
+/// owner when it closes, so the owner opens a new one next time.
+final class ClientConnection: EventHandler {
+    /// The detail of a failure on a reused connection before any byte came back: safe to retry once.
+    static let staleDetail = "stale keep-alive connection"
+
+    enum State { case connecting, open, closed }
+
+    let loop: EventLoop
+    let fd: Int32
+    private(set) var state = State.connecting
+    private var pending: PendingRequest?
+    private var written = 0
+    private var parser = HTTPResponseParser()
+    private var idleTimer: TimerID?
+    private let idleTimeout: Int64
+    private let onClose: (ClientConnection) -> Void
+
+    init(loop: EventLoop, address: SocketAddress, idleTimeout: Duration, onClose: @escaping (ClientConnection) -> Void) throws(TransportError) {
+        self.loop = loop
+        self.idleTimeout = Monotonic.nanoseconds(idleTimeout)
+        self.onClose = onClose
+        fd = try Sockets.makeTCP(family: address.family)
+        let result = address.withSockaddr { Glibc.connect(fd, $0, $1) }
+        if result != 0 && errno != EINPROGRESS {
+            let code = errno
+            Glibc.close(fd)
+            throw SocketError.transportError(code, during: "connect")
+        }
+        loop.register(fd, events: EPOLLOUT.rawValue, handler: self)
+    }
+
+    var isIdle: Bool { state == .open && pending == nil }
+
+    /// Sends a request; the connection must be idle or still connecting.
+    func send(_ request: PendingRequest) {
+        precondition(pending == nil, "one request at a time per connection")
+        if let idleTimer { loop.cancel(idleTimer); self.idleTimer = nil }
+        var request = request
+        request.reusedConnection = state == .open
+        if request.reusedConnection { request.connected = request.start }
+        let deadline = request.deadline
+        request.timer = loop.schedule(at: deadline) { [weak self] in
+            guard let self else { return }
+            self.fail(TransportError(self.state == .connecting ? .connectTimeout : .timeout))
+        }
+        pending = request
+        written = 0
+        parser.expectResponse(toMethod: request.method)
+        if state == .open { flush() }
+    }
+
+    func handleEvents(_ events: UInt32) {
+        if state == .connecting {
+            finishConnect()
+            return
+        }
+        if events & EPOLLOUT.rawValue != 0 { flush() }
+        if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { readAvailable() }
+    }
+
+    /// Closes the socket; a request still pending fails with `error`.
+    func close(failing error: TransportError = TransportError(.closed)) {
+        guard state != .closed else { return }
+        state = .closed
+        if let idleTimer { loop.cancel(idleTimer) }
+        loop.close(fd)
+        onClose(self)
+        if let request = pending {
+            pending = nil
+            if let timer = request.timer { loop.cancel(timer) }
+            request.continuation.resume(throwing: error)
+        }
+    }
+
+    private func fail(_ error: TransportError) { close(failing: error) }
+
+    private func finishConnect() {
+        var code: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length)
+        guard code == 0 else {
+            fail(SocketError.transportError(code, during: "connect"))
+            return
+        }
+        state = .open
+        pending?.connected = Monotonic.now
+        loop.modify(fd, events: EPOLLIN.rawValue)
+        if pending != nil { flush() } else { armIdleTimer() }
+    }
+
+    private func flush() {
+        guard let request = pending, written < request.bytes.count else { return }
+        while written < request.bytes.count {
+            let count = request.bytes.withUnsafeBytes { buffer in
+                Glibc.send(fd, buffer.baseAddress! + written, buffer.count - written, Int32(MSG_NOSIGNAL))
+            }
+            if count < 0 {
+                if errno == EAGAIN || errno == EWOULDBLOCK {
+                    loop.modify(fd, events: EPOLLIN.rawValue | EPOLLOUT.rawValue)
+                    return
+                }
+                if errno == EINTR { continue }
+                failOrRetry(SocketError.transportError(errno, during: "send"))
+                return
+            }
+            written += count
+        }
+        loop.modify(fd, events: EPOLLIN.rawValue)
+    }
+
+    private func readAvailable() {
+        while state == .open {
+            let count = recv(fd, loop.readBuffer.baseAddress, loop.readBuffer.count, 0)
+            if count > 0 {
+                if pending != nil, pending?.firstByte == nil { pending?.firstByte = Monotonic.now }
+                guard pending != nil else {
+                    fail(TransportError(.protocolViolation, "\(count) bytes arrived while no request was pending"))
+                    return
+                }
+                parser.feed(UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]))
+                if !deliverParsed() { return }
+                if count < loop.readBuffer.count { return }
+            } else if count == 0 {
+                endOfStream()
+                return
+            } else {
+                if errno == EAGAIN || errno == EWOULDBLOCK { return }
+                if errno == EINTR { continue }
+                failOrRetry(SocketError.transportError(errno, during: "recv"))
+                return
+            }
+        }
+    }
+
+    /// Hands a complete response to its waiter; false when the connection closed on the way.
+    private func deliverParsed() -> Bool {
+        do {
+            guard case .response(let response, let keepAlive) = try parser.next() else { return true }
+            complete(response, keepAlive: keepAlive)
+            return state == .open
+        } catch {
+            fail(TransportError(.protocolViolation, "\(error)"))
+            return false
+        }
+    }
+
+    private func endOfStream() {
+        guard pending != nil else {
+            close()
+            return
+        }
+        parser.endOfStream()
+        do {
+            if case .response(let response, _) = try parser.next() {
+                complete(response, keepAlive: false)
+                return
+            }
+        } catch {
+            fail(TransportError(.protocolViolation, "\(error)"))
+            return
+        }
+        failOrRetry(TransportError(.closed, "the server closed the connection before responding"))
+    }
+
+    /// A kept-alive connection the server had already closed fails before any byte arrives; that
+    /// request never reached the server's logic, so it is reported as `.closed` for the owner to retry.
+    private func failOrRetry(_ error: TransportError) {
+        if let request = pending, request.reusedConnection, request.firstByte == nil {
+            fail(TransportError(.closed, ClientConnection.staleDetail))
+        } else {
+            fail(error)
+        }
+    }
+
+    private func complete(_ response: HTTPResponse, keepAlive: Bool) {
+        guard let request = pending else { return }
+        pending = nil
+        if let timer = request.timer { loop.cancel(timer) }
+        let now = Monotonic.now
+        var response = response
+        let connected = request.connected ?? request.start
+        response.timing = RequestTiming(
+            connect: .nanoseconds(connected - request.start),
+            timeToFirstByte: .nanoseconds((request.firstByte ?? now) - request.start),
+            total: .nanoseconds(now - request.start),
+            reusedConnection: request.reusedConnection)
+        if keepAlive { armIdleTimer() } else { close() }
+        request.continuation.resume(returning: response)
+    }
+
+    private func armIdleTimer() {
+        idleTimer = loop.schedule(at: Monotonic.now + idleTimeout) { [weak self] in self?.close() }
+    }
+}

@@ -1,0 +1,100 @@
+import AuthloadCore
+import AuthloadWire
+
+/// How the socket transport connects: timeouts and what to do with idle connections.
+public struct SocketTransportConfiguration: Sendable {
+    public var connectTimeout: Duration
+    public var idleTimeout: Duration
+
+    public init(connectTimeout: Duration = .seconds(5), idleTimeout: Duration = .seconds(30)) {
+        self.connectTimeout = connectTimeout
+        self.idleTimeout = idleTimeout
+    }
+}
+
+/// One simulated device's HTTP connection to one endpoint, kept alive between its requests.
+///
+/// Its connection lives on one event loop and is touched only there (hence `@unchecked Sendable`:
+/// `connection` and `cancelled` are read and written on `loop` alone). Callers on any task go
+/// through ``execute(_:timeout:)``, which hops onto the loop.
+final class ConnectionClient: HTTPClient, @unchecked Sendable {
+    private let loop: EventLoop
+    private let endpoint: Endpoint
+    private let resolver: Resolver
+    private let configuration: SocketTransportConfiguration
+    private var connection: ClientConnection?
+    private var cancelled = false
+
+    init(loop: EventLoop, endpoint: Endpoint, resolver: Resolver, configuration: SocketTransportConfiguration) {
+        self.loop = loop
+        self.endpoint = endpoint
+        self.resolver = resolver
+        self.configuration = configuration
+    }
+
+    func execute(_ request: HTTPRequest, timeout: Duration) async throws -> HTTPResponse {
+        guard !endpoint.tls else { throw TransportError(.tls, "https is not supported yet; use an http:// target") }
+        let address = try await resolver.resolve(host: endpoint.host, port: endpoint.port)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256 + request.body.count)
+        request.serialize(into: &bytes, host: endpoint.hostHeader)
+        do {
+            return try await send(bytes, method: request.method, address: address, timeout: timeout)
+        } catch let error as TransportError where error.kind == .closed && error.detail == ClientConnection.staleDetail {
+            return try await send(bytes, method: request.method, address: address, timeout: timeout)
+        }
+    }
+
+    private func send(_ bytes: [UInt8], method: String, address: SocketAddress, timeout: Duration) async throws -> HTTPResponse {
+        try Task.checkCancellation()
+        let start = Monotonic.now
+        let deadline = start + Monotonic.nanoseconds(timeout)
+        let connectDeadline = start + Monotonic.nanoseconds(min(timeout, configuration.connectTimeout))
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
+                loop.execute {
+                    let request = PendingRequest(bytes: bytes, method: method, deadline: deadline,
+                                                 continuation: continuation, start: start)
+                    self.startOnLoop(request, address: address, connectDeadline: connectDeadline)
+                }
+            }
+        } onCancel: {
+            loop.execute { self.cancelOnLoop() }
+        }
+    }
+
+    private func startOnLoop(_ request: PendingRequest, address: SocketAddress, connectDeadline: Int64) {
+        if cancelled {
+            request.continuation.resume(throwing: CancellationError())
+            return
+        }
+        if let connection, connection.isIdle {
+            connection.send(request)
+            return
+        }
+        connection?.close()
+        do {
+            let fresh = try ClientConnection(loop: loop, address: address, idleTimeout: configuration.idleTimeout) { [weak self] closed in
+                if self?.connection === closed { self?.connection = nil }
+            }
+            connection = fresh
+            fresh.send(request)
+            if connectDeadline < request.deadline {
+                _ = loop.schedule(at: connectDeadline) { [weak fresh] in
+                    if let fresh, fresh.state == .connecting { fresh.close(failing: TransportError(.connectTimeout)) }
+                }
+            }
+        } catch {
+            request.continuation.resume(throwing: error)
+        }
+    }
+
+    private func cancelOnLoop() {
+        cancelled = true
+        connection?.close(failing: TransportError(.cancelled))
+    }
+
+    func shutdown() {
+        loop.execute { self.connection?.close() }
+    }
+}

@@ -1,0 +1,160 @@
+import AuthloadCore
+import CSystem
+import Foundation
+
+/// Something registered with an event loop that wants to hear about its file descriptor.
+protocol EventHandler: AnyObject {
+    /// Called on the loop's thread with the epoll event bits that fired.
+    func handleEvents(_ events: UInt32)
+}
+
+/// One thread running epoll: socket readiness, timers, and work submitted from other threads.
+///
+/// Sockets, handlers and timers belong to exactly one loop and are touched only on its thread;
+/// other threads reach them through ``execute(_:)``. That rule is what makes the `@unchecked Sendable`
+/// below safe: the only state shared across threads is `submitted`, which is behind a lock.
+public final class EventLoop: @unchecked Sendable {
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    private var handlers: [Int32: any EventHandler] = [:]
+    private var timers = TimerQueue()
+    private let submitted = Locked(Submitted())
+    private var thread: Thread?
+    private var threadID: pthread_t?
+    private var running = true
+    /// Scratch space for reads; one per loop, since a loop reads one socket at a time.
+    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+
+    private struct Submitted {
+        var work: [@Sendable () -> Void] = []
+        var wakePending = false
+    }
+
+    init(name: String) throws(TransportError) {
+        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epollFD >= 0 else { throw TransportError(.other, "epoll_create1: \(SocketError.text(errno))") }
+        wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        guard wakeFD >= 0 else { throw TransportError(.other, "eventfd: \(SocketError.text(errno))") }
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.fd = wakeFD
+        epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event)
+        let ready = DispatchSemaphore(value: 0)
+        let thread = Thread { [unowned self] in
+            self.threadID = pthread_self()
+            ready.signal()
+            self.runLoop()
+        }
+        thread.name = name
+        thread.stackSize = 1 << 20
+        self.thread = thread
+        thread.start()
+        ready.wait()
+    }
+
+    /// True on this loop's own thread.
+    var inLoop: Bool { threadID.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+
+    /// Runs `work` on the loop's thread, soon; callable from any thread.
+    public func execute(_ work: @escaping @Sendable () -> Void) {
+        let wake = submitted.withLock { state in
+            state.work.append(work)
+            defer { state.wakePending = true }
+            return !state.wakePending
+        }
+        if wake {
+            var one: UInt64 = 1
+            _ = write(wakeFD, &one, 8)
+        }
+    }
+
+    /// Stops the loop after the work already submitted; sockets still registered are closed.
+    func shutdown() {
+        execute { [self] in running = false }
+    }
+
+    // MARK: Loop-thread only
+
+    func register(_ fd: Int32, events: UInt32, handler: any EventHandler) {
+        handlers[fd] = handler
+        var event = epoll_event()
+        event.events = events
+        event.data.fd = fd
+        epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event)
+    }
+
+    func modify(_ fd: Int32, events: UInt32) {
+        var event = epoll_event()
+        event.events = events
+        event.data.fd = fd
+        epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event)
+    }
+
+    /// Forgets `fd` and closes it.
+    func close(_ fd: Int32) {
+        if handlers.removeValue(forKey: fd) != nil {
+            epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
+        }
+        _ = Glibc.close(fd)
+    }
+
+    /// Calls `callback` on the loop at `deadline` (monotonic nanoseconds) unless cancelled first.
+    func schedule(at deadline: Int64, _ callback: @escaping () -> Void) -> TimerID {
+        timers.schedule(at: deadline, callback)
+    }
+
+    func cancel(_ timer: TimerID) {
+        timers.cancel(timer)
+    }
+
+    private func runLoop() {
+        let capacity = 256
+        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
+        defer {
+            events.deallocate()
+            for fd in handlers.keys { _ = Glibc.close(fd) }
+            handlers.removeAll()
+            Glibc.close(epollFD)
+            Glibc.close(wakeFD)
+            readBuffer.deallocate()
+        }
+        while running {
+            let timeout = timers.millisecondsUntilNext(now: Monotonic.now)
+            let count = epoll_wait(epollFD, events, Int32(capacity), timeout)
+            if count < 0 && errno != EINTR { fatalError("epoll_wait: \(SocketError.text(errno))") }
+            for i in 0..<max(0, Int(count)) {
+                let event = events[i]
+                let fd = event.data.fd
+                if fd == wakeFD {
+                    var value: UInt64 = 0
+                    _ = read(wakeFD, &value, 8)
+                    continue
+                }
+                handlers[fd]?.handleEvents(event.events)
+            }
+            timers.fireDue(now: Monotonic.now)
+            runSubmitted()
+        }
+    }
+
+    private func runSubmitted() {
+        let work = submitted.withLock { state in
+            defer {
+                state.work = []
+                state.wakePending = false
+            }
+            return state.work
+        }
+        for item in work { item() }
+    }
+}
+
+/// The monotonic clock the loops time requests with (CLOCK_MONOTONIC, nanoseconds).
+enum Monotonic {
+    static var now: Int64 { Int64(authload_monotonic_ns()) }
+
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,226 @@
+import AuthloadCore
+import AuthloadWire
+import CSystem
+import Foundation
+
+/// An HTTP/1.1 server on the event loops, answering every request with an ``HTTPService``.
+///
+/// The service answers at once and says how long the answer should take; the server holds the
+/// response on a loop timer, so injected latency costs no thread and no task.
+///
+/// ```swift
+/// let server = try HTTPServer(group: loops, host: "127.0.0.1", port: 0, service: service)
+/// print(server.port)
+/// ```
+public final class HTTPServer: Sendable {
+    /// The port the server listens on (the one the system chose when asked for 0).
+    public let port: Int
+    public let host: String
+    private let listener: Listener
+
+    public init(group: EventLoopGroup, host: String = "127.0.0.1", port: Int, service: any HTTPService) throws(TransportError) {
+        guard let address = SocketAddress(numericHost: host, port: port) else {
+            throw TransportError(.other, "\(host) is not a numeric IP address to listen on")
+        }
+        let fd = try Sockets.makeTCP(family: address.family)
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        guard address.withSockaddr({ bind(fd, $0, $1) }) == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw TransportError(.other, "cannot listen on \(host):\(port): \(SocketError.text(code))")
+        }
+        guard listen(fd, 4096) == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw TransportError(.other, "listen: \(SocketError.text(code))")
+        }
+        var bound = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        withUnsafeMutablePointer(to: &bound) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
+        }
+        self.port = SocketAddress(copying: &bound).port
+        self.host = host
+        self.listener = Listener(fd: fd, group: group, service: service)
+        let listener = self.listener
+        listener.loop.execute { listener.start() }
+    }
+
+    /// Stops accepting; open connections end when their loop shuts down.
+    public func close() {
+        let listener = self.listener
+        listener.loop.execute { listener.stop() }
+    }
+}
+
+/// Accepts connections on one loop and hands each to a loop of the group, round-robin.
+///
+/// `@unchecked Sendable`: after init, it is used only on `loop`.
+private final class Listener: EventHandler, @unchecked Sendable {
+    let fd: Int32
+    let loop: EventLoop
+    let group: EventLoopGroup
+    let service: any HTTPService
+    private var open = true
+
+    init(fd: Int32, group: EventLoopGroup, service: any HTTPService) {
+        self.fd = fd
+        self.group = group
+        self.loop = group.next()
+        self.service = service
+    }
+
+    func start() { loop.register(fd, events: EPOLLIN.rawValue, handler: self) }
+
+    func stop() {
+        guard open else { return }
+        open = false
+        loop.close(fd)
+    }
+
+    func handleEvents(_ events: UInt32) {
+        while open {
+            let client = accept(fd, nil, nil)
+            if client < 0 {
+                // EMFILE: leave the connection in the backlog; the next readiness retries.
+                return
+            }
+            _ = authload_set_nonblocking(client)
+            var one: Int32 = 1
+            setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            let target = group.next()
+            let service = self.service
+            let adopt: @Sendable () -> Void = {
+                let connection = ServerConnection(fd: client, loop: target, service: service)
+                target.register(client, events: EPOLLIN.rawValue, handler: connection)
+            }
+            if target === loop { adopt() } else { target.execute(adopt) }
+        }
+    }
+}
+
+/// One accepted connection: parses requests, asks the service, writes responses in order.
+private final class ServerConnection: EventHandler {
+    let fd: Int32
+    let loop: EventLoop
+    let service: any HTTPService
+    private var parser = HTTPRequestParser()
+    private var output: [UInt8] = []
+    private var written = 0
+    /// A response is being held for its latency; later requests wait so responses stay in order.
+    private var awaitingReply = false
+    private var closeAfterWrite = false
+    private var closed = false
+
+    init(fd: Int32, loop: EventLoop, service: any HTTPService) {
+        self.fd = fd
+        self.loop = loop
+        self.service = service
+    }
+
+    func handleEvents(_ events: UInt32) {
+        if events & EPOLLOUT.rawValue != 0 { flush() }
+        if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { readAvailable() }
+    }
+
+    private func readAvailable() {
+        while !closed {
+            let count = recv(fd, loop.readBuffer.baseAddress, loop.readBuffer.count, 0)
+            if count > 0 {
+                parser.feed(UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]))
+                serveParsed()
+                if count < loop.readBuffer.count { return }
+            } else if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                close()
+                return
+            } else if errno != EINTR {
+                return
+            }
+        }
+    }
+
+    private func serveParsed() {
+        while !awaitingReply && !closed && !closeAfterWrite {
+            let request: HTTPRequest
+            let keepAlive: Bool
+            do {
+                guard case .request(let parsed, let alive) = try parser.next() else { return }
+                request = parsed
+                keepAlive = alive
+            } catch {
+                let status = (error as? HTTPParseError)?.suggestedStatus ?? 400
+                var bytes: [UInt8] = []
+                HTTPResponse(status: status, body: Array("\(error)\n".utf8)).serialize(into: &bytes, keepAlive: false)
+                closeAfterWrite = true
+                enqueue(bytes)
+                return
+            }
+            let reply = service.respond(to: request)
+            awaitingReply = true
+            if reply.latency <= .zero {
+                deliver(reply, keepAlive: keepAlive)
+            } else {
+                _ = loop.schedule(at: Monotonic.now + Monotonic.nanoseconds(reply.latency)) { [weak self] in
+                    self?.deliver(reply, keepAlive: keepAlive)
+                }
+            }
+        }
+    }
+
+    private func deliver(_ reply: ServiceReply, keepAlive: Bool) {
+        guard !closed else { return }
+        awaitingReply = false
+        switch reply.result {
+        case .success(let response):
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(256 + response.body.count)
+            response.serialize(into: &bytes, keepAlive: keepAlive)
+            if !keepAlive { closeAfterWrite = true }
+            enqueue(bytes)
+            serveParsed()
+        case .failure:
+            resetAndClose()
+        }
+    }
+
+    private func enqueue(_ bytes: [UInt8]) {
+        if output.isEmpty { output = bytes; written = 0 } else { output.append(contentsOf: bytes) }
+        flush()
+    }
+
+    private func flush() {
+        while written < output.count {
+            let count = output.withUnsafeBytes { buffer in
+                Glibc.send(fd, buffer.baseAddress! + written, buffer.count - written, Int32(MSG_NOSIGNAL))
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK {
+                    loop.modify(fd, events: EPOLLIN.rawValue | EPOLLOUT.rawValue)
+                    return
+                }
+                close()
+                return
+            }
+            written += count
+        }
+        output.removeAll(keepingCapacity: true)
+        written = 0
+        loop.modify(fd, events: EPOLLIN.rawValue)
+        if closeAfterWrite { close() }
+    }
+
+    /// Closes with RST instead of FIN (SO_LINGER 0), as a crashed or reset peer would.
+    private func resetAndClose() {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        close()
+    }
+
+    private func close() {
+        guard !closed else { return }
+        closed = true
+        loop.close(fd)
+    }
+}

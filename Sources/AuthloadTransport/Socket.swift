@@ -1,0 +1,139 @@
+import AuthloadCore
+import CSystem
+import Foundation
+
+/// An IPv4 or IPv6 socket address, ready for `connect` or `bind`.
+struct SocketAddress: Sendable {
+    var storage = sockaddr_storage()
+    var length: socklen_t = 0
+
+    var family: Int32 { Int32(storage.ss_family) }
+
+    /// Parses a numeric IPv4 or IPv6 address without touching the resolver.
+    init?(numericHost host: String, port: Int) {
+        var v4 = sockaddr_in()
+        if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
+            v4.sin_family = sa_family_t(AF_INET)
+            v4.sin_port = in_port_t(UInt16(port).bigEndian)
+            self.init(copying: &v4)
+            return
+        }
+        var v6 = sockaddr_in6()
+        if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
+            v6.sin6_family = sa_family_t(AF_INET6)
+            v6.sin6_port = in_port_t(UInt16(port).bigEndian)
+            self.init(copying: &v6)
+            return
+        }
+        return nil
+    }
+
+    init<T>(copying address: inout T) {
+        length = socklen_t(MemoryLayout<T>.size)
+        withUnsafeMutableBytes(of: &storage) { target in
+            withUnsafeBytes(of: &address) { target.copyMemory(from: $0) }
+        }
+    }
+
+    init(raw: UnsafePointer<sockaddr>, length: socklen_t) {
+        self.length = length
+        withUnsafeMutableBytes(of: &storage) { target in
+            target.copyMemory(from: UnsafeRawBufferPointer(start: raw, count: Int(length)))
+        }
+    }
+
+    func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+        withUnsafeBytes(of: storage) { body($0.baseAddress!.assumingMemoryBound(to: sockaddr.self), length) }
+    }
+
+    /// The port in host byte order.
+    var port: Int {
+        withUnsafeBytes(of: storage) { raw in
+            // sin_port and sin6_port sit at the same offset, right after the family.
+            Int(UInt16(bigEndian: raw.load(fromByteOffset: 2, as: UInt16.self)))
+        }
+    }
+}
+
+enum SocketError {
+    static func text(_ code: Int32) -> String { String(cString: strerror(code)) }
+
+    /// Maps a failed socket call to the transport error a flow will classify.
+    static func transportError(_ code: Int32, during operation: String) -> TransportError {
+        switch code {
+        case ECONNREFUSED: TransportError(.connectionRefused, operation)
+        case ECONNRESET, EPIPE: TransportError(.connectionReset, operation)
+        case ETIMEDOUT: TransportError(.connectTimeout, operation)
+        case EHOSTUNREACH, ENETUNREACH: TransportError(.other, "\(operation): \(text(code))")
+        default: TransportError(.other, "\(operation): \(text(code))")
+        }
+    }
+}
+
+/// Socket calls used by both the client and the server side.
+enum Sockets {
+    /// A new non-blocking TCP socket with Nagle off (requests are small and latency-sensitive).
+    static func makeTCP(family: Int32) throws(TransportError) -> Int32 {
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else {
+            let code = errno
+            throw TransportError(.other, code == EMFILE || code == ENFILE
+                ? "out of file descriptors (\(text(code))); raise `ulimit -n` or lower the user count"
+                : "socket: \(text(code))")
+        }
+        _ = authload_set_nonblocking(fd)
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        return fd
+    }
+
+    static func text(_ code: Int32) -> String { SocketError.text(code) }
+
+    /// Raises the open-file limit to the hard limit: thousands of users hold thousands of sockets.
+    @discardableResult
+    static func raiseFileLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        if limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max
+            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        return Int(limit.rlim_cur)
+    }
+}
+
+/// Resolves host names off the event loops, once per name and port for the life of the transport.
+///
+/// A load test targets a handful of names; re-resolving per request would measure the resolver.
+final class Resolver: Sendable {
+    private let cache = Locked<[String: SocketAddress]>([:])
+    private let queue = DispatchQueue(label: "authload.resolver")
+
+    func resolve(host: String, port: Int) async throws(TransportError) -> SocketAddress {
+        let key = "\(host):\(port)"
+        if let cached = cache.withLock({ $0[key] }) { return cached }
+        if let numeric = SocketAddress(numericHost: host, port: port) {
+            cache.withLock { $0[key] = numeric }
+            return numeric
+        }
+        let result: Result<SocketAddress, TransportError> = await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: Self.lookUp(host: host, port: port)) }
+        }
+        let address = try result.get()
+        cache.withLock { $0[key] = address }
+        return address
+    }
+
+    private static func lookUp(host: String, port: Int) -> Result<SocketAddress, TransportError> {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_family = AF_UNSPEC
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let first = list else {
+            return .failure(TransportError(.nameResolution, "\(host): \(String(cString: gai_strerror(status)))"))
+        }
+        defer { freeaddrinfo(list) }
+        return .success(SocketAddress(raw: first.pointee.ai_addr, length: first.pointee.ai_addrlen))
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+
+import AuthloadCore
+
+/// The production transport: non-blocking sockets on a group of epoll event loops.
+///
+/// Each client gets a loop round-robin, so users spread evenly over cores.
+///
+/// ```swift
+/// let loops = try EventLoopGroup(loops: 2)
+/// let transport = SocketTransport(group: loops)
+/// let client = transport.makeClient(for: Endpoint(host: "127.0.0.1", port: 8080))
+/// let response = try await client.execute(HTTPRequest(method: "GET", target: "/"), timeout: .seconds(5))
+/// ```
+public final class SocketTransport: Transport {
+    private let group: EventLoopGroup
+    private let resolver = Resolver()
+    private let configuration: SocketTransportConfiguration
+    private let pool: Locked<[Endpoint: ConnectionPool]>?
+    private let poolSize: Int
+
+    /// - Parameter sharedConnections: when set, every client for an endpoint borrows from one pool of
+    ///   this many connections instead of holding its own.
+    public init(group: EventLoopGroup, configuration: SocketTransportConfiguration = SocketTransportConfiguration(),
+                sharedConnections: Int? = nil) {
+        self.group = group
+        self.configuration = configuration
+        self.pool = sharedConnections == nil ? nil : Locked([:])
+        self.poolSize = sharedConnections ?? 0
+    }
+
+    public func makeClient(for endpoint: Endpoint) -> any HTTPClient {
+        guard let pool else {
+            return ConnectionClient(loop: group.next(), endpoint: endpoint, resolver: resolver, configuration: configuration)
+        }
+        return pool.withLock { pools in
+            if let existing = pools[endpoint] { return existing }
+            let created = ConnectionPool(size: poolSize) {
+                ConnectionClient(loop: self.group.next(), endpoint: endpoint, resolver: self.resolver, configuration: self.configuration)
+            }
+            pools[endpoint] = created
+            return created
+        }
+    }
+}
+
+/// A fixed set of connections that requests take turns on; a request waits in line for a free one.
+final class ConnectionPool: HTTPClient {
+    private struct State {
+        var idle: [ConnectionClient]
+        var waiters: [CheckedContinuation<ConnectionClient, Never>] = []
+    }
+
+    private let state: Locked<State>
+
+    init(size: Int, make: () -> ConnectionClient) {
+        state = Locked(State(idle: (0..<size).map { _ in make() }))
+    }
+
+    func execute(_ request: HTTPRequest, timeout: Duration) async throws -> HTTPResponse {
+        let client = await acquire()
+        defer { release(client) }
+        return try await client.execute(request, timeout: timeout)
+    }
+
+    /// Pooled connections outlive any one user's flow.
+    func shutdown() {}
+
+    private func acquire() async -> ConnectionClient {
+        await withCheckedContinuation { continuation in
+            let client = state.withLock { state -> ConnectionClient? in
+                if let client = state.idle.popLast() { return client }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let client { continuation.resume(returning: client) }
+        }
+    }
+
+    private func release(_ client: ConnectionClient) {
+        let waiter = state.withLock { state -> CheckedContinuation<ConnectionClient, Never>? in
+            if state.waiters.isEmpty {
+                state.idle.append(client)
+                return nil
+            }
+            return state.waiters.removeFirst()
+        }
+        waiter?.resume(returning: client)
+    }
+}
+
+/// The event loops of a process: one per core by default, shared by the client and the server side.
+public final class EventLoopGroup: Sendable {
+    public let loops: [EventLoop]
+    private let counter = Locked(0)
+
+    public init(loops count: Int = System.coreCount) throws(TransportError) {
+        Sockets.raiseFileLimit()
+        var loops: [EventLoop] = []
+        for index in 0..<max(1, count) { loops.append(try EventLoop(name: "authload-loop-\(index)")) }
+        self.loops = loops
+    }
+
+    /// The next loop, round-robin.
+    public func next() -> EventLoop {
+        loops[counter.withLock { value in
+            defer { value = (value + 1) % loops.count }
+            return value
+        }]
+    }
+
+    public func shutdown() {
+        for loop in loops { loop.shutdown() }
+    }
+}
+
+/// Facts about the machine the generator runs on.
+public enum System {
+    public static var coreCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+
+    /// Raises the open-file limit to the hard limit and returns the new limit.
+    @discardableResult
+    public static func raiseFileLimit() -> Int { Sockets.raiseFileLimit() }
+}

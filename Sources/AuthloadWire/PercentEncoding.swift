@@ -1,0 +1,58 @@
+/// Escapes bytes as `%XX` (RFC 3986 §2.1) for request targets and form bodies, and reverses it.
+///
+/// Everything outside the unreserved set (`A–Z a–z 0–9 - . _ ~`) is encoded, UTF-8 byte by byte,
+/// so the result is safe as a path segment, a query name or value, or a form field alike.
+///
+/// ```swift
+/// let target = "/users/\(PercentEncoding.encode(name))?q=\(PercentEncoding.encode(query))"
+/// PercentEncoding.decode("a%20b+c", plusAsSpace: true)   // "a b c"
+/// ```
+public enum PercentEncoding {
+    /// Returns `text` with every byte outside the unreserved set written as `%XX` (upper-case hex).
+    public static func encode(_ text: some StringProtocol) -> String {
+        // Identifiers and tokens are usually already safe: return them without building new bytes.
+        if text.utf8.allSatisfy(ASCII.isUnreserved) { return String(text) }
+        var bytes: [UInt8] = []
+        append(encoding: text, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Returns `text` with `%XX` sequences decoded, and `+` read as a space when `plusAsSpace` is set.
+    ///
+    /// Malformed escapes are kept as they are and bytes that are not UTF-8 become U+FFFD, as the
+    /// WHATWG URL standard does, so decoding never fails.
+    public static func decode(_ text: some StringProtocol, plusAsSpace: Bool = false) -> String {
+        let utf8 = Array(text.utf8)
+        return String(decoding: decodedBytes(utf8, 0..<utf8.count, plusAsSpace: plusAsSpace), as: UTF8.self)
+    }
+
+    static func append(encoding text: some StringProtocol, to bytes: inout [UInt8]) {
+        for byte in text.utf8 {
+            if ASCII.isUnreserved(byte) {
+                bytes.append(byte)
+            } else {
+                bytes.append(ASCII.percent)
+                bytes.append(ASCII.hexDigit(byte >> 4))
+                bytes.append(ASCII.hexDigit(byte & 0xF))
+            }
+        }
+    }
+
+    static func decodedBytes(_ bytes: [UInt8], _ range: Range<Int>, plusAsSpace: Bool) -> [UInt8] {
+        var result: [UInt8] = []
+        result.reserveCapacity(range.count)
+        var index = range.lowerBound
+        while index < range.upperBound {
+            let byte = bytes[index]
+            if byte == ASCII.percent, index + 2 < range.upperBound,
+               let high = ASCII.hexValue(bytes[index + 1]), let low = ASCII.hexValue(bytes[index + 2]) {
+                result.append(high << 4 | low)
+                index += 3
+                continue
+            }
+            result.append(plusAsSpace && byte == ASCII.plus ? ASCII.space : byte)
+            index += 1
+        }
+        return result
+    }
+}

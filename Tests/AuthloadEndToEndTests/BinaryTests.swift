@@ -1,0 +1,104 @@
+import AuthloadCore
+import Foundation
+import Testing
+
+/// The built `authload` executable, next to the test bundle.
+let authloadBinary: URL = {
+    let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("authload")
+    if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
+    return packageRoot.appendingPathComponent(".build/debug/authload")
+}()
+
+/// A running `authload` process whose output is collected as it comes.
+final class RunningAuthload: Sendable {
+    let process: Process
+    private let output = Locked((out: "", err: ""))
+    private let sawLine: Locked<[(String, AsyncFlag)]> = Locked([])
+    private let exited = AsyncFlag()
+
+    init(_ arguments: [String]) throws {
+        process = Process()
+        process.executableURL = authloadBinary
+        process.arguments = arguments
+        process.currentDirectoryURL = FileManager.default.temporaryDirectory
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        out.fileHandleForReading.readabilityHandler = { [output, sawLine] handle in
+            let text = String(decoding: handle.availableData, as: UTF8.self)
+            let all = output.withLock { $0.out += text; return $0.out }
+            for (needle, flag) in sawLine.withLock({ $0 }) where all.contains(needle) { flag.set() }
+        }
+        err.fileHandleForReading.readabilityHandler = { [output] handle in
+            let text = String(decoding: handle.availableData, as: UTF8.self)
+            output.withLock { $0.err += text }
+        }
+        let exited = self.exited
+        process.terminationHandler = { _ in exited.set() }
+        try process.run()
+    }
+
+    var stdout: String { output.withLock { $0.out } }
+    var stderr: String { output.withLock { $0.err } }
+
+    /// Returns once standard output contains `needle`, or the process has exited.
+    func waitFor(_ needle: String) async {
+        let flag = AsyncFlag()
+        sawLine.withLock { $0.append((needle, flag)) }
+        if stdout.contains(needle) { flag.set() }
+        await race({ await flag.wait() }, { await self.exited.wait() })
+    }
+
+    func waitForExit() async -> Int32 {
+        await exited.wait()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
+
+@Suite("The authload binary", .serialized, .timeLimit(.minutes(2)))
+struct BinaryTests {
+    static let shortProfile = """
+        {"name": "short", "target": {"embedded": {"fcsdk": {"latency": {"fixed": "2ms"}}}},
+         "load": {"users": 20, "rampUp": "500ms", "duration": "2s", "thinkTime": "100ms"},
+         "flows": [{"name": "login", "kind": "fcsdk-login"}]}
+        """
+
+    @Test("run writes every report file and prints the report path")
+    func runWritesReport() async throws {
+        let profile = try temporaryFile("short.json", Self.shortProfile)
+        let out = (profile as NSString).deletingLastPathComponent + "/report"
+        let run = try RunningAuthload(["run", profile, "--out", out, "--quiet"])
+        let status = await run.waitForExit()
+        #expect(status == 0, "stderr: \(run.stderr)")
+        #expect(run.stdout == "report: \(out)/report.html\n")
+        for file in ["report.html", "summary.csv", "timeseries.csv", "errors.csv", "result.json"] {
+            #expect(FileManager.default.fileExists(atPath: "\(out)/\(file)"), "\(file)")
+        }
+        let summary = try String(contentsOfFile: "\(out)/summary.csv", encoding: .utf8)
+        #expect(summary.contains("login,login,"))
+        #expect(summary.contains("login,logout,"))
+    }
+
+    @Test("a bad profile exits 64 with one line on stderr")
+    func badProfile() async throws {
+        let profile = try temporaryFile("bad.json", "{\"name\": \"bad\", \"target\": {\"embedded\": {}}, \"load\": {\"users\": -5, \"duration\": \"1s\"}, \"flows\": []}")
+        let run = try RunningAuthload(["validate", profile])
+        #expect(await run.waitForExit() == 64)
+        #expect(run.stderr == "error: bad.json: load.users: must be greater than 0, found -5\n")
+    }
+
+    @Test("SIGINT stops the run, writes the partial report and exits 130")
+    func interrupt() async throws {
+        let profile = try temporaryFile("long.json", Self.shortProfile.replacingOccurrences(of: "\"duration\": \"2s\"", with: "\"duration\": \"60s\""))
+        let out = (profile as NSString).deletingLastPathComponent + "/report"
+        let run = try RunningAuthload(["run", profile, "--out", out])
+        await run.waitFor("authload 0.1.0: short")
+        run.process.interrupt()
+        let status = await run.waitForExit()
+        #expect(status == 130, "stdout: \(run.stdout) stderr: \(run.stderr)")
+        #expect(run.stdout.contains("stopping: no new flows"))
+        let result = try String(contentsOfFile: "\(out)/result.json", encoding: .utf8)
+        #expect(result.contains("\"status\" : \"interrupted\""))
+    }
+}

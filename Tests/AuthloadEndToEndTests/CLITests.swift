@@ -1,0 +1,92 @@
+import AuthloadCLI
+import AuthloadCore
+import Foundation
+import Testing
+
+/// Collects what a command prints.
+final class Captured: Sendable {
+    private let text = Locked(["", ""])
+    var out: String { text.withLock { $0[0] } }
+    var err: String { text.withLock { $0[1] } }
+
+    var console: Console {
+        Console(out: { s in self.text.withLock { $0[0] += s } }, err: { s in self.text.withLock { $0[1] += s } }, isTerminal: false)
+    }
+}
+
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+func temporaryFile(_ name: String, _ contents: String) throws -> String {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authload-tests-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let path = directory.appendingPathComponent(name).path
+    try contents.write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+}
+
+@Suite("Command line")
+struct CLITests {
+    @Test("--help prints the overview, and each command has its own help")
+    func help() async {
+        for (arguments, expected) in [(["--help"], "USAGE: authload <command> [options]"), (["run", "--help"], "USAGE: authload run PROFILE"),
+                                      (["help", "serve"], "USAGE: authload serve"), (["validate", "-h"], "USAGE: authload validate PROFILE")] {
+            let captured = Captured()
+            let code = await Authload.main(arguments, console: captured.console)
+            #expect(code == .success)
+            #expect(captured.out.contains(expected), "\(arguments)")
+        }
+        let captured = Captured()
+        _ = await Authload.main(["--help"], console: captured.console)
+        #expect(captured.out == HelpText.text(for: nil)! + "\n")
+    }
+
+    @Test("usage mistakes exit 64 with one line that says what to fix", arguments: [
+        (["run"], "error: missing PROFILE (a JSON file, e.g. Profiles/demo.json)"),
+        (["run", "x.json", "--users", "0"], "error: --users: must be a whole number greater than 0, found \"0\""),
+        (["run", "x.json", "--duration", "soon"], "error: --duration: \"soon\" is not a duration (write e.g. 30s, 2m, 1h)"),
+        (["launch"], "error: unknown command \"launch\" (commands: run, validate, serve, report, help)"),
+        (["validate", "/nonexistent/profile.json"], "error: cannot read profile /nonexistent/profile.json: no such file or not readable"),
+    ])
+    func usageErrors(arguments: [String], message: String) async {
+        let captured = Captured()
+        let code = await Authload.main(arguments, console: captured.console)
+        #expect(code == .usage)
+        #expect(captured.err.split(separator: "\n").first.map(String.init) == message)
+    }
+
+    @Test("validate names the field of a bad flow kind and exits 64")
+    func unknownFlowKind() async throws {
+        let path = try temporaryFile("bad.json", """
+            {"name": "bad", "target": {"embedded": {}}, "load": {"users": 1, "duration": "1s"},
+             "flows": [{"name": "a", "kind": "fcsdk-logon"}]}
+            """)
+        let captured = Captured()
+        let code = await Authload.main(["validate", path], console: captured.console)
+        #expect(code == .usage)
+        #expect(captured.err == "error: bad.json: flows[0].kind: \"fcsdk-logon\" is not a flow kind (known kinds: fcsdk-login)\n")
+    }
+
+    @Test("validate names a bad embedded-server option")
+    func badStagingOption() async throws {
+        let path = try temporaryFile("bad.json", """
+            {"name": "bad", "target": {"embedded": {"fcsdk": {"errorRate": 1.5}}}, "load": {"users": 1, "duration": "1s"},
+             "flows": [{"name": "a", "kind": "fcsdk-login"}]}
+            """)
+        let captured = Captured()
+        let code = await Authload.main(["validate", path], console: captured.console)
+        #expect(code == .usage)
+        #expect(captured.err == "error: bad.json: target.embedded.fcsdk.errorRate: must be between 0 and 1, found 1.5\n")
+    }
+
+    @Test("every profile shipped in Profiles/ validates")
+    func shippedProfiles() async throws {
+        let directory = packageRoot.appendingPathComponent("Profiles")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".json") }
+        #expect(files.contains("demo.json"))
+        for file in files {
+            let captured = Captured()
+            let code = await Authload.main(["validate", directory.appendingPathComponent(file).path], console: captured.console)
+            #expect(code == .success, "\(file): \(captured.err)")
+        }
+    }
+}

@@ -1,0 +1,127 @@
+import AuthloadCore
+import AuthloadReport
+import Foundation
+import Testing
+
+@Suite("Report directory")
+struct ReportWriterTests {
+    /// A fresh directory per test, so tests can run in parallel.
+    static func scratch() -> String {
+        let dir = FileManager.default.temporaryDirectory
+            .appendingPathComponent("authload-report-tests-\(UUID().uuidString)").path
+        return dir
+    }
+
+    static func listing(_ dir: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+    }
+
+    @Test("writes the five files into a new directory and lists their paths")
+    func writesFiles() throws {
+        let dir = Self.scratch() + "/nested/report"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let files = try ReportWriter.write(Fixtures.run(), to: dir)
+        #expect(try Self.listing(dir) == ["errors.csv", "report.html", "result.json", "summary.csv", "timeseries.csv"])
+        #expect(files.html == dir + "/report.html")
+        #expect(files.resultJSON == dir + "/result.json")
+        #expect(Set(files.all.map { ($0 as NSString).lastPathComponent }).count == 5)
+        for path in files.all {
+            #expect(FileManager.default.fileExists(atPath: path))
+        }
+    }
+
+    @Test("result.json is pretty, has sorted keys and reads back to an equal RunResult")
+    func roundTrip() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var result = Fixtures.run(name: "naïve / \"quoted\" <name>")
+        // Awkward doubles: these lose their last bit under a sloppy encoder.
+        result.durationSeconds = 0.1 + 0.2
+        result.metrics[0].meanMicros = 1.0 / 3.0
+        result.timeseries[2].startSeconds = 4.000000000000001
+        let files = try ReportWriter.write(result, to: dir)
+        #expect(try ReportWriter.load(resultJSON: files.resultJSON) == result)
+        let text = try String(contentsOfFile: files.resultJSON, encoding: .utf8)
+        #expect(text.hasPrefix("{\n"))
+        let keys = ["durationSeconds", "endedAt", "environment", "errors", "intervalSeconds", "metrics", "notes",
+                    "profileName", "schemaVersion", "startedAt", "status", "timeseries"]
+        let positions = try keys.map { try #require(text.range(of: "\n  \"\($0)\" :")?.lowerBound) }
+        #expect(positions == positions.sorted())
+    }
+
+    @Test("atomic writes leave no temporary files behind, also when replacing an earlier report")
+    func noTemporaryFiles() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try ReportWriter.write(Fixtures.run(), to: dir)
+        try ReportWriter.write(Fixtures.run(name: "second"), to: dir)
+        let names = try Self.listing(dir)
+        #expect(names == ["errors.csv", "report.html", "result.json", "summary.csv", "timeseries.csv"])
+        #expect(try ReportWriter.load(resultJSON: dir + "/result.json").profileName == "second")
+    }
+
+    @Test("a file that cannot be replaced fails with its path and leaves no temporary file")
+    func failedWriteCleansUp() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // A directory where report.html should go makes the final rename fail.
+        try FileManager.default.createDirectory(atPath: dir + "/report.html/inner", withIntermediateDirectories: true)
+        let error = try #require(throws: ReportError.self) { try ReportWriter.write(Fixtures.run(), to: dir) }
+        #expect(error.path == dir + "/report.html")
+        #expect(error.description.hasPrefix(dir + "/report.html: cannot write: "))
+        #expect(try Self.listing(dir).allSatisfy { !$0.hasPrefix(".") })
+    }
+
+    @Test("loading a missing file names the file and says it is missing")
+    func loadMissing() throws {
+        let path = Self.scratch() + "/result.json"
+        let error = try #require(throws: ReportError.self) { try ReportWriter.load(resultJSON: path) }
+        #expect(error.description == "\(path): cannot read: no such file")
+    }
+
+    @Test("loading a damaged result.json names the file and the problem", arguments: [
+        ("not json at all", "not valid JSON: "),
+        ("{\"schemaVersion\": 1}", "missing field \""),
+        ("{\"schemaVersion\": 2}", "schemaVersion 2 is not supported (this authload reads 1)"),
+    ])
+    func loadDamaged(content: String, expected: String) throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let path = dir + "/result.json"
+        try content.write(toFile: path, atomically: false, encoding: .utf8)
+        let error = try #require(throws: ReportError.self) { try ReportWriter.load(resultJSON: path) }
+        #expect(error.path == path)
+        #expect(error.message.hasPrefix(expected), "\(error)")
+    }
+
+    @Test("a syntax error is located by line")
+    func syntaxErrorLine() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let path = dir + "/result.json"
+        try "{\n  \"schemaVersion\": 1,\n  \"status\": tru\n}\n".write(toFile: path, atomically: false, encoding: .utf8)
+        let error = try #require(throws: ReportError.self) { try ReportWriter.load(resultJSON: path) }
+        #expect(error.message.hasPrefix("not valid JSON: "))
+        #expect(error.message.contains("line 3"), "\(error)")
+    }
+
+    @Test("a missing or mistyped field is named by its path in the document")
+    func fieldPaths() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let files = try ReportWriter.write(Fixtures.run(), to: dir)
+        let original = try String(contentsOfFile: files.resultJSON, encoding: .utf8)
+
+        let mistyped = original.replacingOccurrences(of: "\"count\" : 100,", with: "\"count\" : \"many\",")
+        try mistyped.write(toFile: files.resultJSON, atomically: false, encoding: .utf8)
+        let typeError = try #require(throws: ReportError.self) { try ReportWriter.load(resultJSON: files.resultJSON) }
+        #expect(typeError.message.hasPrefix("field \"metrics[0].count\": expected Int"), "\(typeError)")
+
+        let missing = original.replacingOccurrences(of: "\"cores\" : 2,", with: "")
+        try missing.write(toFile: files.resultJSON, atomically: false, encoding: .utf8)
+        let keyError = try #require(throws: ReportError.self) { try ReportWriter.load(resultJSON: files.resultJSON) }
+        #expect(keyError.message == "missing field \"environment.cores\"")
+    }
+}
