@@ -14,8 +14,8 @@ extension HTMLReport {
         out += figure(throughputChart(m).render())
         out += figure(usersChart(m).render())
         out += "</section>\n<section>\n<h2>Latency over time</h2>\n"
-        out += "<p class=\"hint\">Whole-flow latency per interval, in milliseconds. Gaps are intervals in which "
-        out += "the flow had no samples.</p>\n"
+        out += "<p class=\"hint\">Latency per interval of each flow as a whole and of each of its steps, in "
+        out += "milliseconds, by the interval in which the sample started. Gaps are intervals without samples.</p>\n"
         if m.flows.isEmpty {
             var empty = LineChart(title: "Latency", yLabel: "ms")
             empty.xDomain = m.timeRange
@@ -23,12 +23,15 @@ extension HTMLReport {
         } else {
             out += "<div class=\"chart-grid\">\n"
             for flow in m.flows {
-                out += figure(latencyChart(m, flow: flow).render())
+                let steps = m.result.metrics.filter { $0.id.flow == flow && $0.id.step != nil && $0.count > 0 }.map(\.id)
+                for id in [MetricID(flow: flow, step: nil)] + steps {
+                    out += figure(latencyChart(m, id: id).render())
+                }
             }
             out += "</div>\n"
         }
         out += "</section>\n<section>\n<h2>Latency distribution</h2>\n"
-        out += "<p class=\"hint\">Each flow's latency over the whole run by percentile. The horizontal axis "
+        out += "<p class=\"hint\">Latency of each flow and step over the whole run by percentile. The horizontal axis "
         out += "stretches the tail: each step to the right is ten times rarer.</p>\n"
         let (chart, problems) = distributionChart(m)
         out += figure(chart.render())
@@ -70,9 +73,8 @@ extension HTMLReport {
         return chart
     }
 
-    /// (c) p50, p90 and p99 of one flow's whole-flow series, interval by interval.
-    static func latencyChart(_ m: ReportModel, flow: String) -> LineChart {
-        let id = MetricID(flow: flow, step: nil)
+    /// (c) p50, p90 and p99 of one series (a whole flow or one step), interval by interval.
+    static func latencyChart(_ m: ReportModel, id: MetricID) -> LineChart {
         var p50: [(x: Double, y: Double?)] = []
         var p90: [(x: Double, y: Double?)] = []
         var p99: [(x: Double, y: Double?)] = []
@@ -83,7 +85,7 @@ extension HTMLReport {
             p99.append((row.startSeconds, metric.map { Double($0.p99Micros) / 1000 }))
         }
         let colors = percentileColors
-        var chart = LineChart(title: "\(flow) latency", yLabel: "ms")
+        var chart = LineChart(title: id.step.map { "\(id.flow) · \($0) latency" } ?? "\(id.flow) latency (whole flow)", yLabel: "ms")
         chart.width = 600
         chart.compact = true
         // The whole run, not just this flow's samples, so the per-flow charts line up with each other.
@@ -93,7 +95,7 @@ extension HTMLReport {
             ChartSeries(name: "p90", color: colors.p90, points: p90, reduction: .max),
             ChartSeries(name: "p99", color: colors.p99, points: p99, reduction: .max),
         ]
-        chart.emptyMessage = "No whole-flow samples"
+        chart.emptyMessage = "No samples"
         return chart
     }
 
@@ -104,13 +106,13 @@ extension HTMLReport {
     static func distributionChart(_ m: ReportModel) -> (LineChart, [String]) {
         var problems: [String] = []
         var curves: [(flow: String, points: [(percentile: Double, value: Int)], count: Int)] = []
-        for summary in m.result.metrics where summary.id.step == nil && summary.count > 0 {
+        for summary in m.result.metrics where summary.count > 0 {
             do {
                 let histogram = try Histogram(serialized: summary.histogram)
                 guard histogram.totalCount > 0 else { continue }
-                curves.append((summary.id.flow, histogram.percentileDistribution(), histogram.totalCount))
+                curves.append((summary.id.description, histogram.percentileDistribution(), histogram.totalCount))
             } catch {
-                problems.append("The histogram of \(summary.id.flow) could not be read (\(error)); it is not plotted.")
+                problems.append("The histogram of \(summary.id) could not be read (\(error)); it is not plotted.")
             }
         }
         // Show the tail as far as the largest sample count can resolve it, from 99.99 % up to 99.9999 %.
