@@ -112,6 +112,7 @@ private final class ServerConnection: EventHandler {
     private var awaitingReply = false
     private var closeAfterWrite = false
     private var closed = false
+    private var interest = EPOLLIN.rawValue
 
     init(fd: Int32, loop: EventLoop, service: any HTTPService) {
         self.fd = fd
@@ -157,25 +158,26 @@ private final class ServerConnection: EventHandler {
                 return
             }
             let reply = service.respond(to: request)
+            let head = request.method == "HEAD"
             awaitingReply = true
             if reply.latency <= .zero {
-                deliver(reply, keepAlive: keepAlive)
+                deliver(reply, keepAlive: keepAlive, head: head)
             } else {
                 _ = loop.schedule(at: Monotonic.now + Monotonic.nanoseconds(reply.latency)) { [weak self] in
-                    self?.deliver(reply, keepAlive: keepAlive)
+                    self?.deliver(reply, keepAlive: keepAlive, head: head)
                 }
             }
         }
     }
 
-    private func deliver(_ reply: ServiceReply, keepAlive: Bool) {
+    private func deliver(_ reply: ServiceReply, keepAlive: Bool, head: Bool) {
         guard !closed else { return }
         awaitingReply = false
         switch reply.result {
         case .success(let response):
             var bytes: [UInt8] = []
             bytes.reserveCapacity(256 + response.body.count)
-            response.serialize(into: &bytes, keepAlive: keepAlive)
+            response.serialize(into: &bytes, keepAlive: keepAlive, respondingToHEAD: head)
             if !keepAlive { closeAfterWrite = true }
             enqueue(bytes)
             serveParsed()
@@ -197,7 +199,7 @@ private final class ServerConnection: EventHandler {
             if count < 0 {
                 if errno == EINTR { continue }
                 if errno == EAGAIN || errno == EWOULDBLOCK {
-                    loop.modify(fd, events: EPOLLIN.rawValue | EPOLLOUT.rawValue)
+                    setInterest(EPOLLIN.rawValue | EPOLLOUT.rawValue)
                     return
                 }
                 close()
@@ -207,8 +209,15 @@ private final class ServerConnection: EventHandler {
         }
         output.removeAll(keepingCapacity: true)
         written = 0
-        loop.modify(fd, events: EPOLLIN.rawValue)
+        setInterest(EPOLLIN.rawValue)
         if closeAfterWrite { close() }
+    }
+
+    /// Changes what epoll reports only when it changes: one syscall saved per response.
+    private func setInterest(_ events: UInt32) {
+        guard events != interest else { return }
+        interest = events
+        loop.modify(fd, events: events)
     }
 
     /// Closes with RST instead of FIN (SO_LINGER 0), as a crashed or reset peer would.

@@ -122,6 +122,11 @@ struct HTMLReportTests {
 }
 
 /// How many per-flow latency charts a result gets (at least one, even with no flows).
+/// Latency-over-time charts: one per flow and one per step that has samples (one empty chart when no flow).
 enum ModelFlows {
-    static func count(_ result: RunResult) -> Int { max(1, ReportModel(result).flows.count) }
+    static func count(_ result: RunResult) -> Int {
+        let flows = ReportModel(result).flows
+        let steps = result.metrics.filter { $0.id.step != nil && $0.count > 0 && flows.contains($0.id.flow) }.count
+        return max(1, flows.count + steps)
+    }
 }

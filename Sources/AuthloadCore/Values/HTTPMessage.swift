@@ -1,4 +1,4 @@
-/// One header field; names compare case-insensitively, values are kept as sent.
+/// One header field, name and value as sent; look-ups by name through ``HTTPHeaders`` ignore case.
 public struct HTTPField: Sendable, Hashable {
     public var name: String
     public var value: String
@@ -10,6 +10,8 @@ public struct HTTPField: Sendable, Hashable {
 }
 
 /// An ordered list of header fields, as they appear on the wire.
+///
+/// Equality compares the fields as sent, names' case and order included.
 public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
     public private(set) var fields: [HTTPField]
 
@@ -20,6 +22,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     }
 
     /// The first value of the named field (case-insensitive), as HTTP and STOMP both say the first wins.
+    @inlinable
     public subscript(name: String) -> String? {
         fields.first { $0.name.caseInsensitiveEquals(name) }?.value
     }
@@ -65,7 +68,7 @@ public struct HTTPRequest: Sendable, Hashable {
 
     /// The target without its query string.
     public var path: Substring {
-        target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
     }
 }
 
@@ -102,13 +105,17 @@ public struct HTTPResponse: Sendable, Hashable {
         case 405: "Method Not Allowed"
         case 408: "Request Timeout"
         case 410: "Gone"
+        case 409: "Conflict"
         case 413: "Content Too Large"
+        case 426: "Upgrade Required"
         case 429: "Too Many Requests"
         case 431: "Request Header Fields Too Large"
         case 500: "Internal Server Error"
+        case 501: "Not Implemented"
         case 502: "Bad Gateway"
         case 503: "Service Unavailable"
         case 504: "Gateway Timeout"
+        case 505: "HTTP Version Not Supported"
         default: "Status \(status)"
         }
     }
@@ -133,6 +140,7 @@ public struct RequestTiming: Sendable, Hashable {
 
 extension StringProtocol {
     /// ASCII case-insensitive comparison, enough for header names and tokens.
+    @inlinable
     public func caseInsensitiveEquals(_ other: some StringProtocol) -> Bool {
         let a = utf8, b = other.utf8
         guard a.count == b.count else { return false }
