@@ -130,9 +130,12 @@ public final class EventLoop: @unchecked Sendable {
                     _ = read(wakeFD, &value, 8)
                     continue
                 }
-                handlers[fd]?.handleEvents(event.events)
+                // Looked up first: a handler may register or close descriptors while it runs.
+                let handler = handlers[fd]
+                handler?.handleEvents(event.events)
             }
-            timers.fireDue(now: Monotonic.now)
+            let now = Monotonic.now
+            while let callback = timers.popDue(now: now) { callback() }
             runSubmitted()
         }
     }

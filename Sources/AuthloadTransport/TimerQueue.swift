@@ -33,12 +33,15 @@ struct TimerQueue {
         return Int32(min(Int64(Int32.max), (wait + 999_999) / 1_000_000))
     }
 
-    mutating func fireDue(now: Int64) {
+    /// Removes and returns the next callback whose deadline has come.
+    ///
+    /// The caller runs it outside any mutation of the queue: a callback may schedule or cancel timers.
+    mutating func popDue(now: Int64) -> (() -> Void)? {
         while let first = heap.first, first.deadline <= now {
             popFirst()
-            // A callback may schedule or cancel timers; it runs after the heap is consistent again.
-            if let callback = callbacks.removeValue(forKey: first.id) { callback() }
+            if let callback = callbacks.removeValue(forKey: first.id) { return callback }
         }
+        return nil
     }
 
     private mutating func dropCancelled() {
