@@ -1,3 +1,4 @@
+import CSystem
 import Foundation
 
 import AuthloadCore
@@ -116,7 +117,8 @@ public final class EventLoopGroup: Sendable {
 
 /// Facts about the machine the generator runs on.
 public enum System {
-    public static var coreCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+    /// The CPUs this process may use (a `taskset` narrows it), so loops match the cores actually there.
+    public static var coreCount: Int { max(1, Int(authload_available_cpus())) }
 
     /// Raises the open-file limit to the hard limit and returns the new limit.
     @discardableResult

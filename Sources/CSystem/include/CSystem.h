@@ -4,6 +4,10 @@
 #define AUTHLOAD_CSYSTEM_H
 
 #ifdef __linux__
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
@@ -24,7 +28,6 @@ static inline int authload_set_nonblocking(int fd) {
     return fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
-static inline int authload_errno(void) { return errno; }
 
 /// Monotonic nanoseconds, the time base of the event loops' timers and request timing.
 static inline long long authload_monotonic_ns(void) {
@@ -33,24 +36,15 @@ static inline long long authload_monotonic_ns(void) {
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/// CPU time (user + system) this process has used, in microseconds.
-static inline long long authload_process_cpu_us(void) {
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
-    return (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000LL
-        + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+/// CPUs this process may run on (respects taskset and cgroup cpusets), at least 1.
+static inline int authload_available_cpus(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return (int)sysconf(_SC_NPROCESSORS_ONLN);
+    int count = CPU_COUNT(&set);
+    return count > 0 ? count : 1;
 }
 
-/// Peak resident set size of this process, in kilobytes.
-static inline long authload_peak_rss_kb(void) {
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
-    return ru.ru_maxrss;
-}
-
-static inline int authload_ignore_sigpipe(void) {
-    return signal(SIGPIPE, SIG_IGN) == SIG_ERR ? -1 : 0;
-}
 #endif
 
 #endif
