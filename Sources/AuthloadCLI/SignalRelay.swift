@@ -11,6 +11,7 @@ final class SignalRelay: @unchecked Sendable {
 
     init(handler: @escaping @Sendable (Int) -> Void) {
         let count = Locked(0)
+        let armed = DispatchSemaphore(value: 0)
         sources = [SIGINT, SIGTERM].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
@@ -20,9 +21,12 @@ final class SignalRelay: @unchecked Sendable {
                     return value
                 })
             }
+            source.setRegistrationHandler { armed.signal() }
             source.resume()
             return source
         }
+        // A source is armed asynchronously; until then the signal meets SIG_IGN and is lost.
+        for _ in sources { _ = armed.wait(timeout: .now() + .seconds(2)) }
     }
 
     func cancel() {

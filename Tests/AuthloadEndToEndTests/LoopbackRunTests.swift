@@ -39,7 +39,7 @@ struct LoopbackRunTests {
     func errorRate() async throws {
         var staging = StagingConfiguration()
         staging.fcsdk.errorRate = 0.10
-        let outcome = try await run(users: 20, duration: .seconds(2), think: .zero, staging: staging)
+        let outcome = try await run(users: 40, duration: .seconds(4), think: .zero, staging: staging)
         let login = try #require(outcome.measured.metrics.first { $0.id == MetricID(flow: "login", step: "login") })
         let errors = outcome.measured.errors.filter { $0.id == login.id }
         #expect(login.count >= 2000, "need enough samples for a ±2 point bound; got \(login.count)")

@@ -38,7 +38,10 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Sends one request as step number `step`, classifies the response and records the sample.
     ///
-    /// The request gets the step timeout or what is left of the flow's, whichever is shorter.
+    /// The request gets the step timeout or what is left of the flow's, whichever is shorter. A response's
+    /// latency is the transport's own measure (hand-off to the transport → last byte parsed), as wrk
+    /// measures: the generator's task scheduling after that must not pass for server time. A request
+    /// without a response counts the time on the clock until it failed.
     public func exchange(step: Int, _ request: HTTPRequest, classify: (HTTPResponse) -> Outcome) async -> StepResult {
         let start = clock.now
         let timeout = min(stepTimeout, start.duration(to: deadline))
@@ -53,14 +56,16 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
                 result = StepResult(response: nil, outcome: Outcome(error))
             }
         }
-        record(step: step, start: start, outcome: result.outcome)
+        record(step: step, start: start, outcome: result.outcome, latency: result.response?.timing.total)
         return result
     }
 
     /// Records a step that is not one request (e.g. waiting for a status message).
-    public func record(step: Int, start: C.Instant, outcome: Outcome) {
+    ///
+    /// - Parameter latency: the step's duration when measured elsewhere; by default, start → now on the clock.
+    public func record(step: Int, start: C.Instant, outcome: Outcome, latency: Duration? = nil) {
         recorder.record(metric: firstStepMetric + step, startOffset: runStart.duration(to: start),
-                        latency: start.duration(to: clock.now), outcome: outcome, shard: shard)
+                        latency: latency ?? start.duration(to: clock.now), outcome: outcome, shard: shard)
     }
 
     /// Waits inside the flow (e.g. a user looking at the app between login and logout).
