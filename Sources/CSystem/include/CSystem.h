@@ -4,10 +4,6 @@
 #define AUTHLOAD_CSYSTEM_H
 
 #ifdef __linux__
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
@@ -37,13 +33,8 @@ static inline long long authload_monotonic_ns(void) {
 }
 
 /// CPUs this process may run on (respects taskset and cgroup cpusets), at least 1.
-static inline int authload_available_cpus(void) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof(set), &set) != 0) return (int)sysconf(_SC_NPROCESSORS_ONLN);
-    int count = CPU_COUNT(&set);
-    return count > 0 ? count : 1;
-}
+/// Defined in shim.c, where _GNU_SOURCE can be set without clashing with the Glibc module.
+int authload_available_cpus(void);
 
 #endif
 
