@@ -1,0 +1,86 @@
+/// Writes frames in STOMP 1.2 wire form, and the heart-beat that goes between them.
+///
+/// The output is always one well-formed frame that ``StompFrameDecoder`` reads back, whatever the
+/// frame holds. Header names and values are escaped, except in CONNECT, STOMP and CONNECTED frames
+/// (see ``StompCommand/escapesHeaders``). A few bytes have no wire form and are dropped rather than
+/// allowed to split the frame or inject a header: NUL anywhere in a header; CR and LF in the unescaped
+/// frames; `:` in their header names. A header whose name ends up empty is skipped.
+///
+/// ```swift
+/// let frame = StompFrame.message(destination: "/user/queue", subscription: "/user/queue",
+///                                messageID: "7f3c-12", contentType: "application/json",
+///                                body: Array(#"{"status":"AuthCompleted"}"#.utf8))
+/// socket.sendText(StompFrameEncoder.encode(frame))
+/// socket.sendText(StompFrameEncoder.heartBeat)   // when the negotiated interval has passed
+/// ```
+public enum StompFrameEncoder {
+    /// A single LF: the whole of a STOMP heart-beat, which readers skip between frames.
+    public static let heartBeat: [UInt8] = [lineFeed]
+
+    /// The wire form of `frame`, ending in NUL.
+    ///
+    /// A non-empty body gets a `content-length` header after the others, so that NUL bytes in it survive;
+    /// a `content-length` the frame already has is written as is and must match the body.
+    public static func encode(_ frame: StompFrame) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(64 + frame.body.count + frame.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 })
+        encode(frame, into: &output)
+        return output
+    }
+
+    /// Appends the wire form of `frame` to `output`, e.g. straight into a WebSocket payload buffer.
+    public static func encode(_ frame: StompFrame, into output: inout [UInt8]) {
+        output.append(contentsOf: frame.command.rawValue.utf8)
+        output.append(lineFeed)
+        let escapes = frame.command.escapesHeaders
+        var hasContentLength = false
+        for (name, value) in frame.headers {
+            let nameStart = output.count
+            append(name, isName: true, escaping: escapes, to: &output)
+            guard output.count > nameStart else { continue }
+            output.append(colon)
+            append(value, isName: false, escaping: escapes, to: &output)
+            // Compared as written, so a name that only becomes `content-length` once NUL is dropped still counts.
+            hasContentLength = hasContentLength || output[nameStart..<output.count].starts(with: contentLengthColon)
+            output.append(lineFeed)
+        }
+        if !frame.body.isEmpty, !hasContentLength {
+            output.append(contentsOf: contentLengthColon)
+            output.append(contentsOf: String(frame.body.count).utf8)
+            output.append(lineFeed)
+        }
+        output.append(lineFeed)
+        output.append(contentsOf: frame.body)
+        output.append(0)
+    }
+
+    private static let lineFeed: UInt8 = 0x0A
+    private static let carriageReturn: UInt8 = 0x0D
+    private static let colon: UInt8 = 0x3A
+    private static let backslash: UInt8 = 0x5C
+    private static let contentLengthColon = Array("content-length:".utf8)
+
+    private static func append(_ text: String, isName: Bool, escaping: Bool, to output: inout [UInt8]) {
+        for byte in text.utf8 {
+            if escaping, let letter = escapeLetter(byte) {
+                output.append(backslash)
+                output.append(letter)
+            } else if byte == 0 || (!escaping && (byte == carriageReturn || byte == lineFeed || (isName && byte == colon))) {
+                continue
+            } else {
+                output.append(byte)
+            }
+        }
+    }
+
+    /// The letter after `\` that stands for `byte` in STOMP 1.2 escaping, or nil when `byte` is written as is.
+    private static func escapeLetter(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case carriageReturn: UInt8(ascii: "r")
+        case lineFeed: UInt8(ascii: "n")
+        case colon: UInt8(ascii: "c")
+        case backslash: backslash
+        default: nil
+        }
+    }
+}

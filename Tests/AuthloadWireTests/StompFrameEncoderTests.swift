@@ -1,0 +1,91 @@
+import Testing
+@testable import AuthloadWire
+
+@Suite("STOMP frame encoding")
+struct StompFrameEncoderTests {
+    @Test("writes the GCCS client's CONNECT: accept-version only, no host, no heart-beat")
+    func gccsConnect() {
+        #expect(StompFrameEncoder.encode(.connect()) == stompBytes("CONNECT\naccept-version:1.1,1.2\n\n\0"))
+    }
+
+    @Test("writes the GCCS client's SUBSCRIBE with the destination as id and ack:auto")
+    func gccsSubscribe() {
+        #expect(StompFrameEncoder.encode(.subscribe(destination: "/user/queue", id: "/user/queue"))
+            == stompBytes("SUBSCRIBE\ndestination:/user/queue\nid:/user/queue\nack:auto\n\n\0"))
+    }
+
+    @Test("writes a heart-beat as a single LF")
+    func heartBeat() {
+        #expect(StompFrameEncoder.heartBeat == [0x0A])
+    }
+
+    @Test("escapes CR, LF, colon and backslash in header values", arguments: [
+        ("a\rb", "a\\rb"),
+        ("a\nb", "a\\nb"),
+        ("a:b", "a\\cb"),
+        ("a\\b", "a\\\\b"),
+        ("\r\n:\\", "\\r\\n\\c\\\\"),
+        ("plain/text é", "plain/text é"),
+    ])
+    func escapesValues(value: String, escaped: String) {
+        let frame = StompFrame(command: .send, headers: ["x": value])
+        let bytes = StompFrameEncoder.encode(frame)
+        #expect(bytes == stompBytes("SEND\nx:\(escaped)\n\n\0"))
+        #expect(stompDecode(bytes).frames == [frame])
+    }
+
+    @Test("escapes header names too")
+    func escapesNames() {
+        let frame = StompFrame(command: .message, headers: ["a:b\\c\nd": "v"])
+        let bytes = StompFrameEncoder.encode(frame)
+        #expect(bytes == stompBytes("MESSAGE\na\\cb\\\\c\\nd:v\n\n\0"))
+        #expect(stompDecode(bytes).frames == [frame])
+    }
+
+    @Test("writes CONNECT, STOMP and CONNECTED header values unescaped", arguments: [StompCommand.connect, .stomp, .connected])
+    func verbatimFrames(command: StompCommand) {
+        let frame = StompFrame(command: command, headers: ["passcode": "a:b\\c"])
+        let bytes = StompFrameEncoder.encode(frame)
+        #expect(bytes == stompBytes("\(command.rawValue)\npasscode:a:b\\c\n\n\0"))
+        #expect(stompDecode(bytes).frames == [frame])
+    }
+
+    @Test("drops bytes that have no wire form instead of letting them split the frame", arguments: [
+        (StompCommand.connect, "pass\r\nword", "passcode:password"),
+        (.connected, "x\ny", "passcode:xy"),
+        (.send, "a\0b", "passcode:ab"),
+    ])
+    func dropsUnrepresentableBytes(command: StompCommand, value: String, line: String) {
+        let bytes = StompFrameEncoder.encode(StompFrame(command: command, headers: ["passcode": value]))
+        #expect(bytes == stompBytes("\(command.rawValue)\n\(line)\n\n\0"))
+    }
+
+    @Test("drops colons from unescaped header names and skips headers whose name is left empty")
+    func sanitisesVerbatimNames() {
+        let frame = StompFrame(command: .connect, headers: ["a:b": "1", ":": "2", "\0": "3", "": "4"])
+        #expect(StompFrameEncoder.encode(frame) == stompBytes("CONNECT\nab:1\n\n\0"))
+    }
+
+    @Test("adds content-length after the other headers when the body is not empty")
+    func addsContentLength() {
+        let frame = StompFrame(command: .send, headers: ["destination": "/q"], body: [0x61, 0, 0x62])
+        #expect(StompFrameEncoder.encode(frame) == stompBytes("SEND\ndestination:/q\ncontent-length:3\n\na\0b\0"))
+    }
+
+    @Test("keeps a content-length the frame already has, and adds none for an empty body")
+    func keepsContentLength() {
+        let given = StompFrame(command: .send, headers: ["content-length": "2", "destination": "/q"], body: [0x61, 0x62])
+        #expect(StompFrameEncoder.encode(given) == stompBytes("SEND\ncontent-length:2\ndestination:/q\n\nab\0"))
+        #expect(StompFrameEncoder.encode(StompFrame(command: .send)) == stompBytes("SEND\n\n\0"))
+        // Recognised as written: dropping the NUL makes this name content-length.
+        let sanitised = StompFrame(command: .send, headers: ["content-\0length": "2"], body: [0x61, 0x62])
+        #expect(StompFrameEncoder.encode(sanitised) == stompBytes("SEND\ncontent-length:2\n\nab\0"))
+    }
+
+    @Test("appends to an existing buffer")
+    func encodeInto() {
+        var output = StompFrameEncoder.heartBeat
+        StompFrameEncoder.encode(.receipt(id: "7"), into: &output)
+        #expect(output == stompBytes("\nRECEIPT\nreceipt-id:7\n\n\0"))
+    }
+}
