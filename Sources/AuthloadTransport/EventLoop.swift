@@ -20,7 +20,6 @@ public final class EventLoop: @unchecked Sendable {
     private var timers = TimerQueue()
     private let submitted = Locked(Submitted())
     private var thread: Thread?
-    private var threadID: pthread_t?
     private var running = true
     /// Scratch space for reads; one per loop, since a loop reads one socket at a time.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
@@ -41,7 +40,6 @@ public final class EventLoop: @unchecked Sendable {
         epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event)
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread { [unowned self] in
-            self.threadID = pthread_self()
             ready.signal()
             self.runLoop()
         }
@@ -51,9 +49,6 @@ public final class EventLoop: @unchecked Sendable {
         thread.start()
         ready.wait()
     }
-
-    /// True on this loop's own thread.
-    var inLoop: Bool { threadID.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
 
     /// Runs `work` on the loop's thread, soon; callable from any thread.
     public func execute(_ work: @escaping @Sendable () -> Void) {
