@@ -13,8 +13,10 @@ let package = Package(
     ],
     targets: [
         .target(name: "CSystem"),
+        // TLS, SHA-1/SHA-256 and random bytes come from the system OpenSSL (Debian/Ubuntu: libssl-dev).
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
         .target(name: "AuthloadCore", swiftSettings: strict),
-        .target(name: "AuthloadWire", dependencies: ["AuthloadCore"], swiftSettings: strict),
+        .target(name: "AuthloadWire", dependencies: ["AuthloadCore", "COpenSSL"], swiftSettings: strict),
         .target(name: "AuthloadTransport", dependencies: ["AuthloadCore", "AuthloadWire", "CSystem"], swiftSettings: strict),
         .target(name: "AuthloadFlows", dependencies: ["AuthloadCore", "AuthloadWire"], swiftSettings: strict),
         .target(name: "AuthloadStaging", dependencies: ["AuthloadCore", "AuthloadWire"], swiftSettings: strict),

@@ -1,0 +1,46 @@
+import Testing
+@testable import AuthloadWire
+
+@Suite struct Base64Tests {
+    @Test("encodes and decodes the RFC 4648 §10 vectors", arguments: [
+        ("", "", ""), ("f", "Zg==", "Zg"), ("fo", "Zm8=", "Zm8"), ("foo", "Zm9v", "Zm9v"),
+        ("foob", "Zm9vYg==", "Zm9vYg"), ("fooba", "Zm9vYmE=", "Zm9vYmE"), ("foobar", "Zm9vYmFy", "Zm9vYmFy"),
+    ])
+    func vectors(text: String, standard: String, url: String) {
+        #expect(Base64.encoded(Array(text.utf8)) == standard)
+        #expect(Base64.urlEncoded(Array(text.utf8)) == url)
+        #expect(Base64.decoded(standard) == Array(text.utf8))
+        #expect(Base64.urlDecoded(url) == Array(text.utf8))
+        #expect(Base64.urlDecoded(standard) == Array(text.utf8))
+    }
+
+    @Test("uses - and _ in the URL alphabet")
+    func alphabets() {
+        #expect(Base64.encoded([0xFB, 0xFF, 0xBF]) == "+/+/")
+        #expect(Base64.urlEncoded([0xFB, 0xFF, 0xBF]) == "-_-_")
+        #expect(Base64.decoded("+/+/") == [0xFB, 0xFF, 0xBF])
+        #expect(Base64.urlDecoded("-_-_") == [0xFB, 0xFF, 0xBF])
+    }
+
+    @Test("rejects standard text that is not a canonical encoding", arguments: [
+        "Zg", "Zg=", "Zg===", "Z===", "====", "Zh==", "Zm9=", "Zm9v YmFy", "Zm9v\n", "Zg==Zg==", "-_-_", "Zm9v\u{0}",
+    ])
+    func rejectsStandard(text: String) {
+        #expect(Base64.decoded(text) == nil)
+    }
+
+    @Test("rejects URL text that is not a canonical encoding", arguments: ["Z", "Zg=", "Zh", "+/+/", "Zm9vY", "Zg=a", "=="])
+    func rejectsURL(text: String) {
+        #expect(Base64.urlDecoded(text) == nil)
+    }
+
+    @Test("round-trips every length up to 300")
+    func roundTrip() {
+        var generator = SeededGenerator(state: 64)
+        for length in 0...300 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            #expect(Base64.decoded(Base64.encoded(bytes)) == bytes)
+            #expect(Base64.urlDecoded(Base64.urlEncoded(bytes)) == bytes)
+        }
+    }
+}
