@@ -11,12 +11,14 @@ struct PendingRequest {
     let continuation: CheckedContinuation<HTTPResponse, any Error>
     let start: Int64
     var connected: Int64?
+    var secured: Int64?
     var firstByte: Int64?
     var reusedConnection = false
     var timer: TimerID?
 }
 
-/// One client TCP connection on one event loop: connect, write a request, parse the response.
+/// One client connection on one event loop: connect, secure (TLS, when its stream does it), write a
+/// request, parse the response.
 ///
 /// Touched only on its loop's thread. It serves one request at a time and reports back to its
 /// owner when it closes, so the owner opens a new one next time.
@@ -24,10 +26,11 @@ final class ClientConnection: EventHandler {
     /// The detail of a failure on a reused connection before any byte came back: safe to retry once.
     static let staleDetail = "stale keep-alive connection"
 
-    enum State { case connecting, open, closed }
+    enum State { case connecting, handshaking, open, closed }
 
     let loop: EventLoop
     let fd: Int32
+    let stream: any ByteStream
     private(set) var state = State.connecting
     private var pending: PendingRequest?
     private var written = 0
@@ -37,11 +40,20 @@ final class ClientConnection: EventHandler {
     private let idleTimeout: Int64
     private let onClose: (ClientConnection) -> Void
 
-    init(loop: EventLoop, address: SocketAddress, idleTimeout: Duration, onClose: @escaping (ClientConnection) -> Void) throws(TransportError) {
+    /// - Parameter makeStream: wraps the connected socket: ``PlainStream`` for TCP, a TLS stream for HTTPS.
+    init(loop: EventLoop, address: SocketAddress, idleTimeout: Duration,
+         makeStream: (Int32) throws(TransportError) -> any ByteStream = { PlainStream(fd: $0) },
+         onClose: @escaping (ClientConnection) -> Void) throws(TransportError) {
         self.loop = loop
         self.idleTimeout = Monotonic.nanoseconds(idleTimeout)
         self.onClose = onClose
         fd = try Sockets.makeTCP(family: address.family)
+        do {
+            stream = try makeStream(fd)
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
         let result = address.withSockaddr { Glibc.connect(fd, $0, $1) }
         if result != 0 && errno != EINPROGRESS {
             let code = errno
@@ -63,7 +75,7 @@ final class ClientConnection: EventHandler {
         let deadline = request.deadline
         request.timer = loop.schedule(at: deadline) { [weak self] in
             guard let self else { return }
-            self.fail(TransportError(self.state == .connecting ? .connectTimeout : .timeout))
+            self.fail(TransportError(self.state == .open ? .timeout : .connectTimeout))
         }
         pending = request
         written = 0
@@ -72,9 +84,10 @@ final class ClientConnection: EventHandler {
     }
 
     func handleEvents(_ events: UInt32) {
-        if state == .connecting {
-            finishConnect()
-            return
+        switch state {
+        case .connecting: finishConnect(); return
+        case .handshaking: continueHandshake(); return
+        case .open, .closed: break
         }
         if events & EPOLLOUT.rawValue != 0 { flush() }
         if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { readAvailable() }
@@ -85,6 +98,7 @@ final class ClientConnection: EventHandler {
         guard state != .closed else { return }
         state = .closed
         if let idleTimer { loop.cancel(idleTimer) }
+        stream.shutdown()
         loop.close(fd)
         onClose(self)
         if let request = pending {
@@ -104,28 +118,46 @@ final class ClientConnection: EventHandler {
             fail(SocketError.transportError(code, during: "connect"))
             return
         }
-        state = .open
+        state = .handshaking
         pending?.connected = Monotonic.now
-        setInterest(EPOLLIN.rawValue)
-        if pending != nil { flush() } else { armIdleTimer() }
+        continueHandshake()
+    }
+
+    private func continueHandshake() {
+        switch stream.handshake() {
+        case .done:
+            state = .open
+            pending?.secured = Monotonic.now
+            setInterest(EPOLLIN.rawValue)
+            if pending != nil { flush() } else { armIdleTimer() }
+        case .wouldBlock(let interest):
+            setInterest(interest)
+        case .end:
+            fail(TransportError(.tls, "the server closed the connection during the TLS handshake"))
+        case .failed(let error):
+            fail(error)
+        }
     }
 
     private func flush() {
         guard let request = pending, written < request.bytes.count else { return }
         while written < request.bytes.count {
-            let count = request.bytes.withUnsafeBytes { buffer in
-                Glibc.send(fd, buffer.baseAddress! + written, buffer.count - written, Int32(MSG_NOSIGNAL))
+            let result = request.bytes.withUnsafeBytes { buffer in
+                stream.write(UnsafeRawBufferPointer(rebasing: buffer[written...]))
             }
-            if count < 0 {
-                if errno == EAGAIN || errno == EWOULDBLOCK {
-                    setInterest(EPOLLIN.rawValue | EPOLLOUT.rawValue)
-                    return
-                }
-                if errno == EINTR { continue }
-                failOrRetry(SocketError.transportError(errno, during: "send"))
+            switch result {
+            case .done(let count):
+                written += count
+            case .wouldBlock(let interest):
+                setInterest(EPOLLIN.rawValue | interest)
+                return
+            case .end:
+                failOrRetry(TransportError(.closed, "the server closed the connection"))
+                return
+            case .failed(let error):
+                failOrRetry(error)
                 return
             }
-            written += count
         }
         setInterest(EPOLLIN.rawValue)
     }
@@ -139,8 +171,8 @@ final class ClientConnection: EventHandler {
 
     private func readAvailable() {
         while state == .open {
-            let count = recv(fd, loop.readBuffer.baseAddress, loop.readBuffer.count, 0)
-            if count > 0 {
+            switch stream.read(into: loop.readBuffer) {
+            case .done(let count):
                 if pending != nil, pending?.firstByte == nil { pending?.firstByte = Monotonic.now }
                 guard pending != nil else {
                     fail(TransportError(.protocolViolation, "\(count) bytes arrived while no request was pending"))
@@ -148,14 +180,17 @@ final class ClientConnection: EventHandler {
                 }
                 parser.feed(UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]))
                 if !deliverParsed() { return }
-                if count < loop.readBuffer.count { return }
-            } else if count == 0 {
+                // A short read drained the socket: skip the recv that would only say EAGAIN.
+                if count < loop.readBuffer.count && !stream.hasBufferedInput { return }
+            case .wouldBlock(let interest):
+                // TLS may need the socket writable to go on reading.
+                if interest != EPOLLIN.rawValue { setInterest(EPOLLIN.rawValue | interest) }
+                return
+            case .end:
                 endOfStream()
                 return
-            } else {
-                if errno == EAGAIN || errno == EWOULDBLOCK { return }
-                if errno == EINTR { continue }
-                failOrRetry(SocketError.transportError(errno, during: "recv"))
+            case .failed(let error):
+                failOrRetry(error)
                 return
             }
         }
@@ -208,8 +243,10 @@ final class ClientConnection: EventHandler {
         let now = Monotonic.now
         var response = response
         let connected = request.connected ?? request.start
+        let secured = request.secured ?? connected
         response.timing = RequestTiming(
             connect: .nanoseconds(connected - request.start),
+            tlsHandshake: .nanoseconds(secured - connected),
             timeToFirstByte: .nanoseconds((request.firstByte ?? now) - request.start),
             total: .nanoseconds(now - request.start),
             reusedConnection: request.reusedConnection)

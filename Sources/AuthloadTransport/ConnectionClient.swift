@@ -94,6 +94,11 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
         connection?.close(failing: TransportError(.cancelled))
     }
 
+    // Replaced by the WebSocket work of issue 3; until then a flow that opens a socket fails clearly.
+    func openWebSocket(_ request: HTTPRequest, protocols: [String], timeout: Duration) async throws -> any WebSocketConnection {
+        throw TransportError(.other, "WebSocket is not implemented on this transport yet")
+    }
+
     func shutdown() {
         loop.execute { self.connection?.close() }
     }

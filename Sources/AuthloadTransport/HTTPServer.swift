@@ -42,7 +42,7 @@ public final class HTTPServer: Sendable {
         }
         self.port = SocketAddress(copying: &bound).port
         self.host = host
-        self.listener = Listener(fd: fd, group: group, service: service)
+        self.listener = Listener(fd: fd, group: group, service: service) { PlainStream(fd: $0) }
         let listener = self.listener
         listener.loop.execute { listener.start() }
     }
@@ -62,13 +62,16 @@ private final class Listener: EventHandler, @unchecked Sendable {
     let loop: EventLoop
     let group: EventLoopGroup
     let service: any HTTPService
+    /// Wraps an accepted socket, on the loop that will own it.
+    let makeStream: @Sendable (Int32) -> any ByteStream
     private var open = true
 
-    init(fd: Int32, group: EventLoopGroup, service: any HTTPService) {
+    init(fd: Int32, group: EventLoopGroup, service: any HTTPService, makeStream: @escaping @Sendable (Int32) -> any ByteStream) {
         self.fd = fd
         self.group = group
         self.loop = group.next()
         self.service = service
+        self.makeStream = makeStream
     }
 
     func start() { loop.register(fd, events: EPOLLIN.rawValue, handler: self) }
@@ -91,20 +94,25 @@ private final class Listener: EventHandler, @unchecked Sendable {
             setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             let target = group.next()
             let service = self.service
+            let makeStream = self.makeStream
             let adopt: @Sendable () -> Void = {
-                let connection = ServerConnection(fd: client, loop: target, service: service)
+                let connection = ServerConnection(stream: makeStream(client), loop: target, service: service)
                 target.register(client, events: EPOLLIN.rawValue, handler: connection)
+                connection.start()
             }
             if target === loop { adopt() } else { target.execute(adopt) }
         }
     }
 }
 
-/// One accepted connection: parses requests, asks the service, writes responses in order.
+/// One accepted connection: secures itself when its stream does TLS, then parses requests, asks the
+/// service, and writes responses in order.
 private final class ServerConnection: EventHandler {
     let fd: Int32
+    let stream: any ByteStream
     let loop: EventLoop
     let service: any HTTPService
+    private var handshaking = true
     private var parser = HTTPRequestParser()
     private var output: [UInt8] = []
     private var written = 0
@@ -114,28 +122,49 @@ private final class ServerConnection: EventHandler {
     private var closed = false
     private var interest = EPOLLIN.rawValue
 
-    init(fd: Int32, loop: EventLoop, service: any HTTPService) {
-        self.fd = fd
+    init(stream: any ByteStream, loop: EventLoop, service: any HTTPService) {
+        self.fd = stream.fd
+        self.stream = stream
         self.loop = loop
         self.service = service
     }
 
+    /// Begins the stream's handshake (a no-op for plain TCP); call once registered.
+    func start() { continueHandshake() }
+
+    private func continueHandshake() {
+        switch stream.handshake() {
+        case .done:
+            handshaking = false
+            setInterest(EPOLLIN.rawValue)
+        case .wouldBlock(let interest):
+            setInterest(interest)
+        case .end, .failed:
+            close()
+        }
+    }
+
     func handleEvents(_ events: UInt32) {
+        if handshaking {
+            continueHandshake()
+            if handshaking { return }
+        }
         if events & EPOLLOUT.rawValue != 0 { flush() }
         if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { readAvailable() }
     }
 
     private func readAvailable() {
         while !closed {
-            let count = recv(fd, loop.readBuffer.baseAddress, loop.readBuffer.count, 0)
-            if count > 0 {
+            switch stream.read(into: loop.readBuffer) {
+            case .done(let count):
                 parser.feed(UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]))
                 serveParsed()
-                if count < loop.readBuffer.count { return }
-            } else if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                close()
+                if count < loop.readBuffer.count && !stream.hasBufferedInput { return }
+            case .wouldBlock(let interest):
+                if interest != EPOLLIN.rawValue { setInterest(EPOLLIN.rawValue | interest) }
                 return
-            } else if errno != EINTR {
+            case .end, .failed:
+                close()
                 return
             }
         }
@@ -150,7 +179,7 @@ private final class ServerConnection: EventHandler {
                 request = parsed
                 keepAlive = alive
             } catch {
-                let status = (error as? HTTPParseError)?.suggestedStatus ?? 400
+                let status = error.suggestedStatus
                 var bytes: [UInt8] = []
                 HTTPResponse(status: status, body: Array("\(error)\n".utf8)).serialize(into: &bytes, keepAlive: false)
                 closeAfterWrite = true
@@ -193,19 +222,19 @@ private final class ServerConnection: EventHandler {
 
     private func flush() {
         while written < output.count {
-            let count = output.withUnsafeBytes { buffer in
-                Glibc.send(fd, buffer.baseAddress! + written, buffer.count - written, Int32(MSG_NOSIGNAL))
+            let result = output.withUnsafeBytes { buffer in
+                stream.write(UnsafeRawBufferPointer(rebasing: buffer[written...]))
             }
-            if count < 0 {
-                if errno == EINTR { continue }
-                if errno == EAGAIN || errno == EWOULDBLOCK {
-                    setInterest(EPOLLIN.rawValue | EPOLLOUT.rawValue)
-                    return
-                }
+            switch result {
+            case .done(let count):
+                written += count
+            case .wouldBlock(let interest):
+                setInterest(EPOLLIN.rawValue | interest)
+                return
+            case .end, .failed:
                 close()
                 return
             }
-            written += count
         }
         output.removeAll(keepingCapacity: true)
         written = 0
@@ -230,6 +259,7 @@ private final class ServerConnection: EventHandler {
     private func close() {
         guard !closed else { return }
         closed = true
+        stream.shutdown()
         loop.close(fd)
     }
 }

@@ -64,6 +64,11 @@ final class ConnectionPool: HTTPClient {
         return try await client.execute(request, timeout: timeout)
     }
 
+    // Replaced by the WebSocket work of issue 3; until then a flow that opens a socket fails clearly.
+    func openWebSocket(_ request: HTTPRequest, protocols: [String], timeout: Duration) async throws -> any WebSocketConnection {
+        throw TransportError(.other, "WebSocket is not implemented on this transport yet")
+    }
+
     /// Pooled connections outlive any one user's flow.
     func shutdown() {}
 

@@ -123,15 +123,19 @@ public struct HTTPResponse: Sendable, Hashable {
 
 /// Where the time of one request went, measured by the transport on the monotonic clock.
 ///
-/// `connect` is zero when the request reused a kept-alive connection.
+/// Each figure counts from the hand-off to the transport. `connect` (TCP) and `tlsHandshake` (the TLS
+/// handshake after it) are zero when the request reused a kept-alive connection.
 public struct RequestTiming: Sendable, Hashable {
     public var connect: Duration
+    public var tlsHandshake: Duration
     public var timeToFirstByte: Duration
     public var total: Duration
     public var reusedConnection: Bool
 
-    public init(connect: Duration = .zero, timeToFirstByte: Duration = .zero, total: Duration = .zero, reusedConnection: Bool = false) {
+    public init(connect: Duration = .zero, tlsHandshake: Duration = .zero, timeToFirstByte: Duration = .zero,
+                total: Duration = .zero, reusedConnection: Bool = false) {
         self.connect = connect
+        self.tlsHandshake = tlsHandshake
         self.timeToFirstByte = timeToFirstByte
         self.total = total
         self.reusedConnection = reusedConnection

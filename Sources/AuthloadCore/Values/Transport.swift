@@ -56,6 +56,16 @@ public protocol HTTPClient: Sendable {
     ///   or `CancellationError` when the calling task is cancelled.
     func execute(_ request: HTTPRequest, timeout: Duration) async throws -> HTTPResponse
 
+    /// Opens a WebSocket to this client's endpoint (`ws://`, or `wss://` when the endpoint uses TLS)
+    /// on a connection of its own, sending `request` (a `GET` with the target and any extra headers)
+    /// as the opening handshake. The handshake, `Sec-WebSocket-Accept` check included, must finish
+    /// within `timeout`.
+    ///
+    /// - Throws: ``WebSocketUpgradeRejected`` when the server answers other than 101;
+    ///   ``TransportError`` (`.protocolViolation` for a bad accept key or subprotocol, `.timeout`,
+    ///   `.tls`, …); `CancellationError`.
+    func openWebSocket(_ request: HTTPRequest, protocols: [String], timeout: Duration) async throws -> any WebSocketConnection
+
     /// Closes whatever connections this client owns; pending requests fail with `.closed`.
     func shutdown()
 }

@@ -1,0 +1,76 @@
+/// A whole WebSocket data message, as an application sends and receives it.
+///
+/// Control frames (ping, pong, close) never appear here: the transport answers pings itself and
+/// reports a close as ``WebSocketClosed``.
+public enum WebSocketMessage: Sendable, Hashable {
+    case text(String)
+    case binary([UInt8])
+}
+
+/// How a WebSocket ended: the close code and reason the peer sent, or a code reported locally.
+///
+/// Thrown by ``WebSocketConnection/receive(timeout:)`` and ``WebSocketConnection/send(_:)`` once the
+/// socket is closed. Codes follow RFC 6455 §7.4: 1005 when the peer's close frame carried no code,
+/// 1006 when the connection dropped without a close frame.
+public struct WebSocketClosed: Error, Sendable, Hashable, CustomStringConvertible {
+    public var code: Int
+    public var reason: String
+
+    public init(code: Int, reason: String = "") {
+        self.code = code
+        self.reason = reason
+    }
+
+    /// The connection dropped without a closing handshake.
+    public static let abnormal = 1006
+    /// The peer's close frame carried no status code.
+    public static let noStatus = 1005
+
+    public var description: String { reason.isEmpty ? "websocket closed \(code)" : "websocket closed \(code): \(reason)" }
+}
+
+/// The server answered the opening handshake with something other than `101 Switching Protocols`.
+///
+/// The socket never opened; `response` is what the server sent (e.g. 403, 503), with its timing.
+public struct WebSocketUpgradeRejected: Error, Sendable, Hashable, CustomStringConvertible {
+    public var response: HTTPResponse
+
+    public init(response: HTTPResponse) { self.response = response }
+
+    public var description: String { "websocket handshake rejected with \(response.status) \(response.reason)" }
+}
+
+/// One open client WebSocket, owned by one virtual user.
+///
+/// The transport masks what the client sends, reassembles fragments, answers pings, and answers a
+/// close from the server. Messages that arrive while nobody is receiving are queued in order.
+///
+/// ```swift
+/// let socket = try await client.openWebSocket(HTTPRequest(method: "GET", target: "/ws"),
+///                                             protocols: ["v12.stomp"], timeout: .seconds(5))
+/// try await socket.send(.text("CONNECT\naccept-version:1.2\n\n\0"))
+/// let reply = try await socket.receive(timeout: .seconds(5))
+/// await socket.close(code: 1000, reason: "", timeout: .seconds(1))
+/// ```
+public protocol WebSocketConnection: Sendable {
+    /// The server's `101` response, with the handshake's timing (connect, TLS, first byte, total).
+    var handshake: HTTPResponse { get }
+
+    /// The subprotocol the server selected from those offered, if any.
+    var subprotocol: String? { get }
+
+    /// Sends one whole message.
+    ///
+    /// - Throws: ``WebSocketClosed`` when the socket has closed; ``TransportError`` on a socket error.
+    func send(_ message: WebSocketMessage) async throws
+
+    /// The next message, waiting at most `timeout` for it.
+    ///
+    /// - Throws: ``TransportError`` of kind `.timeout` when none came in time (the socket stays open);
+    ///   ``WebSocketClosed`` once the socket closed (every later call throws it too);
+    ///   `CancellationError` when the calling task is cancelled.
+    func receive(timeout: Duration) async throws -> WebSocketMessage
+
+    /// Sends a close frame and waits at most `timeout` for the server's close, then drops the connection.
+    func close(code: Int, reason: String, timeout: Duration) async
+}

@@ -1,0 +1,74 @@
+import AuthloadCore
+import CSystem
+import Foundation
+
+/// What a non-blocking read, write or handshake on a stream came to.
+enum StreamResult: Equatable {
+    /// This many bytes moved (for a handshake: it finished).
+    case done(Int)
+    /// Nothing moved now; try again when the socket is ready for `interest` (EPOLLIN or EPOLLOUT).
+    /// TLS may need to write to read, or read to write, so the interest is not always the obvious one.
+    case wouldBlock(interest: UInt32)
+    /// The peer ended the stream (a read returned 0, or TLS `close_notify`).
+    case end
+    case failed(TransportError)
+}
+
+/// How a connection moves bytes on its socket: in the clear, or through TLS.
+///
+/// Connections talk to a stream instead of calling `recv`/`send` themselves, so every connection
+/// (HTTP client, HTTP server, WebSocket) works the same over TCP and over TLS. A stream belongs to
+/// one loop and is touched only on its thread; closing the socket stays with the loop (`loop.close`).
+protocol ByteStream: AnyObject {
+    var fd: Int32 { get }
+
+    /// Drives the security handshake one step; `.done` once the stream is ready for data.
+    /// Plain TCP is ready at once.
+    func handshake() -> StreamResult
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> StreamResult
+
+    /// Input already taken off the socket and waiting inside the stream (TLS records decrypted ahead).
+    /// epoll cannot see it, so a reader must not stop while this is true. Loops are level-triggered:
+    /// otherwise a short read may end the turn, and epoll reports the socket again if more is there.
+    var hasBufferedInput: Bool { get }
+
+    func write(_ bytes: UnsafeRawBufferPointer) -> StreamResult
+
+    /// Says goodbye at the stream level before the socket closes (TLS `close_notify`); best effort.
+    func shutdown()
+}
+
+/// A TCP socket in the clear.
+final class PlainStream: ByteStream {
+    let fd: Int32
+
+    init(fd: Int32) { self.fd = fd }
+
+    func handshake() -> StreamResult { .done(0) }
+
+    var hasBufferedInput: Bool { false }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> StreamResult {
+        while true {
+            let count = recv(fd, buffer.baseAddress, buffer.count, 0)
+            if count > 0 { return .done(count) }
+            if count == 0 { return .end }
+            if errno == EINTR { continue }
+            if errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock(interest: EPOLLIN.rawValue) }
+            return .failed(SocketError.transportError(errno, during: "recv"))
+        }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) -> StreamResult {
+        while true {
+            let count = Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+            if count >= 0 { return .done(count) }
+            if errno == EINTR { continue }
+            if errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock(interest: EPOLLOUT.rawValue) }
+            return .failed(SocketError.transportError(errno, during: "send"))
+        }
+    }
+
+    func shutdown() {}
+}
