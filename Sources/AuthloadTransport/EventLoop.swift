@@ -114,8 +114,8 @@ public final class EventLoop: @unchecked Sendable {
             readBuffer.deallocate()
         }
         while running {
-            let timeout = timers.millisecondsUntilNext(now: Monotonic.now)
-            let count = epoll_wait(epollFD, events, Int32(capacity), timeout)
+            let timeout = timers.nanosecondsUntilNext(now: Monotonic.now)
+            let count = authload_epoll_wait_ns(epollFD, events, Int32(capacity), timeout)
             if count < 0 && errno != EINTR { fatalError("epoll_wait: \(SocketError.text(errno))") }
             for i in 0..<max(0, Int(count)) {
                 let event = events[i]

@@ -24,13 +24,11 @@ struct TimerQueue {
         callbacks[timer.value] = nil
     }
 
-    /// How long epoll may block: until the next live deadline, -1 (forever) when there is none.
-    mutating func millisecondsUntilNext(now: Int64) -> Int32 {
+    /// How long epoll may block, in nanoseconds: until the next live deadline, -1 (forever) when there is none.
+    mutating func nanosecondsUntilNext(now: Int64) -> Int64 {
         dropCancelled()
         guard let first = heap.first else { return -1 }
-        let wait = first.deadline - now
-        if wait <= 0 { return 0 }
-        return Int32(min(Int64(Int32.max), (wait + 999_999) / 1_000_000))
+        return max(0, first.deadline - now)
     }
 
     /// Removes and returns the next callback whose deadline has come.

@@ -11,3 +11,30 @@ int authload_available_cpus(void) {
     int count = CPU_COUNT(&set);
     return count > 0 ? count : 1;
 }
+
+#include <errno.h>
+#include <sys/syscall.h>
+#include <stdatomic.h>
+
+// epoll_pwait2 (Linux 5.11) takes a timespec, so loop timers fire to the microsecond instead of
+// rounding every wait up to a whole millisecond. Older kernels say ENOSYS once; then epoll_wait.
+static atomic_int pwait2_missing = 0;
+
+int authload_epoll_wait_ns(int epfd, struct epoll_event *events, int max_events, long long timeout_ns) {
+#ifdef SYS_epoll_pwait2
+    if (!atomic_load_explicit(&pwait2_missing, memory_order_relaxed)) {
+        struct timespec ts;
+        struct timespec *timeout = NULL;
+        if (timeout_ns >= 0) {
+            ts.tv_sec = timeout_ns / 1000000000LL;
+            ts.tv_nsec = timeout_ns % 1000000000LL;
+            timeout = &ts;
+        }
+        long result = syscall(SYS_epoll_pwait2, epfd, events, max_events, timeout, NULL, 0);
+        if (result >= 0 || errno != ENOSYS) return (int)result;
+        atomic_store_explicit(&pwait2_missing, 1, memory_order_relaxed);
+    }
+#endif
+    int timeout_ms = timeout_ns < 0 ? -1 : (int)((timeout_ns + 999999LL) / 1000000LL);
+    return epoll_wait(epfd, events, max_events, timeout_ms);
+}

@@ -36,6 +36,10 @@ static inline long long authload_monotonic_ns(void) {
 /// Defined in shim.c, where _GNU_SOURCE can be set without clashing with the Glibc module.
 int authload_available_cpus(void);
 
+/// epoll_wait with a timeout in nanoseconds (-1 waits forever); microsecond-precise where the
+/// kernel has epoll_pwait2, else rounded up to milliseconds. Defined in shim.c.
+int authload_epoll_wait_ns(int epfd, struct epoll_event *events, int max_events, long long timeout_ns);
+
 #endif
 
 #endif
