@@ -46,6 +46,10 @@ public struct Console: Sendable {
         for error in result.errors.prefix(5) {
             line("  error: \(error.id) \(error.kind.rawValue) \(error.detail) ×\(Format.count(error.count))")
         }
+        for verdict in result.thresholds {
+            let window = verdict.worstWindowStartSeconds.map { " (worst window from \(Format.seconds($0)))" } ?? ""
+            line("  threshold \(verdict.passed ? "pass" : "FAIL"): \(verdict.name): measured \(verdict.measuredText)\(window), bound \(verdict.boundText)")
+        }
         for note in result.notes { line("  note: \(note)") }
     }
 }

@@ -29,6 +29,7 @@ struct LoadedProfile {
                 basePath = ""
             }
             let flows = try plan.flows.map { plan throws(ProfileError) in try FlowCatalog.make(plan, target: basePath) }
+            try Runner<ContinuousClock>.validate(plan, flows: flows)
             return LoadedProfile(plan: plan, flows: flows, staging: staging)
         } catch {
             throw CLIError(error.path == fileName ? error.description : "\(fileName): \(error)", exitCode: .usage)

@@ -104,12 +104,22 @@ struct RunCommand {
 
     static func exitCode(for result: RunResult, outcome: RunOutcome, console: Console) -> ExitCode {
         if outcome.stoppedEarly { return .interrupted }
+        if let threshold = outcome.abortedBy {
+            console.error("threshold failed, run aborted: \(threshold.name) (\(threshold.path))")
+            return .thresholdFailed
+        }
         let flows = result.metrics.filter { $0.id.step == nil }
         let attempted = flows.reduce(0) { $0 + $1.count }
         let succeeded = flows.reduce(0) { $0 + $1.count - $1.errors }
         if attempted > 0 && succeeded == 0 {
             console.error("no flow succeeded (\(attempted) attempted); see errors.csv for why")
             return .runError
+        }
+        let failed = result.thresholds.filter { !$0.passed }
+        if !failed.isEmpty {
+            console.error("\(failed.count) of \(result.thresholds.count) thresholds failed: " +
+                failed.map { "\($0.name) measured \($0.measuredText)" }.joined(separator: "; "))
+            return .thresholdFailed
         }
         return .success
     }
@@ -122,6 +132,9 @@ enum RunResultBuilder {
         if outcome.stoppedEarly {
             notes.append("Stopped early by a signal after \(DurationText.format(.seconds(Int64(outcome.elapsed.seconds)))): this report is partial.")
         }
+        if let threshold = outcome.abortedBy {
+            notes.append("Aborted after \(DurationText.format(.seconds(Int64(outcome.elapsed.seconds)))) because \(threshold.name) failed (abortOnFail): this report is partial.")
+        }
         if outcome.measured.lateSamples > 0 {
             notes.append("\(outcome.measured.lateSamples) samples finished long after their interval ended; they count in the totals but not in the per-interval percentiles.")
         }
@@ -133,8 +146,8 @@ enum RunResultBuilder {
                 cores: ProcessInfo.processInfo.activeProcessorCount, target: target),
             startedAt: iso.string(from: startedAt), endedAt: iso.string(from: endedAt),
             durationSeconds: outcome.elapsed.seconds, intervalSeconds: plan.interval.seconds,
-            status: outcome.stoppedEarly ? .interrupted : .completed,
+            status: outcome.stoppedEarly ? .interrupted : outcome.abortedBy != nil ? .aborted : .completed,
             metrics: outcome.measured.metrics, timeseries: outcome.measured.timeseries,
-            errors: outcome.measured.errors, notes: notes)
+            errors: outcome.measured.errors, notes: notes, thresholds: outcome.measured.thresholds)
     }
 }

@@ -31,6 +31,7 @@ public enum HTMLReport {
             """
         page += header(result)
         page += callout(result)
+        page += thresholds(result)
         page += keyFigures(model)
         page += summaryTable(model)
         page += charts(model)
@@ -76,6 +77,9 @@ public enum HTMLReport {
             style = "callout"
         case .interrupted:
             headline = "Run interrupted: these figures cover only part of the planned run."
+            style = "callout callout-bad"
+        case .aborted:
+            headline = "Run aborted by a failing threshold: these figures cover only part of the planned run."
             style = "callout callout-bad"
         case .failed:
             headline = "Run failed: it could not go on, and these figures are incomplete."

@@ -10,9 +10,10 @@ public struct ReportFiles: Sendable, Equatable {
     public var timeseriesCSV: String
     public var errorsCSV: String
     public var resultJSON: String
+    public var junitXML: String
 
     /// Every file, in the order they are written (the machine-readable result first).
-    public var all: [String] { [resultJSON, summaryCSV, timeseriesCSV, errorsCSV, html] }
+    public var all: [String] { [resultJSON, summaryCSV, timeseriesCSV, errorsCSV, junitXML, html] }
 
     init(directory: String) {
         func file(_ name: String) -> String { (directory as NSString).appendingPathComponent(name) }
@@ -22,6 +23,7 @@ public struct ReportFiles: Sendable, Equatable {
         timeseriesCSV = file("timeseries.csv")
         errorsCSV = file("errors.csv")
         resultJSON = file("result.json")
+        junitXML = file("junit.xml")
     }
 }
 
@@ -40,7 +42,7 @@ public struct ReportWriter {
     /// The `result.json` schema this build writes and reads.
     public static let schemaVersion = 1
 
-    /// Writes `report.html`, `summary.csv`, `timeseries.csv`, `errors.csv` and `result.json` into
+    /// Writes `report.html`, `summary.csv`, `timeseries.csv`, `errors.csv`, `junit.xml` and `result.json` into
     /// `directory`, creating it if needed and replacing files of an earlier report.
     ///
     /// - Throws: ``ReportError`` naming the directory or file that could not be written.
@@ -57,6 +59,7 @@ public struct ReportWriter {
         try writeAtomically(Data(CSVWriter.summary(result).utf8), to: files.summaryCSV)
         try writeAtomically(Data(CSVWriter.timeseries(result).utf8), to: files.timeseriesCSV)
         try writeAtomically(Data(CSVWriter.errors(result).utf8), to: files.errorsCSV)
+        try writeAtomically(Data(JUnitWriter.render(result).utf8), to: files.junitXML)
         try writeAtomically(Data(HTMLReport.render(result).utf8), to: files.html)
         return files
     }

@@ -16,15 +16,15 @@ struct ReportWriterTests {
         try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
     }
 
-    @Test("writes the five files into a new directory and lists their paths")
+    @Test("writes the six files into a new directory and lists their paths")
     func writesFiles() throws {
         let dir = Self.scratch() + "/nested/report"
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let files = try ReportWriter.write(Fixtures.run(), to: dir)
-        #expect(try Self.listing(dir) == ["errors.csv", "report.html", "result.json", "summary.csv", "timeseries.csv"])
+        #expect(try Self.listing(dir) == ["errors.csv", "junit.xml", "report.html", "result.json", "summary.csv", "timeseries.csv"])
         #expect(files.html == dir + "/report.html")
         #expect(files.resultJSON == dir + "/result.json")
-        #expect(Set(files.all.map { ($0 as NSString).lastPathComponent }).count == 5)
+        #expect(Set(files.all.map { ($0 as NSString).lastPathComponent }).count == 6)
         for path in files.all {
             #expect(FileManager.default.fileExists(atPath: path))
         }
@@ -56,7 +56,7 @@ struct ReportWriterTests {
         try ReportWriter.write(Fixtures.run(), to: dir)
         try ReportWriter.write(Fixtures.run(name: "second"), to: dir)
         let names = try Self.listing(dir)
-        #expect(names == ["errors.csv", "report.html", "result.json", "summary.csv", "timeseries.csv"])
+        #expect(names == ["errors.csv", "junit.xml", "report.html", "result.json", "summary.csv", "timeseries.csv"])
         #expect(try ReportWriter.load(resultJSON: dir + "/result.json").profileName == "second")
     }
 

@@ -36,7 +36,21 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         self.catalog = MetricCatalog(flows: zip(plan.flows, flows).map { ($0.name, $1.stepNames) })
         self.recorder = MetricsRecorder(metricCount: catalog.count, interval: plan.interval)
         let stepIntervals = Int((plan.timeouts.step.seconds / plan.interval.seconds).rounded(.up))
-        self.collector = Collector(catalog: catalog, recorder: recorder, lag: min(stepIntervals + 1, 120))
+        let thresholds: ThresholdEvaluator
+        do {
+            thresholds = try ThresholdEvaluator(thresholds: plan.thresholds, catalog: catalog, interval: plan.interval,
+                                                judgedFrom: plan.load.rampUp, judgedUntil: plan.load.duration)
+        } catch {
+            preconditionFailure("thresholds must be validated before a run (Runner.validate): \(error)")
+        }
+        self.collector = Collector(catalog: catalog, recorder: recorder, lag: min(stepIntervals + 1, 120), thresholds: thresholds)
+    }
+
+    /// Checks what a run can only check once the flows are built: that every threshold names a flow or step.
+    public static func validate(_ plan: RunPlan, flows: [any Flow]) throws(ProfileError) {
+        let catalog = MetricCatalog(flows: zip(plan.flows, flows).map { ($0.name, $1.stepNames) })
+        _ = try ThresholdEvaluator(thresholds: plan.thresholds, catalog: catalog, interval: plan.interval,
+                                   judgedFrom: plan.load.rampUp, judgedUntil: plan.load.duration)
     }
 
     /// Runs the load to its end (or until stopped) and returns what it measured.
@@ -51,9 +65,11 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         }
         let elapsed = start.duration(to: clock.now)
         let lastInterval = Int(max(0, elapsed.microseconds - 1) / plan.interval.microseconds)
+        let abortedBy = collector.abortingThreshold
         return RunOutcome(
-            measured: collector.finish(lastInterval: lastInterval, activeUsers: control.activeUsers),
-            elapsed: elapsed, iterations: iterations, stoppedEarly: control.wasStopRequested)
+            measured: collector.finish(lastInterval: lastInterval, activeUsers: control.activeUsers, duration: elapsed),
+            elapsed: elapsed, iterations: iterations, stoppedEarly: control.wasStopRequested && abortedBy == nil,
+            abortedBy: abortedBy)
     }
 
     private enum Child: Sendable {
@@ -164,6 +180,7 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
                 return
             }
             collector.tick(completed: completed, activeUsers: control.activeUsers)
+            if !control.wasStopRequested, collector.abortingThreshold != nil { control.requestStop() }
             completed += 1
         }
     }
@@ -176,5 +193,8 @@ public struct RunOutcome: Sendable {
     public var elapsed: Duration
     /// Flow iterations started, over all users.
     public var iterations: Int
+    /// A stop request (a signal) ended the run before its planned end.
     public var stoppedEarly: Bool
+    /// The `abortOnFail` threshold whose failure ended the run early, if one did.
+    public var abortedBy: Threshold?
 }

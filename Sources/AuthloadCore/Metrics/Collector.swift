@@ -12,6 +12,8 @@ public final class Collector: Sendable {
         var firstOpen = 0
         var lateSamples = 0
         var live = LiveStats()
+        var thresholds: ThresholdEvaluator
+        var abortedBy: Threshold?
     }
 
     public let catalog: MetricCatalog
@@ -19,12 +21,15 @@ public final class Collector: Sendable {
     private let lag: Int
     private let state: Locked<State>
 
-    /// - Parameter lag: intervals to wait before finalizing one (at least the step timeout in intervals).
-    public init(catalog: MetricCatalog, recorder: MetricsRecorder, lag: Int) {
+    /// - Parameters:
+    ///   - lag: intervals to wait before finalizing one (at least the step timeout in intervals).
+    ///   - thresholds: judges the run as intervals are finalized; none by default.
+    public init(catalog: MetricCatalog, recorder: MetricsRecorder, lag: Int, thresholds: ThresholdEvaluator? = nil) {
         self.catalog = catalog
         self.recorder = recorder
         self.lag = max(1, lag)
-        self.state = Locked(State(cumulative: Array(repeating: MetricSamples(), count: catalog.count)))
+        self.state = Locked(State(cumulative: Array(repeating: MetricSamples(), count: catalog.count),
+                                  thresholds: thresholds ?? ThresholdEvaluator()))
     }
 
     /// Drains the recorder after interval `completed − 1` has ended.
@@ -47,14 +52,24 @@ public final class Collector: Sendable {
                 totalErrors: state.live.totalErrors + tickSteps.errors
             )
             Self.finalize(upTo: completed - lag, state: &state, catalog: catalog, interval: intervalSeconds)
+            if state.abortedBy == nil {
+                state.abortedBy = state.thresholds.abortingFailure(cumulative: state.cumulative, elapsed: recorder.interval * completed)
+            }
         }
     }
+
+    /// The `abortOnFail` threshold that failed, once one has; the runner then stops the run.
+    public var abortingThreshold: Threshold? { state.withLock { $0.abortedBy } }
 
     /// The figures of the last tick, for the progress line.
     public var live: LiveStats { state.withLock { $0.live } }
 
-    /// Drains what is left and finalizes every interval up to `lastInterval`.
-    public func finish(lastInterval: Int, activeUsers: Int) -> MeasuredRun {
+    /// Drains what is left, finalizes every interval up to `lastInterval` and judges the thresholds.
+    ///
+    /// - Parameter duration: how long the run lasted, for whole-run throughput; by default up to the
+    ///   end of `lastInterval`.
+    public func finish(lastInterval: Int, activeUsers: Int, duration: Duration? = nil) -> MeasuredRun {
+        let duration = duration ?? recorder.interval * (lastInterval + 1)
         let drained = recorder.drain()
         let catalog = self.catalog
         let intervalSeconds = recorder.interval.seconds
@@ -68,7 +83,8 @@ public final class Collector: Sendable {
                 metrics: state.cumulative.enumerated().map { Self.summary(catalog.ids[$0.offset], $0.element) },
                 timeseries: state.rows,
                 errors: Self.errorCounts(state.cumulative, catalog: catalog),
-                lateSamples: state.lateSamples
+                lateSamples: state.lateSamples,
+                thresholds: state.thresholds.verdicts(cumulative: state.cumulative, duration: duration, abortedBy: state.abortedBy)
             )
         }
     }
@@ -90,6 +106,7 @@ public final class Collector: Sendable {
         guard end > state.firstOpen else { return }
         for index in state.firstOpen..<end {
             let samples = state.window.removeValue(forKey: index)
+            state.thresholds.observe(index: index, samples: samples?.metrics ?? Array(repeating: nil, count: catalog.count))
             var metrics: [IntervalMetric] = []
             for (metric, series) in (samples?.metrics ?? []).enumerated() {
                 guard let series, series.count > 0 else { continue }
@@ -133,6 +150,7 @@ public struct MeasuredRun: Sendable {
     public var errors: [ErrorCount]
     /// Samples that finished after their interval's row was final; they are in the totals only.
     public var lateSamples: Int
+    public var thresholds: [ThresholdVerdict]
 }
 
 /// The live figures of the last interval, for the terminal.

@@ -160,6 +160,30 @@ public struct Histogram: Sendable, Equatable {
         highest = Swift.max(highest, other.highest)
     }
 
+    /// Removes every sample of `other`, which must have been merged into this histogram before.
+    ///
+    /// A sliding window adds the newest interval and subtracts the oldest. Counts, total and sum stay
+    /// exact; `min` and `max` become the bounds of the lowest and highest slot still holding samples.
+    public mutating func subtract(_ other: Histogram) {
+        guard !other.isEmpty else { return }
+        precondition(other.counts.count <= counts.count && other.total <= total, "subtracting samples never merged")
+        counts.withUnsafeMutableBufferPointer { mine in
+            other.counts.withUnsafeBufferPointer { theirs in
+                for index in theirs.indices where theirs[index] != 0 { mine[index] &-= theirs[index] }
+            }
+        }
+        total &-= other.total
+        sum &-= other.sum
+        guard total > 0, let first = counts.firstIndex(where: { $0 != 0 }), let last = counts.lastIndex(where: { $0 != 0 }) else {
+            lowest = .max
+            highest = 0
+            return
+        }
+        // Exact while the old extreme's slot still holds samples; else the bound of the slot that does.
+        if Self.index(of: lowest) != first { lowest = first == 0 ? 1 : Self.highestValue(inSlot: first - 1) + 1 }
+        if Self.index(of: highest) != last { highest = Self.highestValue(inSlot: last) }
+    }
+
     /// Same samples, regardless of how far each side's counts have grown.
     public static func == (a: Histogram, b: Histogram) -> Bool {
         guard a.total == b.total, a.sum == b.sum, a.min == b.min, a.max == b.max else { return false }

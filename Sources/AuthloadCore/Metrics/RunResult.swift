@@ -19,11 +19,14 @@ public struct RunResult: Codable, Sendable, Equatable {
     public var errors: [ErrorCount]
     /// Things the reader must know to trust the numbers (e.g. late samples, TLS verification off).
     public var notes: [String]
+    /// The profile's thresholds and how each came out; empty when the profile has none.
+    public var thresholds: [ThresholdVerdict]
 
     public init(
         profileName: String, environment: RunEnvironment, startedAt: String, endedAt: String,
         durationSeconds: Double, intervalSeconds: Double, status: RunStatus,
-        metrics: [MetricSummary], timeseries: [IntervalRow], errors: [ErrorCount], notes: [String] = []
+        metrics: [MetricSummary], timeseries: [IntervalRow], errors: [ErrorCount], notes: [String] = [],
+        thresholds: [ThresholdVerdict] = []
     ) {
         self.profileName = profileName
         self.environment = environment
@@ -36,6 +39,33 @@ public struct RunResult: Codable, Sendable, Equatable {
         self.timeseries = timeseries
         self.errors = errors
         self.notes = notes
+        self.thresholds = thresholds
+    }
+
+    /// Every threshold held (true when there are none).
+    public var thresholdsPassed: Bool { thresholds.allSatisfy(\.passed) }
+
+    private enum CodingKeys: String, CodingKey {
+        case schemaVersion, profileName, environment, startedAt, endedAt, durationSeconds, intervalSeconds, status
+        case metrics, timeseries, errors, notes, thresholds
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        schemaVersion = try c.decode(Int.self, forKey: .schemaVersion)
+        profileName = try c.decode(String.self, forKey: .profileName)
+        environment = try c.decode(RunEnvironment.self, forKey: .environment)
+        startedAt = try c.decode(String.self, forKey: .startedAt)
+        endedAt = try c.decode(String.self, forKey: .endedAt)
+        durationSeconds = try c.decode(Double.self, forKey: .durationSeconds)
+        intervalSeconds = try c.decode(Double.self, forKey: .intervalSeconds)
+        status = try c.decode(RunStatus.self, forKey: .status)
+        metrics = try c.decode([MetricSummary].self, forKey: .metrics)
+        timeseries = try c.decode([IntervalRow].self, forKey: .timeseries)
+        errors = try c.decode([ErrorCount].self, forKey: .errors)
+        notes = try c.decode([String].self, forKey: .notes)
+        // Added after the first release of schema 1: older results simply have none.
+        thresholds = try c.decodeIfPresent([ThresholdVerdict].self, forKey: .thresholds) ?? []
     }
 }
 
@@ -58,6 +88,8 @@ public enum RunStatus: String, Codable, Sendable, Equatable {
     case completed
     /// A signal stopped it early; the report is partial.
     case interrupted
+    /// A threshold with `abortOnFail` failed and stopped it early; the report is partial.
+    case aborted
     /// The run could not go on (e.g. the embedded server failed to start).
     case failed
 }

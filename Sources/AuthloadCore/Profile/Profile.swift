@@ -18,7 +18,7 @@ public enum Profile {
     }
 
     static func plan(from root: ProfileReader) throws(ProfileError) -> RunPlan {
-        try root.rejectUnknownKeys(allowed: ["name", "target", "load", "flows", "users", "timeouts", "connections", "metrics", "seed", "description"])
+        try root.rejectUnknownKeys(allowed: ["name", "target", "load", "flows", "users", "timeouts", "connections", "metrics", "seed", "description", "thresholds"])
         let name = try root.required("name").string()
         guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
             throw ProfileError("name", "use letters, digits, '-', '_' or '.' (it names the report directory)")
@@ -43,6 +43,7 @@ public enum Profile {
             users: try users(root.optional("users")),
             timeouts: timeouts,
             connections: try connections(root.optional("connections")),
+            thresholds: try thresholds(root.optional("thresholds")),
             interval: interval,
             seed: seed,
             source: root.value

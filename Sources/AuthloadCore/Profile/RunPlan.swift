@@ -7,6 +7,8 @@ public struct RunPlan: Sendable {
     public var users: UserTemplate
     public var timeouts: Timeouts
     public var connections: ConnectionPolicy
+    /// Pass/fail rules; any failure makes the run exit 2.
+    public var thresholds: [Threshold]
     /// Length of one time-series interval (default 1 s).
     public var interval: Duration
     /// Seeds every random choice of the run (think times, flow picks), so runs can be repeated.
@@ -16,7 +18,7 @@ public struct RunPlan: Sendable {
 
     public init(name: String, target: TargetPlan, load: LoadPlan, flows: [FlowPlan], users: UserTemplate,
                 timeouts: Timeouts = Timeouts(), connections: ConnectionPolicy = .perUser(idleTimeout: .seconds(30)),
-                interval: Duration = .seconds(1), seed: UInt64 = 1, source: JSONValue = .null) {
+                thresholds: [Threshold] = [], interval: Duration = .seconds(1), seed: UInt64 = 1, source: JSONValue = .null) {
         self.name = name
         self.target = target
         self.load = load
@@ -24,6 +26,7 @@ public struct RunPlan: Sendable {
         self.users = users
         self.timeouts = timeouts
         self.connections = connections
+        self.thresholds = thresholds
         self.interval = interval
         self.seed = seed
         self.source = source

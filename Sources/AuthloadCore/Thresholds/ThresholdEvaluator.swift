@@ -1,0 +1,178 @@
+/// Judges a run's thresholds: sliding windows as the collector finalizes intervals, the whole run at the end.
+///
+/// Windows are judged only where the load is what the profile asked for: a window must start at or after
+/// the end of the ramp-up and end at or before the planned end, so the ramp and the drain do not pass
+/// for a throughput drop. A run shorter than a window is judged as one span instead.
+public struct ThresholdEvaluator: Sendable {
+    private struct Entry: Sendable {
+        let threshold: Threshold
+        let metrics: [Int]
+        var window: SlidingWindow?
+        var worst: (value: Double, start: Int)?
+        /// The value of the newest window judged, for `abortOnFail`.
+        var latest: Double?
+    }
+
+    private var entries: [Entry]
+    private let intervalSeconds: Double
+    private let judged: Range<Int>
+
+    /// An evaluator with no thresholds: every run passes.
+    public init() {
+        entries = []
+        intervalSeconds = 1
+        judged = 0..<0
+    }
+
+    /// - Parameters:
+    ///   - judgedFrom: windows start at or after this offset (the end of the ramp-up).
+    ///   - judgedUntil: windows end at or before this offset (the planned end).
+    /// - Throws: a ``ProfileError`` naming `thresholds[i].metric` when a metric is no flow or step.
+    public init(thresholds: [Threshold], catalog: MetricCatalog, interval: Duration,
+                judgedFrom: Duration = .zero, judgedUntil: Duration) throws(ProfileError) {
+        intervalSeconds = interval.seconds
+        let first = Int((judgedFrom.seconds / intervalSeconds).rounded(.up))
+        let end = Int((judgedUntil.seconds / intervalSeconds + 1e-9).rounded(.down))
+        judged = first..<max(first, end)
+        var entries: [Entry] = []
+        for threshold in thresholds {
+            let metrics = try Self.resolve(threshold, catalog: catalog)
+            var window: SlidingWindow?
+            if let length = threshold.window {
+                let intervals = Int((length.seconds / interval.seconds).rounded(.up))
+                guard intervals >= 1, Double(intervals) * intervalSeconds - length.seconds < 1e-9 else {
+                    throw ProfileError("\(threshold.path).window", "must be a whole number of metrics intervals (\(DurationText.format(interval)))")
+                }
+                if case .percentile = threshold.bound {
+                    window = SlidingWindow(length: intervals, keepsLatency: true)
+                } else {
+                    window = SlidingWindow(length: intervals, keepsLatency: false)
+                }
+            }
+            entries.append(Entry(threshold: threshold, metrics: metrics, window: window))
+        }
+        self.entries = entries
+    }
+
+    /// The series a threshold's metric names; checks that it exists.
+    public static func resolve(_ threshold: Threshold, catalog: MetricCatalog) throws(ProfileError) -> [Int] {
+        if threshold.metric == Threshold.allSteps {
+            return catalog.ids.indices.filter { catalog.isStep($0) }
+        }
+        if let index = catalog.ids.firstIndex(where: { $0.description == threshold.metric }) { return [index] }
+        let known = ([Threshold.allSteps] + catalog.ids.map(\.description)).joined(separator: ", ")
+        throw ProfileError("\(threshold.path).metric", "\"\(threshold.metric)\" is no flow or step of this profile (known: \(known))")
+    }
+
+    public var isEmpty: Bool { entries.isEmpty }
+
+    /// Feeds interval `index`, whose series hold `samples` (nil: no samples); intervals come in order.
+    mutating func observe(index: Int, samples: [MetricSamples?]) {
+        for position in entries.indices where entries[position].window != nil {
+            var pooled = MetricSamples()
+            for metric in entries[position].metrics {
+                if let series = samples[metric] { pooled.merge(series) }
+            }
+            entries[position].window!.push(pooled)
+            let window = entries[position].window!
+            let start = index - window.length + 1
+            guard window.isFull, judged.contains(start), judged.contains(index) else { continue }
+            let value = Self.value(of: entries[position].threshold.bound, count: window.count, errors: window.errors,
+                                   histogram: window.histogram, seconds: Double(window.length) * intervalSeconds)
+            entries[position].latest = value
+            guard let value else { continue }
+            if let worst = entries[position].worst, !Self.isWorse(value, than: worst.value, entries[position].threshold.bound) { continue }
+            entries[position].worst = (value, start)
+        }
+    }
+
+    /// The first `abortOnFail` threshold failing after its grace, given the run so far; nil when none.
+    func abortingFailure(cumulative: [MetricSamples], elapsed: Duration) -> Threshold? {
+        for entry in entries where entry.threshold.abortOnFail && elapsed >= entry.threshold.abortGrace {
+            let value: Double?
+            if entry.window != nil {
+                value = entry.latest
+            } else {
+                // A whole-run throughput is only known at the end; latency and errors so far are telling.
+                if case .throughput = entry.threshold.bound { continue }
+                let pooled = Self.pool(entry.metrics, cumulative)
+                value = Self.value(of: entry.threshold.bound, count: pooled.count, errors: pooled.errors,
+                                   histogram: pooled.histogram, seconds: elapsed.seconds)
+            }
+            if let value, !Self.passes(value, entry.threshold.bound) { return entry.threshold }
+        }
+        return nil
+    }
+
+    /// Every threshold's verdict at the end of a run that lasted `duration`.
+    func verdicts(cumulative: [MetricSamples], duration: Duration, abortedBy: Threshold?) -> [ThresholdVerdict] {
+        entries.map { entry in
+            let threshold = entry.threshold
+            var measured: Double?
+            var worstStart: Double?
+            if let worst = entry.worst {
+                measured = worst.value
+                worstStart = Double(worst.start) * intervalSeconds
+            } else if entry.window == nil || !judgedAnyWindow(entry) {
+                let pooled = Self.pool(entry.metrics, cumulative)
+                measured = Self.value(of: threshold.bound, count: pooled.count, errors: pooled.errors,
+                                      histogram: pooled.histogram, seconds: max(duration.seconds, intervalSeconds))
+            }
+            return ThresholdVerdict(
+                name: threshold.name, metric: threshold.metric, path: threshold.path, kind: Self.kind(threshold.bound),
+                bound: Self.boundValue(threshold.bound), measured: measured, windowSeconds: threshold.window?.seconds,
+                worstWindowStartSeconds: worstStart, passed: measured.map { Self.passes($0, threshold.bound) } ?? false,
+                abortedRun: abortedBy == threshold)
+        }
+    }
+
+    /// A window of this length fits in the judged span (else the run is judged as one span).
+    private func judgedAnyWindow(_ entry: Entry) -> Bool {
+        guard let window = entry.window else { return false }
+        return judged.count >= window.length
+    }
+
+    private static func pool(_ metrics: [Int], _ cumulative: [MetricSamples]) -> MetricSamples {
+        var pooled = MetricSamples()
+        for metric in metrics { pooled.merge(cumulative[metric]) }
+        return pooled
+    }
+
+    /// The figure a bound judges; nil when it cannot be known (no samples for a percentile or a rate).
+    private static func value(of bound: Threshold.Bound, count: Int, errors: Int, histogram: Histogram, seconds: Double) -> Double? {
+        switch bound {
+        case .percentile(let p, _): count > 0 ? Double(histogram.value(atPercentile: p)) : nil
+        case .errorRate: count > 0 ? Double(errors) / Double(count) : nil
+        case .throughput: seconds > 0 ? Double(count) / seconds : nil
+        }
+    }
+
+    private static func passes(_ value: Double, _ bound: Threshold.Bound) -> Bool {
+        switch bound {
+        case .percentile(_, let max): value <= Double(max.microseconds)
+        case .errorRate(let max): value <= max
+        case .throughput(let min): value >= min
+        }
+    }
+
+    private static func isWorse(_ a: Double, than b: Double, _ bound: Threshold.Bound) -> Bool {
+        if case .throughput = bound { return a < b }
+        return a > b
+    }
+
+    private static func kind(_ bound: Threshold.Bound) -> ThresholdVerdict.Kind {
+        switch bound {
+        case .percentile: .percentile
+        case .errorRate: .errorRate
+        case .throughput: .throughput
+        }
+    }
+
+    private static func boundValue(_ bound: Threshold.Bound) -> Double {
+        switch bound {
+        case .percentile(_, let max): Double(max.microseconds)
+        case .errorRate(let max): max
+        case .throughput(let min): min
+        }
+    }
+}
