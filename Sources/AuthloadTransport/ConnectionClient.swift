@@ -90,7 +90,9 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
             fresh.send(request)
             if connectDeadline < request.deadline {
                 _ = loop.schedule(at: connectDeadline) { [weak fresh] in
-                    if let fresh, fresh.state == .connecting { fresh.close(failing: TransportError(.connectTimeout)) }
+                    // The TLS handshake is part of connecting: a server that accepts but never answers it times out here too.
+                    guard let fresh, fresh.state == .connecting || fresh.state == .handshaking else { return }
+                    fresh.close(failing: TransportError(.connectTimeout, fresh.state == .handshaking ? "TLS handshake" : ""))
                 }
             }
         } catch {

@@ -172,6 +172,31 @@ struct TLSTransportTests {
         #expect([.closed, .connectionReset].contains(error.kind), "\(error)")
     }
 
+    @Test("a server that accepts TCP but never answers the TLS handshake hits the connect timeout")
+    func silentServer() async throws {
+        // A listening socket nobody accepts on: the kernel completes TCP connects, and nothing ever replies.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        try #require(bound)
+        let group = try EventLoopGroup(loops: 1)
+        defer { group.shutdown() }
+        let transport = SocketTransport(group: group, configuration: SocketTransportConfiguration(connectTimeout: .milliseconds(200)))
+        let client = transport.makeClient(for: Endpoint(host: "127.0.0.1", port: Int(UInt16(bigEndian: address.sin_port)), tls: true))
+        defer { client.shutdown() }
+        let started = ContinuousClock.now
+        let error = try #require(await tlsError { try await client.execute(Self.login, timeout: .seconds(10)) })
+        #expect(error == TransportError(.connectTimeout, "TLS handshake"))
+        #expect(ContinuousClock.now - started < .seconds(5), "the connect timeout, not the request timeout, ended it")
+    }
+
     @Test("a TLS client talking to a plain HTTP server fails with a TLS error")
     func tlsClientToPlainServer() async throws {
         let group = try EventLoopGroup(loops: 1)

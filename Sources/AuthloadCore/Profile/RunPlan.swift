@@ -122,7 +122,7 @@ public struct Timeouts: Sendable, Equatable {
     public var step: Duration
     /// Longest a whole flow iteration may take; its steps share this deadline.
     public var flow: Duration
-    /// Longest a TCP (and later TLS) connect may take.
+    /// Longest a TCP connect, with its TLS handshake for https, may take.
     public var connect: Duration
 
     public init(step: Duration = .seconds(10), flow: Duration = .seconds(120), connect: Duration = .seconds(5)) {
