@@ -17,7 +17,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
         .target(name: "AuthloadCore", swiftSettings: strict),
         .target(name: "AuthloadWire", dependencies: ["AuthloadCore", "COpenSSL"], swiftSettings: strict),
-        .target(name: "AuthloadTransport", dependencies: ["AuthloadCore", "AuthloadWire", "CSystem"], swiftSettings: strict),
+        .target(name: "AuthloadTransport", dependencies: ["AuthloadCore", "AuthloadWire", "CSystem", "COpenSSL"], swiftSettings: strict),
         .target(name: "AuthloadFlows", dependencies: ["AuthloadCore", "AuthloadWire"], swiftSettings: strict),
         .target(name: "AuthloadStaging", dependencies: ["AuthloadCore", "AuthloadWire"], swiftSettings: strict),
         .target(name: "AuthloadReport", dependencies: ["AuthloadCore"], swiftSettings: strict),

@@ -22,6 +22,10 @@ public enum Command: Equatable, Sendable {
         public var host = "127.0.0.1"
         public var port = 8080
         public var config: String?
+        /// Serve HTTPS with a self-signed certificate made at start.
+        public var tls = false
+        /// Where to write that certificate (PEM) for clients to trust.
+        public var certificateOutput: String?
     }
 
     /// Parses the arguments after the program name.
@@ -76,8 +80,13 @@ public enum Command: Equatable, Sendable {
                     options.port = port
                 case "--host": options.host = try rest.value(for: argument)
                 case "--config", "-c": options.config = try rest.value(for: argument)
+                case "--tls": options.tls = true
+                case "--cert-out": options.certificateOutput = try rest.value(for: argument)
                 default: throw CLIError.usage("unexpected argument \"\(argument)\"", command: "serve")
                 }
+            }
+            if options.certificateOutput != nil && !options.tls {
+                throw CLIError.usage("--cert-out needs --tls (a plain HTTP server has no certificate)", command: "serve")
             }
             return .serve(options)
         case "report":

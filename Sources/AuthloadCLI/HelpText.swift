@@ -33,6 +33,7 @@ public enum HelpText {
           authload run Profiles/demo.json
           authload validate Profiles/demo.json
           authload serve --port 8080
+          authload serve --port 8443 --tls --cert-out staging.pem
 
         EXIT STATUS: 0 pass, 1 run error, 2 threshold failed, 3 generator overloaded,
                      64 bad arguments or profile, 130 interrupted.
@@ -44,6 +45,12 @@ public enum HelpText {
         Runs the load described by PROFILE (JSON) and writes report.html, summary.csv,
         timeseries.csv, errors.csv and result.json into the report directory. A target
         of {"embedded": {...}} starts the staging server inside this process on 127.0.0.1.
+
+        HTTPS: certificates are checked against the system's trusted certificates and the
+        target's host name. "insecureSkipTLSVerify": true in the target accepts any
+        certificate (e.g. a staging server's self-signed one) and prints a warning.
+        {"embedded": {"tls": true}} serves HTTPS with a certificate made for the run,
+        which only insecureSkipTLSVerify accepts.
 
         OPTIONS:
           -o, --out DIR       Report directory (default: Reports/<profile>-<UTC time>)
@@ -71,7 +78,7 @@ public enum HelpText {
         """
 
     static let serve = """
-        USAGE: authload serve [--port P] [--host H] [--config FILE]
+        USAGE: authload serve [--port P] [--host H] [--config FILE] [--tls [--cert-out FILE]]
 
         Starts the embedded staging server in the foreground until Ctrl-C.
         It serves FCSDK login: POST /csdk-sample/SDK/login, DELETE /csdk-sample/SDK/login/id/{sessionid}.
@@ -81,6 +88,10 @@ public enum HelpText {
           --host H            Numeric address to listen on (default 127.0.0.1)
           -c, --config FILE   JSON options, the same as a profile's target.embedded, e.g.
                               {"fcsdk": {"latency": {"fixed": "20ms"}, "errorRate": 0.05}}
+          --tls               Serve HTTPS with a self-signed certificate (EC P-256, valid 1 day,
+                              for localhost, 127.0.0.1 and ::1) made at start; prints its
+                              SHA-256 fingerprint
+          --cert-out FILE     Write that certificate (PEM) to FILE, for clients to trust
         """
 
     static let report = """

@@ -15,7 +15,7 @@ struct ValidateCommand {
         let target: String
         switch plan.target {
         case .url(let url): target = url.description
-        case .embedded: target = "the embedded staging server"
+        case .embedded: target = loaded.staging?.tls == true ? "the embedded staging server over HTTPS" : "the embedded staging server"
         }
         let flows = plan.flows.map { "\($0.name) (\($0.kind), weight \(Format.count(Int($0.weight))))" }.joined(separator: ", ")
         console.line("\(profile): OK — closed model, \(plan.load.users) users, ramp-up \(DurationText.format(plan.load.rampUp)), " +
@@ -43,15 +43,25 @@ struct ServeCommand {
                 throw CLIError("\(path): \(error)", exitCode: .usage)
             }
         }
+        let tls = options.tls || configuration.tls
+        let identity = tls ? try makeIdentity() : nil
         let server: HTTPServer
         let group: EventLoopGroup
         do {
             group = try EventLoopGroup()
-            server = try HTTPServer(group: group, host: options.host, port: options.port, service: StagingServer(configuration: configuration))
+            server = try HTTPServer(group: group, host: options.host, port: options.port, service: StagingServer(configuration: configuration),
+                                    tls: identity.map { identity throws(TransportError) in try TLSServerContext(identity: identity) })
         } catch {
             throw CLIError("cannot start the staging server: \(error)", exitCode: .runError)
         }
-        console.line("authload staging server listening on http://\(Endpoint(host: server.host, port: server.port).hostHeader) (Ctrl-C to stop)")
+        console.line("authload staging server listening on \(Endpoint(host: server.host, port: server.port, tls: tls)) (Ctrl-C to stop)")
+        if let identity {
+            let fingerprint = (try? identity.sha256Fingerprint()) ?? "unavailable"
+            console.line("self-signed TLS certificate, valid for 1 day; SHA-256 fingerprint \(fingerprint)")
+            if let path = options.certificateOutput {
+                console.line("certificate written to \(path) (e.g. curl --cacert \(path) https://localhost:\(server.port)/...)")
+            }
+        }
         let stopped = AsyncFlag()
         let signals = SignalRelay { _ in stopped.set() }
         await stopped.wait()
@@ -60,6 +70,28 @@ struct ServeCommand {
         group.shutdown()
         console.line("stopped")
         return .success
+    }
+
+    /// A certificate for the names a client on this machine uses, and the address listened on; written
+    /// out before the server starts, so a client can trust it as soon as it connects.
+    private func makeIdentity() throws(CLIError) -> TLSIdentity {
+        let wildcard = ["0.0.0.0", "::"].contains(options.host)
+        var addresses = ["127.0.0.1", "::1"]
+        if !wildcard && !addresses.contains(options.host) { addresses.append(options.host) }
+        let identity: TLSIdentity
+        do {
+            identity = try TLSIdentity.selfSigned(hostnames: ["localhost"], ipAddresses: addresses)
+        } catch {
+            throw CLIError("cannot make a TLS certificate: \(error)", exitCode: .runError)
+        }
+        if let path = options.certificateOutput {
+            do {
+                try identity.certificatePEM.write(toFile: path, atomically: true, encoding: .utf8)
+            } catch {
+                throw CLIError("cannot write the certificate to \(path): \(error.localizedDescription)", exitCode: .runError)
+            }
+        }
+        return identity
     }
 }
 

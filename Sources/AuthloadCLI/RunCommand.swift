@@ -29,8 +29,13 @@ struct RunCommand {
         }
         let transport = SocketTransport(
             group: group,
-            configuration: SocketTransportConfiguration(connectTimeout: plan.timeouts.connect, idleTimeout: idleTimeout),
+            configuration: SocketTransportConfiguration(connectTimeout: plan.timeouts.connect, idleTimeout: idleTimeout,
+                                                        tls: TLSClientConfiguration(insecureSkipVerify: plan.insecureSkipTLSVerify)),
             sharedConnections: sharedConnections)
+        let verificationOff = endpoint.tls && plan.insecureSkipTLSVerify
+        if verificationOff {
+            console.err("warning: TLS certificate verification is off for \(endpoint) (insecureSkipTLSVerify)\n")
+        }
         let runner = Runner(plan: plan, flows: profile.flows, transport: transport, endpoint: endpoint, clock: ContinuousClock())
 
         // Signals are caught before the first line, so a Ctrl-C right after it still drains and reports.
@@ -53,7 +58,8 @@ struct RunCommand {
         let outcome = await runner.run()
         progress?.cancel()
         let result = RunResultBuilder.build(
-            plan: plan, outcome: outcome, startedAt: startedAt, endedAt: Date(), target: targetDescription)
+            plan: plan, outcome: outcome, startedAt: startedAt, endedAt: Date(), target: targetDescription,
+            tlsVerificationOff: verificationOff)
 
         let directory = options.output ?? Self.defaultDirectory(for: plan.name, at: startedAt)
         let files: ReportFiles
@@ -83,13 +89,18 @@ struct RunCommand {
         case .url(let url):
             return (url.endpoint, url.description, nil)
         case .embedded:
+            let staging = staging ?? StagingConfiguration()
             let server: HTTPServer
             do {
-                server = try HTTPServer(group: group, port: 0, service: StagingServer(configuration: staging ?? StagingConfiguration()))
+                // A certificate of its own for every run; clients trust it only with insecureSkipTLSVerify.
+                let tls = staging.tls
+                    ? try TLSServerContext(identity: TLSIdentity.selfSigned(hostnames: ["localhost"], ipAddresses: ["127.0.0.1"]))
+                    : nil
+                server = try HTTPServer(group: group, port: 0, service: StagingServer(configuration: staging), tls: tls)
             } catch {
                 throw CLIError("cannot start the embedded staging server: \(error)", exitCode: .runError)
             }
-            let endpoint = Endpoint(host: server.host, port: server.port)
+            let endpoint = Endpoint(host: server.host, port: server.port, tls: staging.tls)
             return (endpoint, "the embedded staging server at \(endpoint)", server)
         }
     }
@@ -112,7 +123,9 @@ struct RunCommand {
         let attempted = flows.reduce(0) { $0 + $1.count }
         let succeeded = flows.reduce(0) { $0 + $1.count - $1.errors }
         if attempted > 0 && succeeded == 0 {
-            console.error("no flow succeeded (\(attempted) attempted); see errors.csv for why")
+            // A step's error says more than its flow's, which repeats it with the same count.
+            let common = result.errors.max { ($0.count, $0.id.step == nil ? 0 : 1) < ($1.count, $1.id.step == nil ? 0 : 1) }.map { "; most often at \($0.id): \($0.kind.rawValue) (\($0.detail))" } ?? ""
+            console.error("no flow succeeded (\(attempted) attempted)\(common); see errors.csv for why")
             return .runError
         }
         let failed = result.thresholds.filter { !$0.passed }
@@ -127,8 +140,12 @@ struct RunCommand {
 
 /// Puts names, times and the environment around what the runner measured.
 enum RunResultBuilder {
-    static func build(plan: RunPlan, outcome: RunOutcome, startedAt: Date, endedAt: Date, target: String) -> RunResult {
+    static func build(plan: RunPlan, outcome: RunOutcome, startedAt: Date, endedAt: Date, target: String,
+                      tlsVerificationOff: Bool = false) -> RunResult {
         var notes: [String] = []
+        if tlsVerificationOff {
+            notes.append("TLS certificate verification was off (target.insecureSkipTLSVerify): the server's identity was not checked.")
+        }
         if outcome.stoppedEarly {
             notes.append("Stopped early by a signal after \(DurationText.format(.seconds(Int64(outcome.elapsed.seconds)))): this report is partial.")
         }

@@ -20,17 +20,20 @@ public final class StagingServer: HTTPService {
 /// The options of the embedded staging server, as a profile's `target.embedded` or `serve --config` gives them.
 ///
 /// ```json
-/// {"fcsdk": {"latency": {"lognormal": {"median": "8ms", "p99": "60ms"}}, "errorRate": 0.01, "setCookie": "JSESSIONID"}}
+/// {"tls": true, "fcsdk": {"latency": {"lognormal": {"median": "8ms", "p99": "60ms"}}, "errorRate": 0.01, "setCookie": "JSESSIONID"}}
 /// ```
 public struct StagingConfiguration: Sendable, Equatable {
     public var fcsdk = FCSDKLoginService.Options()
     public var seed: UInt64 = 7
+    /// Serve HTTPS with a self-signed certificate made for the run (`"tls": true`); the socket side reads it.
+    public var tls = false
 
     public init() {}
 
     public static func read(_ reader: ProfileReader) throws(ProfileError) -> StagingConfiguration {
         var configuration = StagingConfiguration()
-        try reader.rejectUnknownKeys(allowed: ["fcsdk", "seed"])
+        try reader.rejectUnknownKeys(allowed: ["fcsdk", "seed", "tls"])
+        if let tls = try reader.optional("tls") { configuration.tls = try tls.bool() }
         if let seed = try reader.optional("seed") { configuration.seed = UInt64(max(0, try seed.int())) }
         if let fcsdk = try reader.optional("fcsdk") {
             try fcsdk.rejectUnknownKeys(allowed: ["loginPath", "latency", "errorRate", "errorStatus", "password", "voiceDomain", "setCookie"])

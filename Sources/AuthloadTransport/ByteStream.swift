@@ -22,6 +22,9 @@ enum StreamResult: Equatable {
 protocol ByteStream: AnyObject {
     var fd: Int32 { get }
 
+    /// True when bytes are encrypted on the wire (TLS), so a handshake is worth timing.
+    var isSecure: Bool { get }
+
     /// Drives the security handshake one step; `.done` once the stream is ready for data.
     /// Plain TCP is ready at once.
     func handshake() -> StreamResult
@@ -44,6 +47,8 @@ final class PlainStream: ByteStream {
     let fd: Int32
 
     init(fd: Int32) { self.fd = fd }
+
+    var isSecure: Bool { false }
 
     func handshake() -> StreamResult { .done(0) }
 

@@ -127,7 +127,9 @@ final class ClientConnection: EventHandler {
         switch stream.handshake() {
         case .done:
             state = .open
-            pending?.secured = Monotonic.now
+            // Plain TCP has no handshake: its time is zero, not the few nanoseconds of this call.
+            let connected = pending?.connected
+            pending?.secured = stream.isSecure ? Monotonic.now : connected
             setInterest(EPOLLIN.rawValue)
             if pending != nil { flush() } else { armIdleTimer() }
         case .wouldBlock(let interest):

@@ -1,14 +1,18 @@
 import AuthloadCore
 import AuthloadWire
 
-/// How the socket transport connects: timeouts and what to do with idle connections.
+/// How the socket transport connects: timeouts, what to do with idle connections, and how https
+/// endpoints are checked.
 public struct SocketTransportConfiguration: Sendable {
     public var connectTimeout: Duration
     public var idleTimeout: Duration
+    public var tls: TLSClientConfiguration
 
-    public init(connectTimeout: Duration = .seconds(5), idleTimeout: Duration = .seconds(30)) {
+    public init(connectTimeout: Duration = .seconds(5), idleTimeout: Duration = .seconds(30),
+                tls: TLSClientConfiguration = TLSClientConfiguration()) {
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
+        self.tls = tls
     }
 }
 
@@ -22,18 +26,22 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
     private let endpoint: Endpoint
     private let resolver: Resolver
     private let configuration: SocketTransportConfiguration
+    private let tls: LazyTLSClientContext
     private var connection: ClientConnection?
     private var cancelled = false
 
-    init(loop: EventLoop, endpoint: Endpoint, resolver: Resolver, configuration: SocketTransportConfiguration) {
+    init(loop: EventLoop, endpoint: Endpoint, resolver: Resolver, configuration: SocketTransportConfiguration,
+         tls: LazyTLSClientContext) {
         self.loop = loop
         self.endpoint = endpoint
         self.resolver = resolver
         self.configuration = configuration
+        self.tls = tls
     }
 
     func execute(_ request: HTTPRequest, timeout: Duration) async throws -> HTTPResponse {
-        guard !endpoint.tls else { throw TransportError(.tls, "https is not supported yet; use an http:// target") }
+        // Loads the trust store here, off the loop, the first time; connections then only read it.
+        if endpoint.tls { _ = try tls.get() }
         let address = try await resolver.resolve(host: endpoint.host, port: endpoint.port)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256 + request.body.count)
@@ -74,19 +82,26 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
         }
         connection?.close()
         do {
-            let fresh = try ClientConnection(loop: loop, address: address, idleTimeout: configuration.idleTimeout) { [weak self] closed in
+            let fresh = try ClientConnection(loop: loop, address: address, idleTimeout: configuration.idleTimeout,
+                                             makeStream: makeStream) { [weak self] closed in
                 if self?.connection === closed { self?.connection = nil }
             }
             connection = fresh
             fresh.send(request)
             if connectDeadline < request.deadline {
                 _ = loop.schedule(at: connectDeadline) { [weak fresh] in
-                    if let fresh, fresh.state == .connecting { fresh.close(failing: TransportError(.connectTimeout)) }
+                    // The TLS handshake is part of connecting: a server that accepts but never answers it times out here too.
+                    guard let fresh, fresh.state == .connecting || fresh.state == .handshaking else { return }
+                    fresh.close(failing: TransportError(.connectTimeout, fresh.state == .handshaking ? "TLS handshake" : ""))
                 }
             }
         } catch {
             request.continuation.resume(throwing: error)
         }
+    }
+
+    private func makeStream(_ fd: Int32) throws(TransportError) -> any ByteStream {
+        endpoint.tls ? try tls.get().makeStream(fd: fd, host: endpoint.host) : PlainStream(fd: fd)
     }
 
     private func cancelOnLoop() {

@@ -40,6 +40,7 @@ public final class EventLoop: @unchecked Sendable {
         epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event)
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread { [unowned self] in
+            Self.blockBrokenPipeSignal()
             ready.signal()
             self.runLoop()
         }
@@ -133,6 +134,16 @@ public final class EventLoop: @unchecked Sendable {
             while let callback = timers.popDue(now: now) { callback() }
             runSubmitted()
         }
+    }
+
+    /// OpenSSL writes to its socket with write(2), which raises SIGPIPE when the peer has gone, and that
+    /// kills the process. Blocked on the loop threads (where every socket write happens), the signal stays
+    /// pending and the write fails with EPIPE instead, as `send(MSG_NOSIGNAL)` does for plain sockets.
+    private static func blockBrokenPipeSignal() {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
     }
 
     private func runSubmitted() {

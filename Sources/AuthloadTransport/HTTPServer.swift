@@ -12,13 +12,16 @@ import Foundation
 /// let server = try HTTPServer(group: loops, host: "127.0.0.1", port: 0, service: service)
 /// print(server.port)
 /// ```
+///
+/// Given a ``TLSServerContext`` it serves HTTPS instead; a client whose handshake fails is just closed.
 public final class HTTPServer: Sendable {
     /// The port the server listens on (the one the system chose when asked for 0).
     public let port: Int
     public let host: String
     private let listener: Listener
 
-    public init(group: EventLoopGroup, host: String = "127.0.0.1", port: Int, service: any HTTPService) throws(TransportError) {
+    public init(group: EventLoopGroup, host: String = "127.0.0.1", port: Int, service: any HTTPService,
+                tls: TLSServerContext? = nil) throws(TransportError) {
         guard let address = SocketAddress(numericHost: host, port: port) else {
             throw TransportError(.other, "\(host) is not a numeric IP address to listen on")
         }
@@ -42,7 +45,9 @@ public final class HTTPServer: Sendable {
         }
         self.port = SocketAddress(copying: &bound).port
         self.host = host
-        self.listener = Listener(fd: fd, group: group, service: service) { PlainStream(fd: $0) }
+        self.listener = Listener(fd: fd, group: group, service: service) { fd throws(TransportError) in
+            if let tls { try tls.makeStream(fd: fd) } else { PlainStream(fd: fd) }
+        }
         let listener = self.listener
         listener.loop.execute { listener.start() }
     }
@@ -63,10 +68,11 @@ private final class Listener: EventHandler, @unchecked Sendable {
     let group: EventLoopGroup
     let service: any HTTPService
     /// Wraps an accepted socket, on the loop that will own it.
-    let makeStream: @Sendable (Int32) -> any ByteStream
+    let makeStream: @Sendable (Int32) throws(TransportError) -> any ByteStream
     private var open = true
 
-    init(fd: Int32, group: EventLoopGroup, service: any HTTPService, makeStream: @escaping @Sendable (Int32) -> any ByteStream) {
+    init(fd: Int32, group: EventLoopGroup, service: any HTTPService,
+         makeStream: @escaping @Sendable (Int32) throws(TransportError) -> any ByteStream) {
         self.fd = fd
         self.group = group
         self.loop = group.next()
@@ -96,7 +102,11 @@ private final class Listener: EventHandler, @unchecked Sendable {
             let service = self.service
             let makeStream = self.makeStream
             let adopt: @Sendable () -> Void = {
-                let connection = ServerConnection(stream: makeStream(client), loop: target, service: service)
+                guard let stream = try? makeStream(client) else {
+                    Glibc.close(client)
+                    return
+                }
+                let connection = ServerConnection(stream: stream, loop: target, service: service)
                 target.register(client, events: EPOLLIN.rawValue, handler: connection)
                 connection.start()
             }

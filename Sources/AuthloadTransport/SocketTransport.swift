@@ -17,6 +17,7 @@ public final class SocketTransport: Transport {
     private let group: EventLoopGroup
     private let resolver = Resolver()
     private let configuration: SocketTransportConfiguration
+    private let tls: LazyTLSClientContext
     private let pool: Locked<[Endpoint: ConnectionPool]>?
     private let poolSize: Int
 
@@ -26,18 +27,20 @@ public final class SocketTransport: Transport {
                 sharedConnections: Int? = nil) {
         self.group = group
         self.configuration = configuration
+        self.tls = LazyTLSClientContext(configuration: configuration.tls)
         self.pool = sharedConnections == nil ? nil : Locked([:])
         self.poolSize = sharedConnections ?? 0
     }
 
     public func makeClient(for endpoint: Endpoint) -> any HTTPClient {
         guard let pool else {
-            return ConnectionClient(loop: group.next(), endpoint: endpoint, resolver: resolver, configuration: configuration)
+            return ConnectionClient(loop: group.next(), endpoint: endpoint, resolver: resolver, configuration: configuration, tls: tls)
         }
         return pool.withLock { pools in
             if let existing = pools[endpoint] { return existing }
             let created = ConnectionPool(size: poolSize) {
-                ConnectionClient(loop: self.group.next(), endpoint: endpoint, resolver: self.resolver, configuration: self.configuration)
+                ConnectionClient(loop: self.group.next(), endpoint: endpoint, resolver: self.resolver, configuration: self.configuration,
+                                 tls: self.tls)
             }
             pools[endpoint] = created
             return created

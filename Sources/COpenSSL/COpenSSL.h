@@ -12,7 +12,36 @@
 #include <openssl/ec.h>
 #include <openssl/ecdsa.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include <openssl/pem.h>
 #include <openssl/bio.h>
+#include <openssl/bn.h>
+
+// Swift cannot call OpenSSL's function-like macros; these wrap the few the transport needs.
+
+/// Names the server a client wants (SNI); `SSL_set_tlsext_host_name` is a macro.
+static inline int authload_ssl_set_server_name(SSL *ssl, const char *name) {
+    return (int)SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name, (void *)name);
+}
+
+/// Settings every authload context shares, all macros: TLS 1.2 or later; writes that return after
+/// each record and may resume from a buffer that moved (Swift arrays move); buffers released while
+/// a connection idles (thousands of idle users); no renegotiation; and a peer that closes without
+/// close_notify read as a plain end of stream, as HTTP/1.1 servers commonly do.
+static inline int authload_ssl_ctx_configure(SSL_CTX *ctx) {
+    if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) return 0;
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+    uint64_t options = SSL_OP_NO_RENEGOTIATION;
+#ifdef SSL_OP_IGNORE_UNEXPECTED_EOF
+    options |= SSL_OP_IGNORE_UNEXPECTED_EOF;
+#endif
+    SSL_CTX_set_options(ctx, options);
+    return 1;
+}
+
+/// Picks the curve of an EC key generation (a macro before OpenSSL 3).
+static inline int authload_evp_pkey_ctx_set_ec_curve(EVP_PKEY_CTX *ctx, int nid) {
+    return EVP_PKEY_CTX_set_ec_paramgen_curve_nid(ctx, nid);
+}
 
 #endif

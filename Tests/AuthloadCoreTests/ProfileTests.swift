@@ -51,6 +51,8 @@ struct ProfileTests {
          "target: is required"),
         ("{\"name\": \"demo\", \"target\": {\"baseURL\": \"ftp://x\"}, \"load\": {\"users\": 1, \"duration\": \"1s\"}, \"flows\": [{\"name\": \"a\", \"kind\": \"x\"}]}",
          "target.baseURL: \"ftp://x\" must start with http:// or https://"),
+        ("{\"name\": \"demo\", \"target\": {\"baseURL\": \"https://x\", \"insecureSkipTLSVerify\": \"yes\"}, \"load\": {\"users\": 1, \"duration\": \"1s\"}, \"flows\": [{\"name\": \"a\", \"kind\": \"x\"}]}",
+         "target.insecureSkipTLSVerify: expected true or false, found a string"),
         ("{\"name\": \"demo\", \"target\": {\"embedded\": {}}, \"load\": {\"users\": 1, \"duration\": \"1s\"}, \"flows\": [{\"kind\": \"x\"}]}",
          "flows[0].name: is required"),
         ("{\"name\": \"demo\", \"target\": {\"embedded\": {}}, \"load\": {\"users\": 1, \"duration\": \"1s\"}, \"flows\": [{\"name\": \"a\", \"kind\": \"x\", \"weight\": 0}]}",
@@ -92,6 +94,19 @@ struct ProfileTests {
     @Test("text that is not a duration is rejected", arguments: ["", "10", "s", "10x", "1.2.3s", "-5s", "ms10", "1e3s"])
     func badDurations(text: String) {
         #expect(DurationText.parse(text) == nil)
+    }
+
+    @Test("target.insecureSkipTLSVerify is off unless the profile turns it on, for URL and embedded targets alike", arguments: [
+        ("{\"baseURL\": \"https://auth.example.com\"}", false),
+        ("{\"baseURL\": \"https://auth.example.com\", \"insecureSkipTLSVerify\": true}", true),
+        ("{\"embedded\": {\"tls\": true}, \"insecureSkipTLSVerify\": true}", true),
+        ("{\"embedded\": {}, \"insecureSkipTLSVerify\": false}", false),
+    ])
+    func insecureSkipTLSVerify(target: String, expected: Bool) throws {
+        let text = """
+            {"name": "demo", "target": \(target), "load": {"users": 1, "duration": "1s"}, "flows": [{"name": "a", "kind": "x"}]}
+            """
+        #expect(try Profile.parse(text, fileName: "demo.json").insecureSkipTLSVerify == expected)
     }
 
     @Test("base URLs split into endpoint and path prefix", arguments: [

@@ -45,6 +45,7 @@ struct CLITests {
         (["run", "x.json", "--users", "0"], "error: --users: must be a whole number greater than 0, found \"0\""),
         (["run", "x.json", "--duration", "soon"], "error: --duration: \"soon\" is not a duration (write e.g. 30s, 2m, 1h)"),
         (["launch"], "error: unknown command \"launch\" (commands: run, validate, serve, report, help)"),
+        (["serve", "--cert-out", "cert.pem"], "error: --cert-out needs --tls (a plain HTTP server has no certificate)"),
         (["validate", "/nonexistent/profile.json"], "error: cannot read profile /nonexistent/profile.json: no such file or not readable"),
     ])
     func usageErrors(arguments: [String], message: String) async {
@@ -52,6 +53,21 @@ struct CLITests {
         let code = await Authload.main(arguments, console: captured.console)
         #expect(code == .usage)
         #expect(captured.err.split(separator: "\n").first.map(String.init) == message)
+    }
+
+    @Test("serve's help lists the TLS options, and they parse")
+    func serveTLSOptions() async throws {
+        let captured = Captured()
+        #expect(await Authload.main(["serve", "--help"], console: captured.console) == .success)
+        #expect(captured.out == HelpText.text(for: "serve")! + "\n")
+        #expect(captured.out.hasPrefix("USAGE: authload serve [--port P] [--host H] [--config FILE] [--tls [--cert-out FILE]]\n"))
+        #expect(captured.out.contains("\n  --tls               Serve HTTPS with a self-signed certificate"))
+        #expect(captured.out.contains("\n  --cert-out FILE     Write that certificate (PEM) to FILE, for clients to trust\n"))
+        guard case .serve(let options) = try Command.parse(["serve", "--tls", "--cert-out", "c.pem", "-p", "0"]) else {
+            Issue.record("expected serve")
+            return
+        }
+        #expect(options.tls && options.certificateOutput == "c.pem" && options.port == 0)
     }
 
     @Test("validate names the field of a bad flow kind and exits 64")

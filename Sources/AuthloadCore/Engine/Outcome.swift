@@ -23,6 +23,8 @@ public struct Outcome: Sendable, Hashable, CustomStringConvertible {
             switch error.kind {
             case .timeout: self.init(.timeout, "no response within the step timeout")
             case .cancelled: self = .cancelled
+            // The kind alone ("tls") would not say which check failed or how to fix it; the few TLS details are stable texts.
+            case .tls: self.init(.transportError, error.description)
             default: self.init(.transportError, error.kind.rawValue)
             }
         case is CancellationError: self = .cancelled

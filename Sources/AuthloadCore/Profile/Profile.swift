@@ -35,9 +35,10 @@ public enum Profile {
             guard value >= 0 else { throw s.error("must be 0 or greater") }
             seed = UInt64(value)
         }
+        let targetReader = try root.required("target")
         return RunPlan(
             name: name,
-            target: try target(root.required("target")),
+            target: try target(targetReader),
             load: try load(root.required("load")),
             flows: try flows(root.required("flows")),
             users: try users(root.optional("users")),
@@ -46,7 +47,8 @@ public enum Profile {
             thresholds: try thresholds(root.optional("thresholds")),
             interval: interval,
             seed: seed,
-            source: root.value
+            source: root.value,
+            insecureSkipTLSVerify: try targetReader.optional("insecureSkipTLSVerify")?.bool() ?? false
         )
     }
 

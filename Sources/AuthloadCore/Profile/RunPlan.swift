@@ -2,6 +2,9 @@
 public struct RunPlan: Sendable {
     public var name: String
     public var target: TargetPlan
+    /// Accept any TLS certificate from the target (`target.insecureSkipTLSVerify`), e.g. a staging
+    /// server's self-signed one. Off by default; a run with it on says so in its output and report.
+    public var insecureSkipTLSVerify: Bool
     public var load: LoadPlan
     public var flows: [FlowPlan]
     public var users: UserTemplate
@@ -18,9 +21,11 @@ public struct RunPlan: Sendable {
 
     public init(name: String, target: TargetPlan, load: LoadPlan, flows: [FlowPlan], users: UserTemplate,
                 timeouts: Timeouts = Timeouts(), connections: ConnectionPolicy = .perUser(idleTimeout: .seconds(30)),
-                thresholds: [Threshold] = [], interval: Duration = .seconds(1), seed: UInt64 = 1, source: JSONValue = .null) {
+                thresholds: [Threshold] = [], interval: Duration = .seconds(1), seed: UInt64 = 1, source: JSONValue = .null,
+                insecureSkipTLSVerify: Bool = false) {
         self.name = name
         self.target = target
+        self.insecureSkipTLSVerify = insecureSkipTLSVerify
         self.load = load
         self.flows = flows
         self.users = users
@@ -121,7 +126,7 @@ public struct Timeouts: Sendable, Equatable {
     public var step: Duration
     /// Longest a whole flow iteration may take; its steps share this deadline.
     public var flow: Duration
-    /// Longest a TCP (and later TLS) connect may take.
+    /// Longest a TCP connect, with its TLS handshake for https, may take.
     public var connect: Duration
 
     public init(step: Duration = .seconds(10), flow: Duration = .seconds(120), connect: Duration = .seconds(5)) {

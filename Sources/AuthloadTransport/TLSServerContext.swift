@@ -1,0 +1,59 @@
+import AuthloadCore
+import COpenSSL
+
+/// One OpenSSL server context (`SSL_CTX`) holding the certificate and key every accepted TLS
+/// connection of an ``HTTPServer`` presents.
+///
+/// ```swift
+/// let identity = try TLSIdentity.selfSigned(hostnames: ["localhost"], ipAddresses: ["127.0.0.1"])
+/// let server = try HTTPServer(group: loops, port: 8443, service: service, tls: TLSServerContext(identity: identity))
+/// ```
+///
+/// `@unchecked Sendable`: the `SSL_CTX` is configured in `init` and never changed after; OpenSSL allows
+/// `SSL_new` on a configured context from any thread.
+public final class TLSServerContext: @unchecked Sendable {
+    private let context: OpaquePointer
+
+    /// - Throws: `TransportError(.tls)` when the certificate or key is not PEM or they do not match.
+    public init(identity: TLSIdentity) throws(TransportError) {
+        OpenSSLError.clear()
+        guard let context = SSL_CTX_new(TLS_server_method()) else {
+            throw OpenSSLError.error("cannot create a TLS server context")
+        }
+        self.context = context
+        guard authload_ssl_ctx_configure(context) == 1 else { throw OpenSSLError.error("cannot configure TLS 1.2 or later") }
+        // authload's clients never resume sessions; TLS 1.3 tickets would be work for nothing on both sides.
+        SSL_CTX_set_num_tickets(context, 0)
+
+        // Only the first certificate is used: a self-signed identity has no chain to send.
+        let certificates = PEM.certificates(identity.certificatePEM)
+        defer { certificates.forEach { X509_free($0) } }
+        guard let leaf = certificates.first else {
+            throw TransportError(.tls, "the server certificate is not PEM (-----BEGIN CERTIFICATE-----)")
+        }
+        guard let key = PEM.privateKey(identity.privateKeyPEM) else {
+            throw OpenSSLError.error("the server's private key is not PEM", fallback: "no key found")
+        }
+        defer { EVP_PKEY_free(key) }
+        guard SSL_CTX_use_certificate(context, leaf) == 1 else { throw OpenSSLError.error("cannot use the server certificate") }
+        guard SSL_CTX_use_PrivateKey(context, key) == 1, SSL_CTX_check_private_key(context) == 1 else {
+            throw OpenSSLError.error("the private key does not fit the server certificate")
+        }
+    }
+
+    deinit {
+        SSL_CTX_free(context)
+    }
+
+    /// A session that will accept the TLS handshake of the client connected on `fd`.
+    func makeStream(fd: Int32) throws(TransportError) -> TLSStream {
+        OpenSSLError.clear()
+        guard let ssl = SSL_new(context) else { throw OpenSSLError.error("cannot start a TLS session") }
+        guard SSL_set_fd(ssl, fd) == 1 else {
+            SSL_free(ssl)
+            throw OpenSSLError.error("cannot attach a TLS session to its socket")
+        }
+        SSL_set_accept_state(ssl)
+        return TLSStream(fd: fd, ssl: ssl, verifiedPeer: nil)
+    }
+}
