@@ -34,7 +34,7 @@ let package = Package(
         .testTarget(name: "AuthloadReportTests", dependencies: ["AuthloadReport"]),
         .testTarget(
             name: "AuthloadEndToEndTests",
-            dependencies: ["AuthloadCLI", "AuthloadTesting", "AuthloadFlows", "AuthloadStaging", "AuthloadTransport"]
+            dependencies: ["AuthloadCLI", "AuthloadTesting", "AuthloadFlows", "AuthloadStaging", "AuthloadTransport", "AuthloadWire"]
         ),
     ],
     swiftLanguageModes: [.v6]
