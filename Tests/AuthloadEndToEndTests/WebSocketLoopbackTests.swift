@@ -124,6 +124,64 @@ struct WebSocketLoopbackTests {
         try await served
     }
 
+    @Test("a server that never answers the upgrade fails the open with a timeout")
+    func openTimeout() async throws {
+        try await withSilentServer(answer: false) { client, _ in
+            do {
+                _ = try await client.openWebSocket(HTTPRequest(method: "GET", target: "/"), protocols: [], timeout: .milliseconds(200))
+                Issue.record("the open should time out")
+            } catch let error as TransportError {
+                #expect(error.kind == .timeout)
+            }
+        }
+    }
+
+    @Test("cancelling an open that is waiting for its 101 ends it with CancellationError")
+    func cancelOpen() async throws {
+        try await withSilentServer(answer: false) { client, requestRead in
+            let opening = Task { try await client.openWebSocket(HTTPRequest(method: "GET", target: "/"), protocols: [], timeout: .seconds(30)) }
+            // Cancelled once the upgrade is on the wire, so it is the wait for the 101 that is cancelled.
+            await requestRead.wait()
+            opening.cancel()
+            await #expect(throws: CancellationError.self) { try await opening.value }
+        }
+    }
+
+    @Test("a close the server never answers gives up at its timeout and reports 1006")
+    func closeTimeout() async throws {
+        try await withSilentServer(answer: true) { client, _ in
+            let socket = try await client.openWebSocket(HTTPRequest(method: "GET", target: "/"), protocols: [], timeout: .seconds(5))
+            let start = ContinuousClock.now
+            await socket.close(code: 1000, reason: "", timeout: .milliseconds(100))
+            #expect(ContinuousClock.now - start < .seconds(3), "bounded by the close timeout, not by the server")
+            do {
+                _ = try await socket.receive(timeout: .seconds(1))
+                Issue.record("the socket should be closed")
+            } catch let closed as WebSocketClosed {
+                #expect(closed.code == 1006)
+            }
+        }
+    }
+
+    /// A raw server that accepts one client and then says nothing more: no 101 at all, or a 101 and
+    /// then silence (no answer to a Close). It hangs up once the client has. The flag is set once it
+    /// has read the upgrade request.
+    func withSilentServer(answer: Bool, _ body: (any HTTPClient, AsyncFlag) async throws -> Void) async throws {
+        let listener = try RawListener()
+        defer { listener.close() }
+        let group = try EventLoopGroup(loops: 1)
+        defer { group.shutdown() }
+        let client = SocketTransport(group: group).makeClient(for: Endpoint(host: "127.0.0.1", port: listener.port))
+        let requestRead = AsyncFlag()
+        async let served: Void = listener.serveOne({ answer ? RawListener.switching($0) : [] }, then: { socket in
+            requestRead.set()
+            _ = socket.read()
+            socket.close()
+        })
+        try await body(client, requestRead)
+        try await served
+    }
+
     @Test("cancelling a pending receive ends it with CancellationError and keeps later messages")
     func cancelReceive() async throws {
         try await WebSocketFixture.with { fixture in
