@@ -44,7 +44,7 @@ enum Interop {
 final class PythonScript: Sendable {
     let process = Process()
     private let output = Locked("")
-    private let waiters: Locked<[(String, AsyncFlag)]> = Locked([])
+    private let waiters: Locked<[(@Sendable (String) -> Bool, AsyncFlag)]> = Locked([])
     private let exited = AsyncFlag()
 
     init(_ python: [String], script: String, arguments: [String] = []) throws {
@@ -55,7 +55,7 @@ final class PythonScript: Sendable {
         process.standardError = out
         out.fileHandleForReading.readabilityHandler = { [output, waiters] handle in
             let all = output.withLock { $0 += String(decoding: handle.availableData, as: UTF8.self); return $0 }
-            for (needle, flag) in waiters.withLock({ $0 }) where all.contains(needle) { flag.set() }
+            for (done, flag) in waiters.withLock({ $0 }) where done(all) { flag.set() }
         }
         let exited = self.exited
         process.terminationHandler = { _ in exited.set() }
@@ -67,11 +67,25 @@ final class PythonScript: Sendable {
     /// Returns once the output contains `needle`, or the script has ended (it bounds its own lifetime).
     @discardableResult
     func waitFor(_ needle: String) async -> Bool {
+        await waitUntil { $0.contains(needle) }
+    }
+
+    /// Returns the first whole output line that starts with `prefix`, once there is one.
+    func line(startingWith prefix: String) async -> String? {
+        let find: @Sendable (String) -> String? = { output in
+            output.split(separator: "\n", omittingEmptySubsequences: false).dropLast().first { $0.hasPrefix(prefix) }.map(String.init)
+        }
+        await waitUntil { find($0) != nil }
+        return find(stdout)
+    }
+
+    @discardableResult
+    private func waitUntil(_ done: @escaping @Sendable (String) -> Bool) async -> Bool {
         let flag = AsyncFlag()
-        waiters.withLock { $0.append((needle, flag)) }
-        if stdout.contains(needle) { flag.set() }
+        waiters.withLock { $0.append((done, flag)) }
+        if done(stdout) { flag.set() }
         await race({ await flag.wait() }, { await self.exited.wait() })
-        return stdout.contains(needle)
+        return done(stdout)
     }
 
     func waitForExit() async -> Int32 {
@@ -93,9 +107,8 @@ struct WebSocketInteropTests {
     func withPythonServer(_ body: (PythonScript, any HTTPClient) async throws -> Void) async throws {
         let server = try PythonScript(try Interop.requirePython(), script: "ws_server.py")
         defer { server.stop() }
-        let started = await server.waitFor("port ")
-        let portLine = server.stdout.split(separator: "\n").first { $0.hasPrefix("port ") }
-        let port = try #require(started ? portLine.flatMap { Int($0.dropFirst(5)) } : nil, "ws_server.py did not start: \(server.stdout)")
+        let portLine = await server.line(startingWith: "port ")
+        let port = try #require(portLine.flatMap { Int($0.dropFirst(5)) }, "ws_server.py did not start: \(server.stdout)")
         let group = try EventLoopGroup(loops: 1)
         defer { group.shutdown() }
         let client = SocketTransport(group: group).makeClient(for: Endpoint(host: "127.0.0.1", port: port))

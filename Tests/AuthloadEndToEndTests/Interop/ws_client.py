@@ -11,7 +11,9 @@ import websockets
 
 
 def say(*parts):
-    print(*parts, flush=True)
+    # One write per line: a pipe delivers it whole, never split between reads.
+    sys.stdout.write(" ".join(str(part) for part in parts) + "\n")
+    sys.stdout.flush()
 
 
 async def step(awaitable):

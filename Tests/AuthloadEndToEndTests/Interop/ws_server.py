@@ -16,7 +16,9 @@ LIFETIME = 20
 
 
 def say(*parts):
-    print(*parts, flush=True)
+    # One write per line: a pipe delivers it whole, never split between reads.
+    sys.stdout.write(" ".join(str(part) for part in parts) + "\n")
+    sys.stdout.flush()
 
 
 async def echo(ws):
