@@ -203,6 +203,22 @@ struct WebSocketLoopbackTests {
         }
     }
 
+    @Test("a peer used from another thread sends and closes through the loop")
+    func peerOffLoop() async throws {
+        try await WebSocketFixture.with { fixture in
+            let socket = try await fixture.open()
+            let peer = try #require(fixture.service.lastPeer.withLock { $0 })
+            peer.send(.text("pushed 1"))
+            peer.send(.text("pushed 2"))
+            peer.close(code: 4000, reason: "enough")
+            peer.send(.text("dropped: the closing handshake has begun"))
+            #expect(try await socket.receive(timeout: .seconds(5)) == .text("pushed 1"))
+            #expect(try await socket.receive(timeout: .seconds(5)) == .text("pushed 2"))
+            await #expect(throws: WebSocketClosed(code: 4000, reason: "enough")) { try await socket.receive(timeout: .seconds(5)) }
+            await fixture.service.events.waitFor("closed 4000")
+        }
+    }
+
     @Test("a message the service sends while accepting follows the 101")
     func greeting() async throws {
         try await WebSocketFixture.with { fixture in

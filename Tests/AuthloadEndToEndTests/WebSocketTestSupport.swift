@@ -10,6 +10,8 @@ import Testing
 /// is selected when offered. What the sessions report (`closed 1000`, …) is kept in ``events``.
 final class EchoWebSocketService: HTTPService, WebSocketService {
     let events = EventLog()
+    /// The peer of the latest accepted session, for pushing to it from outside the loop.
+    let lastPeer = Locked<(any WebSocketPeer)?>(nil)
 
     func respond(to request: HTTPRequest) -> ServiceReply {
         ServiceReply(HTTPResponse(status: 200, body: Array("plain \(request.path)".utf8)))
@@ -24,6 +26,7 @@ final class EchoWebSocketService: HTTPService, WebSocketService {
         default:
             break
         }
+        lastPeer.withLock { $0 = peer }
         return .accept(handler: EchoHandler(peer: peer, events: events),
                        subprotocol: offeredProtocols.contains("v12.stomp") ? "v12.stomp" : nil)
     }
