@@ -43,6 +43,8 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
     private var receivers: [LoopWaiter<WebSocketMessage>] = []
     private var closers: [CheckedContinuation<Void, Never>] = []
     private(set) var closure: WebSocketClosed?
+    /// `closure` for callers off the loop, so a send to a closed socket fails without a hop.
+    let sharedClosure = Locked<WebSocketClosed?>(nil)
 
     /// Starts connecting; `opener` resumes with the open WebSocket or the reason it did not open.
     ///
@@ -298,46 +300,11 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
     func closed(_ closed: WebSocketClosed) {
         // The phase stays open: the frame connection may still be writing the last Close.
         closure = closed
+        sharedClosure.withLock { $0 = closed }
         let receivers = self.receivers, closers = self.closers
         self.receivers = []
         self.closers = []
         for receiver in receivers { receiver.resume(.failure(closed)) }
         for closer in closers { closer.resume() }
-    }
-}
-
-/// The caller's handle on an open client WebSocket; every call hops onto the connection's loop.
-struct ClientWebSocket: WebSocketConnection {
-    let handshake: HTTPResponse
-    let subprotocol: String?
-    let connection: WebSocketClientConnection
-
-    func send(_ message: WebSocketMessage) async throws {
-        let connection = self.connection
-        try await connection.loop.suspend { (waiter: LoopWaiter<Void>) in
-            waiter.resume(Result { try connection.send(message) })
-        }
-    }
-
-    func receive(timeout: Duration) async throws -> WebSocketMessage {
-        let connection = self.connection
-        let deadline = Monotonic.now + Monotonic.nanoseconds(timeout)
-        return try await connection.loop.suspend { waiter in
-            connection.receive(waiter, deadline: deadline, timeout: timeout)
-        } onCancel: { waiter in
-            waiter.resume(.failure(CancellationError()))
-            connection.pruneReceivers()
-        }
-    }
-
-    func close(code: Int, reason: String, timeout: Duration) async {
-        let connection = self.connection
-        let deadline = Monotonic.now + Monotonic.nanoseconds(timeout)
-        // Not cancellable: a closing handshake is bounded by its timeout and should not be left half done.
-        await withCheckedContinuation { continuation in
-            connection.loop.execute {
-                connection.close(code: code, reason: reason, deadline: deadline, continuation: continuation)
-            }
-        }
     }
 }
