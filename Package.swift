@@ -34,7 +34,9 @@ let package = Package(
         .testTarget(name: "AuthloadReportTests", dependencies: ["AuthloadReport"]),
         .testTarget(
             name: "AuthloadEndToEndTests",
-            dependencies: ["AuthloadCLI", "AuthloadTesting", "AuthloadFlows", "AuthloadStaging", "AuthloadTransport"]
+            dependencies: ["AuthloadCLI", "AuthloadTesting", "AuthloadFlows", "AuthloadStaging", "AuthloadTransport", "AuthloadWire"],
+            // Python scripts for the WebSocket interop tests, found through #filePath.
+            exclude: ["Interop"]
         ),
     ],
     swiftLanguageModes: [.v6]

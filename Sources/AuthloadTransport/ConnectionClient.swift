@@ -19,8 +19,8 @@ public struct SocketTransportConfiguration: Sendable {
 /// One simulated device's HTTP connection to one endpoint, kept alive between its requests.
 ///
 /// Its connection lives on one event loop and is touched only there (hence `@unchecked Sendable`:
-/// `connection` and `cancelled` are read and written on `loop` alone). Callers on any task go
-/// through ``execute(_:timeout:)``, which hops onto the loop.
+/// `connection`, `cancelled` and `webSockets` are read and written on `loop` alone). Callers on any
+/// task go through ``execute(_:timeout:)``, which hops onto the loop.
 final class ConnectionClient: HTTPClient, @unchecked Sendable {
     private let loop: EventLoop
     private let endpoint: Endpoint
@@ -29,6 +29,8 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
     private let tls: LazyTLSClientContext
     private var connection: ClientConnection?
     private var cancelled = false
+    /// WebSockets this client opened, dropped by ``shutdown()`` if still open; weak so closed ones go.
+    private var webSockets: [WeakWebSocket] = []
 
     init(loop: EventLoop, endpoint: Endpoint, resolver: Resolver, configuration: SocketTransportConfiguration,
          tls: LazyTLSClientContext) {
@@ -109,12 +111,47 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
         connection?.close(failing: TransportError(.cancelled))
     }
 
-    // Replaced by the WebSocket work of issue 3; until then a flow that opens a socket fails clearly.
     func openWebSocket(_ request: HTTPRequest, protocols: [String], timeout: Duration) async throws -> any WebSocketConnection {
-        throw TransportError(.other, "WebSocket is not implemented on this transport yet")
+        if endpoint.tls { _ = try tls.get() }
+        let address = try await resolver.resolve(host: endpoint.host, port: endpoint.port)
+        try Task.checkCancellation()
+        let key = WebSocketHandshake.makeKey()
+        var bytes: [UInt8] = []
+        WebSocketHandshake.makeRequest(extending: request, host: endpoint.hostHeader, key: key, protocols: protocols)
+            .serialize(into: &bytes, host: endpoint.hostHeader)
+        let start = Monotonic.now
+        let upgrade = WebSocketClientConnection.Upgrade(
+            bytes: bytes, key: key, protocols: protocols, start: start,
+            deadline: start + Monotonic.nanoseconds(timeout),
+            connectDeadline: start + Monotonic.nanoseconds(min(timeout, configuration.connectTimeout)),
+            timeout: timeout)
+        let opening = Locked<WebSocketClientConnection?>(nil)
+        return try await loop.suspend { (opener: LoopWaiter<ClientWebSocket>) in
+            do {
+                let connection = try WebSocketClientConnection(loop: self.loop, address: address, upgrade: upgrade, opener: opener,
+                                                               makeStream: self.makeStream)
+                opening.withLock { $0 = connection }
+                self.webSockets.removeAll { $0.connection == nil || $0.connection?.closure != nil }
+                self.webSockets.append(WeakWebSocket(connection: connection))
+            } catch {
+                opener.resume(.failure(error))
+            }
+        } onCancel: { _ in
+            // Closing the half-open socket resumes the opener with the cancellation.
+            opening.withLock { $0 }?.fail(CancellationError())
+        }
     }
 
     func shutdown() {
-        loop.execute { self.connection?.close() }
+        loop.execute {
+            self.connection?.close()
+            for webSocket in self.webSockets { webSocket.connection?.abort() }
+            self.webSockets = []
+        }
     }
+}
+
+/// A client's weak hold on a WebSocket it opened.
+private struct WeakWebSocket {
+    weak var connection: WebSocketClientConnection?
 }

@@ -20,6 +20,8 @@ public final class EventLoop: @unchecked Sendable {
     private var timers = TimerQueue()
     private let submitted = Locked(Submitted())
     private var thread: Thread?
+    /// Written once by the loop's thread before `init` returns, read-only afterwards.
+    private var threadID: pthread_t?
     private var running = true
     /// Scratch space for reads; one per loop, since a loop reads one socket at a time.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
@@ -41,6 +43,7 @@ public final class EventLoop: @unchecked Sendable {
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread { [unowned self] in
             Self.blockBrokenPipeSignal()
+            self.threadID = pthread_self()
             ready.signal()
             self.runLoop()
         }
@@ -50,6 +53,9 @@ public final class EventLoop: @unchecked Sendable {
         thread.start()
         ready.wait()
     }
+
+    /// True on this loop's own thread: work for the loop can then run at once instead of through ``execute(_:)``.
+    var inLoop: Bool { threadID.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
 
     /// Runs `work` on the loop's thread, soon; callable from any thread.
     public func execute(_ work: @escaping @Sendable () -> Void) {

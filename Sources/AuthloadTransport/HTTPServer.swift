@@ -131,6 +131,8 @@ private final class ServerConnection: EventHandler {
     private var closeAfterWrite = false
     private var closed = false
     private var interest = EPOLLIN.rawValue
+    /// Set once a WebSocket upgrade was accepted: the socket then carries frames, not HTTP.
+    private var webSocket: WebSocketFrameConnection?
 
     init(stream: any ByteStream, loop: EventLoop, service: any HTTPService) {
         self.fd = stream.fd
@@ -159,12 +161,16 @@ private final class ServerConnection: EventHandler {
             continueHandshake()
             if handshaking { return }
         }
+        if let webSocket {
+            webSocket.handleEvents(events)
+            return
+        }
         if events & EPOLLOUT.rawValue != 0 { flush() }
         if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { readAvailable() }
     }
 
     private func readAvailable() {
-        while !closed {
+        while !closed && webSocket == nil {
             switch stream.read(into: loop.readBuffer) {
             case .done(let count):
                 parser.feed(UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]))
@@ -181,7 +187,7 @@ private final class ServerConnection: EventHandler {
     }
 
     private func serveParsed() {
-        while !awaitingReply && !closed && !closeAfterWrite {
+        while !awaitingReply && !closed && !closeAfterWrite && webSocket == nil {
             let request: HTTPRequest
             let keepAlive: Bool
             do {
@@ -196,6 +202,10 @@ private final class ServerConnection: EventHandler {
                 enqueue(bytes)
                 return
             }
+            if WebSocketHandshake.isUpgradeRequest(request) {
+                upgrade(request)
+                return
+            }
             let reply = service.respond(to: request)
             let head = request.method == "HEAD"
             awaitingReply = true
@@ -206,6 +216,26 @@ private final class ServerConnection: EventHandler {
                     self?.deliver(reply, keepAlive: keepAlive, head: head)
                 }
             }
+        }
+    }
+
+    /// Answers a WebSocket upgrade: the rejection (then close), or the 101 and a switch to frames.
+    private func upgrade(_ request: HTTPRequest) {
+        let frames = WebSocketFrameConnection(stream: stream, loop: loop, role: .server, interest: interest)
+        switch WebSocketServerHandshake.negotiate(request, service: service, frames: frames) {
+        case .reject(let response):
+            var bytes: [UInt8] = []
+            response.serialize(into: &bytes, keepAlive: false)
+            closeAfterWrite = true
+            enqueue(bytes)
+        case .accept(let response):
+            // Whatever HTTP output is still unwritten goes first, then the 101, then the frames.
+            var bytes = Array(output[written...])
+            response.serialize(into: &bytes, keepAlive: true)
+            output = []
+            written = 0
+            webSocket = frames
+            frames.start(prefix: bytes, leftover: parser.takeUnparsedBytes())
         }
     }
 

@@ -38,7 +38,7 @@ public final class SocketTransport: Transport {
         }
         return pool.withLock { pools in
             if let existing = pools[endpoint] { return existing }
-            let created = ConnectionPool(size: poolSize) {
+            let created = ConnectionPool(size: poolSize) { [self] in
                 ConnectionClient(loop: self.group.next(), endpoint: endpoint, resolver: self.resolver, configuration: self.configuration,
                                  tls: self.tls)
             }
@@ -56,8 +56,10 @@ final class ConnectionPool: HTTPClient {
     }
 
     private let state: Locked<State>
+    private let make: @Sendable () -> ConnectionClient
 
-    init(size: Int, make: () -> ConnectionClient) {
+    init(size: Int, make: @escaping @Sendable () -> ConnectionClient) {
+        self.make = make
         state = Locked(State(idle: (0..<size).map { _ in make() }))
     }
 
@@ -67,9 +69,9 @@ final class ConnectionPool: HTTPClient {
         return try await client.execute(request, timeout: timeout)
     }
 
-    // Replaced by the WebSocket work of issue 3; until then a flow that opens a socket fails clearly.
+    /// A WebSocket holds its connection for its whole life, so it gets one of its own, outside the pool.
     func openWebSocket(_ request: HTTPRequest, protocols: [String], timeout: Duration) async throws -> any WebSocketConnection {
-        throw TransportError(.other, "WebSocket is not implemented on this transport yet")
+        try await make().openWebSocket(request, protocols: protocols, timeout: timeout)
     }
 
     /// Pooled connections outlive any one user's flow.

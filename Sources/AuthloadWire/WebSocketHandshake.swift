@@ -161,13 +161,13 @@ public enum WebSocketHandshake {
     // MARK: Header lists
 
     /// The non-empty, trimmed elements of comma-separated header values (RFC 9110 §5.6.1).
-    private static func tokens(_ values: [String]) -> [Substring] {
+    static func tokens(_ values: [String]) -> [Substring] {
         values.flatMap { $0.split(separator: ",", omittingEmptySubsequences: true) }
             .map(trimmed)
             .filter { !$0.isEmpty }
     }
 
-    private static func hasToken(_ token: String, in values: [String]) -> Bool {
+    static func hasToken(_ token: String, in values: [String]) -> Bool {
         tokens(values).contains { $0.caseInsensitiveEquals(token) }
     }
 

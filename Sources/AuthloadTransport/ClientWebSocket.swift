@@ -1,0 +1,42 @@
+import AuthloadCore
+
+/// The caller's handle on an open client WebSocket; every call hops onto the connection's loop.
+struct ClientWebSocket: WebSocketConnection {
+    let handshake: HTTPResponse
+    let subprotocol: String?
+    let connection: WebSocketClientConnection
+
+    /// Queues the message on the loop and returns without waiting for it to be written.
+    ///
+    /// Not waiting for the loop saves a task suspension and wake-up per message (measured: about a
+    /// third of the CPU of an echo round trip). Messages from one task still go out in order, before
+    /// anything it does next on the socket. A socket already known to be closed throws at once; one
+    /// that closes while the message is on its way drops it, and the next receive reports the closure.
+    func send(_ message: WebSocketMessage) async throws {
+        let connection = self.connection
+        if let closure = connection.sharedClosure.withLock({ $0 }) { throw closure }
+        connection.loop.execute { try? connection.send(message) }
+    }
+
+    func receive(timeout: Duration) async throws -> WebSocketMessage {
+        let connection = self.connection
+        let deadline = Monotonic.now + Monotonic.nanoseconds(timeout)
+        return try await connection.loop.suspend { waiter in
+            connection.receive(waiter, deadline: deadline, timeout: timeout)
+        } onCancel: { waiter in
+            waiter.resume(.failure(CancellationError()))
+            connection.pruneReceivers()
+        }
+    }
+
+    func close(code: Int, reason: String, timeout: Duration) async {
+        let connection = self.connection
+        let deadline = Monotonic.now + Monotonic.nanoseconds(timeout)
+        // Not cancellable: a closing handshake is bounded by its timeout and should not be left half done.
+        await withCheckedContinuation { continuation in
+            connection.loop.execute {
+                connection.close(code: code, reason: reason, deadline: deadline, continuation: continuation)
+            }
+        }
+    }
+}
