@@ -18,7 +18,7 @@ struct ClientWebSocket: WebSocketConnection {
         connection.loop.execute { try? connection.send(message) }
     }
 
-    func receive(timeout: Duration) async throws -> WebSocketMessage {
+    func receiveQueued(timeout: Duration) async throws -> ReceivedWebSocketMessage {
         let connection = self.connection
         let deadline = Monotonic.now + Monotonic.nanoseconds(timeout)
         return try await connection.loop.suspend { waiter in
