@@ -4,16 +4,23 @@ import AuthloadCore
 ///
 /// It never knows whether it sits behind a socket (`authload serve`, embedded targets) or an
 /// in-process transport (virtual-time tests).
-public final class StagingServer: HTTPService {
+public final class StagingServer: HTTPService, WebSocketService {
     public let fcsdk: FCSDKLoginService
+    public let gccs: GCCSService
 
     public init(configuration: StagingConfiguration) {
         fcsdk = FCSDKLoginService(options: configuration.fcsdk, seed: configuration.seed)
+        gccs = GCCSService(options: configuration.gccs, seed: configuration.seed &+ 1)
     }
 
     public func respond(to request: HTTPRequest) -> ServiceReply {
         if let reply = fcsdk.respond(to: request) { return reply }
+        if let reply = gccs.respond(to: request) { return reply }
         return ServiceReply(.json(status: 404, ["error": .string("no staging service at \(request.path)")]))
+    }
+
+    public func upgrade(_ request: HTTPRequest, offeredProtocols: [String], peer: any WebSocketPeer) -> WebSocketUpgrade {
+        gccs.upgrade(request, offeredProtocols: offeredProtocols, peer: peer)
     }
 }
 
@@ -24,6 +31,7 @@ public final class StagingServer: HTTPService {
 /// ```
 public struct StagingConfiguration: Sendable, Equatable {
     public var fcsdk = FCSDKLoginService.Options()
+    public var gccs = GCCSService.Options()
     public var seed: UInt64 = 7
     /// Serve HTTPS with a self-signed certificate made for the run (`"tls": true`); the socket side reads it.
     public var tls = false
@@ -32,7 +40,7 @@ public struct StagingConfiguration: Sendable, Equatable {
 
     public static func read(_ reader: ProfileReader) throws(ProfileError) -> StagingConfiguration {
         var configuration = StagingConfiguration()
-        try reader.rejectUnknownKeys(allowed: ["fcsdk", "seed", "tls"])
+        try reader.rejectUnknownKeys(allowed: ["fcsdk", "gccs", "seed", "tls"])
         if let tls = try reader.optional("tls") { configuration.tls = try tls.bool() }
         if let seed = try reader.optional("seed") { configuration.seed = UInt64(max(0, try seed.int())) }
         if let fcsdk = try reader.optional("fcsdk") {
@@ -50,6 +58,7 @@ public struct StagingConfiguration: Sendable, Equatable {
             if let r = try fcsdk.optional("setCookie") { options.setCookie = try r.string() }
             configuration.fcsdk = options
         }
+        if let gccs = try reader.optional("gccs") { configuration.gccs = try GCCSService.Options.read(gccs) }
         return configuration
     }
 }
