@@ -21,12 +21,13 @@ struct ClientWebSocket: WebSocketConnection {
     func receiveQueued(timeout: Duration) async throws -> ReceivedWebSocketMessage {
         let connection = self.connection
         let deadline = Monotonic.now + Monotonic.nanoseconds(timeout)
-        return try await connection.loop.suspend { waiter in
+        let stamped = try await connection.loop.suspend { waiter in
             connection.receive(waiter, deadline: deadline, timeout: timeout)
         } onCancel: { waiter in
             waiter.resume(.failure(CancellationError()))
             connection.pruneReceivers()
         }
+        return ReceivedWebSocketMessage(stamped.message, queued: .nanoseconds(Monotonic.now - stamped.arrived))
     }
 
     func close(code: Int, reason: String, timeout: Duration) async {

@@ -41,7 +41,7 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
     /// Messages nobody was waiting for, with the monotonic nanoseconds they arrived at.
     private var messages: [(message: WebSocketMessage, arrived: Int64)] = []
     private var messageHead = 0
-    private var receivers: [LoopWaiter<ReceivedWebSocketMessage>] = []
+    private var receivers: [LoopWaiter<StampedMessage>] = []
     private var closers: [CheckedContinuation<Void, Never>] = []
     private(set) var closure: WebSocketClosed?
     /// `closure` for callers off the loop, so a send to a closed socket fails without a hop.
@@ -244,7 +244,7 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
     }
 
     /// Hands the caller the oldest queued message, or waits for one until `deadline`.
-    func receive(_ waiter: LoopWaiter<ReceivedWebSocketMessage>, deadline: Int64, timeout: Duration) {
+    func receive(_ waiter: LoopWaiter<StampedMessage>, deadline: Int64, timeout: Duration) {
         if messageHead < messages.count {
             let (message, arrived) = messages[messageHead]
             messageHead += 1
@@ -252,7 +252,7 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
                 messages.removeAll(keepingCapacity: messages.capacity <= 16)
                 messageHead = 0
             }
-            waiter.resume(.success(ReceivedWebSocketMessage(message, queued: .nanoseconds(Monotonic.now - arrived))))
+            waiter.resume(.success(StampedMessage(message: message, arrived: arrived)))
             return
         }
         if let closure {
@@ -292,11 +292,18 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
         while !receivers.isEmpty {
             let receiver = receivers.removeFirst()
             if receiver.isPending {
-                receiver.resume(.success(ReceivedWebSocketMessage(message)))
+                receiver.resume(.success(StampedMessage(message: message, arrived: Monotonic.now)))
                 return
             }
         }
         messages.append((message, Monotonic.now))
+    }
+
+    /// A message and the monotonic nanoseconds the loop read it at: the caller works out how long it
+    /// waited once its task runs, so neither the queue nor the task's wake-up passes for server time.
+    struct StampedMessage: Sendable {
+        var message: WebSocketMessage
+        var arrived: Int64
     }
 
     func closed(_ closed: WebSocketClosed) {

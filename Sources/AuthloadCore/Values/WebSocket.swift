@@ -66,9 +66,9 @@ public protocol WebSocketConnection: Sendable {
 
     /// The next message, waiting at most `timeout` for it, with how long it had already waited in the queue.
     ///
-    /// A message that arrived while nobody was receiving (the flow was busy with a REST call) arrived
-    /// `queued` before this call returned: a flow that times events subtracts it instead of passing the
-    /// wait for server time.
+    /// The message arrived `queued` before this call returned — earlier still when it came while nobody
+    /// was receiving (the flow was busy with a REST call): a flow that times events subtracts it instead
+    /// of passing the wait for server time.
     ///
     /// - Throws: ``TransportError`` of kind `.timeout` when none came in time (the socket stays open);
     ///   ``WebSocketClosed`` once the socket closed (every later call throws it too);
@@ -89,8 +89,8 @@ extension WebSocketConnection {
 /// A message as ``WebSocketConnection/receiveQueued(timeout:)`` hands it over.
 public struct ReceivedWebSocketMessage: Sendable, Hashable {
     public var message: WebSocketMessage
-    /// How long the message sat in the transport's queue before the caller asked for it; zero when
-    /// the caller was already waiting.
+    /// How long ago the transport read the message: the time it sat in the queue because nobody was
+    /// receiving, and the time the receiving task took to wake up.
     public var queued: Duration
 
     public init(_ message: WebSocketMessage, queued: Duration = .zero) {
