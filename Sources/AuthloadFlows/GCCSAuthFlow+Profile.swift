@@ -24,10 +24,7 @@ extension GCCSAuthFlow {
             options.heartBeat = beat
         }
         if let r = try reader.optional("subprotocols") {
-            guard let items = r.value.arrayValue else { throw r.error("must be an array of strings, e.g. [\"v12.stomp\"]") }
-            options.subprotocols = try items.indices.map { index throws(ProfileError) in
-                try ProfileReader(path: "\(r.path)[\(index)]", value: items[index]).string()
-            }
+            options.subprotocols = try r.elements().map { element throws(ProfileError) in try element.string() }
         }
         return GCCSAuthFlow(options: options, basePath: basePath)
     }

@@ -62,6 +62,9 @@ public struct GCCSAuthFlow: Flow {
 
     public var stepNames: [String] { Self.stepNames }
 
+    /// The statuses and their gaps: pushed by the server, not requested.
+    public var eventSteps: Set<String> { Set(Self.timedStatuses.flatMap { [$0.rawValue, $0.rawValue + " gap"] }) }
+
     static func index(_ step: Step) -> Int { stepNames.firstIndex(of: step.rawValue)! }
 
     /// The step numbers of a timed status: from the flow's start, and its gap.

@@ -7,8 +7,16 @@ public protocol Flow: Sendable {
     /// The step names, in order; step numbers passed to the context index this list.
     var stepNames: [String] { get }
 
+    /// Steps that time something the flow observed (a status pushed by the server, the gap between two)
+    /// rather than a request it sent: they are reported like steps but not counted as requests.
+    var eventSteps: Set<String> { get }
+
     func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome
         where C.Duration == Duration
+}
+
+extension Flow {
+    public var eventSteps: Set<String> { [] }
 }
 
 /// What a flow iteration may use: the clock, its HTTP client, its deadlines, and the recorder.
