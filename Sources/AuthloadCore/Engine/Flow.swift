@@ -11,12 +11,17 @@ public protocol Flow: Sendable {
     /// rather than a request it sent: they are reported like steps but not counted as requests.
     var eventSteps: Set<String> { get }
 
+    /// Columns of the user data this flow reads besides `username` and `password` (e.g. `invitationCode`);
+    /// a profile whose users lack one is refused before the run.
+    var userFields: Set<String> { get }
+
     func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome
         where C.Duration == Duration
 }
 
 extension Flow {
     public var eventSteps: Set<String> { [] }
+    public var userFields: Set<String> { [] }
 }
 
 /// What a flow iteration may use: the clock, its HTTP client, its deadlines, and the recorder.
