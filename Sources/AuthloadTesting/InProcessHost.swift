@@ -78,6 +78,26 @@ public final class InProcessHost: Transport, Sendable {
         clock.advance(to: instant)
     }
 
+    // MARK: The flow's clock
+
+    /// A clock for the one flow the host serves: sleeping runs the host's events up to the deadline and
+    /// moves time there at once, so a flow that pauses (holds a session, thinks) needs no test to drive it.
+    public struct FlowClock: Clock {
+        public typealias Instant = ManualClock.Instant
+        let host: InProcessHost
+
+        public var now: Instant { host.clock.now }
+        public var minimumResolution: Duration { .zero }
+
+        public func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+            try Task.checkCancellation()
+            host.run(until: deadline)
+        }
+    }
+
+    /// The clock to give the flow under test.
+    public var flowClock: FlowClock { FlowClock(host: self) }
+
     // MARK: HTTP
 
     private struct Client: HTTPClient {

@@ -21,16 +21,17 @@ struct FlowProbe {
     }
 
     static func run(_ flow: any Flow, name: String, host: InProcessHost, userIndex: Int = 0, seed: UInt64 = 1,
-                    stepTimeout: Duration = .seconds(10), flowTimeout: Duration = .seconds(120)) async -> Result {
-        let clock = host.clock
-        let catalog = MetricCatalog(flows: [(name, flow.stepNames)])
+                    stepTimeout: Duration = .seconds(10), flowTimeout: Duration = .seconds(120),
+                    identity: UserIdentity? = nil) async -> Result {
+        let clock = host.flowClock
+        let catalog = MetricCatalog(flows: [(name, flow.stepNames)], events: [name: flow.eventSteps])
         let recorder = MetricsRecorder(metricCount: catalog.count, interval: .seconds(1))
         let collector = Collector(catalog: catalog, recorder: recorder, lag: 1)
         let start = clock.now
         let context = FlowContext(clock: clock, client: host.makeClient(for: Endpoint(host: "staging", port: 80)),
                                   stepTimeout: stepTimeout, deadline: start.advanced(by: flowTimeout), recorder: recorder,
                                   firstStepMetric: catalog.stepMetric(flow: 0, step: 0), shard: userIndex, runStart: start)
-        let user = VirtualUser(index: userIndex, identity: UserIdentity(username: "user\(userIndex)", password: "pw"), seed: seed)
+        let user = VirtualUser(index: userIndex, identity: identity ?? UserIdentity(username: "user\(userIndex)", password: "pw"), seed: seed)
         let outcome = await flow.run(context, user: user)
         let elapsed = start.duration(to: clock.now)
         recorder.record(metric: catalog.flowMetric(0), startOffset: .zero, latency: elapsed, outcome: outcome, shard: userIndex)

@@ -56,21 +56,25 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// measures: the generator's task scheduling after that must not pass for server time. A request
     /// without a response counts the time on the clock until it failed.
     public func exchange(step: Int, _ request: HTTPRequest, classify: (HTTPResponse) -> Outcome) async -> StepResult {
-        let start = clock.now
-        let timeout = min(stepTimeout, start.duration(to: deadline))
-        let result: StepResult
-        if timeout <= .zero {
-            result = StepResult(response: nil, outcome: Outcome(.timeout, "flow deadline passed"))
-        } else {
-            do {
-                let response = try await client.execute(request, timeout: timeout)
-                result = StepResult(response: response, outcome: classify(response))
-            } catch {
-                result = StepResult(response: nil, outcome: Outcome(error))
-            }
-        }
+        var (start, result) = await send(request)
+        if let response = result.response { result.outcome = classify(response) }
         record(step: step, start: start, outcome: result.outcome, latency: result.response?.timing.total)
         return result
+    }
+
+    /// Sends one request under the step timeout (or what is left of the flow's) without recording it, for
+    /// a flow that decides from the response which step it was (a 401 that is an expected token expiry).
+    ///
+    /// - Returns: when it was sent, and the response (outcome `.ok`, not yet classified) or the outcome of getting none.
+    public func send(_ request: HTTPRequest) async -> (start: C.Instant, result: StepResult) {
+        let start = clock.now
+        let timeout = min(stepTimeout, start.duration(to: deadline))
+        guard timeout > .zero else { return (start, StepResult(response: nil, outcome: Outcome(.timeout, "flow deadline passed"))) }
+        do {
+            return (start, StepResult(response: try await client.execute(request, timeout: timeout), outcome: .ok))
+        } catch {
+            return (start, StepResult(response: nil, outcome: Outcome(error)))
+        }
     }
 
     /// Records a step that is not one request (e.g. waiting for a status message).
