@@ -34,7 +34,15 @@ public final class ManualClock: Clock, Sendable {
         var now = Instant(offset: .zero)
         var nextID: UInt64 = 0
         var sleepers: [UInt64: Sleeper] = [:]
+        /// Deadlines in a min-heap, so a run with thousands of sleepers finds the next one in O(log n);
+        /// entries of cancelled sleepers stay until they surface and are skipped then.
+        var deadlines = DeadlineHeap()
         var sleeperWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        /// Drops heap entries whose sleeper is gone; the top is then a live sleeper, if any.
+        mutating func pruneTop() {
+            while let top = deadlines.top, sleepers[top.id] == nil { deadlines.pop() }
+        }
     }
 
     private let state = Locked(State())
@@ -46,7 +54,12 @@ public final class ManualClock: Clock, Sendable {
     public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
     /// The earliest deadline anyone sleeps until, if anyone sleeps.
-    public var nextDeadline: Instant? { state.withLock { $0.sleepers.values.map(\.deadline).min() } }
+    public var nextDeadline: Instant? {
+        state.withLock { state in
+            state.pruneTop()
+            return state.deadlines.top?.deadline
+        }
+    }
 
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
@@ -59,6 +72,7 @@ public final class ManualClock: Clock, Sendable {
                 let (resumeNow, waiters) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
                     if deadline <= state.now || Task.isCancelled { return (true, []) }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
+                    state.deadlines.push((deadline, id))
                     return (false, Self.satisfiedWaiters(&state))
                 }
                 waiters.forEach { $0.resume() }
@@ -92,10 +106,14 @@ public final class ManualClock: Clock, Sendable {
     public func advance(to instant: Instant) {
         let due = state.withLock { state in
             state.now = max(state.now, instant)
-            let due = state.sleepers.filter { $0.value.deadline <= state.now }
-            for id in due.keys { state.sleepers[id] = nil }
-            return due.values.sorted { $0.deadline < $1.deadline }
+            var due: [Sleeper] = []
+            while let top = state.deadlines.top, top.deadline <= state.now {
+                state.deadlines.pop()
+                if let sleeper = state.sleepers.removeValue(forKey: top.id) { due.append(sleeper) }
+            }
+            return due
         }
+        // Earliest first, and in the order they went to sleep among equal deadlines.
         for sleeper in due { sleeper.continuation.resume() }
     }
 
@@ -120,9 +138,48 @@ public final class ManualClock: Clock, Sendable {
     }
 
     private static func satisfiedWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+        guard !state.sleeperWaiters.isEmpty else { return [] }
         let count = state.sleepers.count
         let ready = state.sleeperWaiters.filter { $0.count <= count }.map(\.continuation)
         state.sleeperWaiters.removeAll { $0.count <= count }
         return ready
+    }
+}
+
+/// A binary min-heap of (deadline, sleeper id), ordered by deadline, then by id (the order of going to sleep).
+struct DeadlineHeap {
+    private var items: [(deadline: ManualClock.Instant, id: UInt64)] = []
+
+    var top: (deadline: ManualClock.Instant, id: UInt64)? { items.first }
+
+    private static func less(_ a: (deadline: ManualClock.Instant, id: UInt64), _ b: (deadline: ManualClock.Instant, id: UInt64)) -> Bool {
+        a.deadline < b.deadline || (a.deadline == b.deadline && a.id < b.id)
+    }
+
+    mutating func push(_ item: (deadline: ManualClock.Instant, id: UInt64)) {
+        items.append(item)
+        var child = items.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard Self.less(items[child], items[parent]) else { break }
+            items.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func pop() {
+        guard !items.isEmpty else { return }
+        items.swapAt(0, items.count - 1)
+        items.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var smallest = parent
+            if left < items.count, Self.less(items[left], items[smallest]) { smallest = left }
+            if right < items.count, Self.less(items[right], items[smallest]) { smallest = right }
+            guard smallest != parent else { return }
+            items.swapAt(parent, smallest)
+            parent = smallest
+        }
     }
 }
