@@ -59,11 +59,11 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
             }
             if now >= nextCall {
                 calls = Int(start.duration(to: now) / options.callInterval) + 1
-                let called = await call(&random)
+                let called = await authorizedStep(.call, "GET", options.callPath, &random)
                 guard called.isOK else { return called }
             }
         }
-        return options.logout ? await logOut() : .ok
+        return options.logout ? await authorizedStep(.logout, "POST", "/v1/sessions/logout", &random) : .ok
     }
 
     // MARK: Login
@@ -136,35 +136,35 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
 
     // MARK: Held session
 
-    /// One authorized call. A 401 is the token running out: in reactive mode an expected event, in
-    /// proactive mode a failure of the call; either way the token is renewed and the call made again.
-    private mutating func call(_ random: inout SplitMix64) async -> Outcome {
-        let (start, result) = await context.send(authorized("GET", options.callPath))
+    /// One authorized request as `step` (a call, the logout). A 401 is the token running out: in reactive
+    /// mode an expected event, in proactive mode a failure of the step; either way the token is renewed
+    /// and the request made again.
+    private mutating func authorizedStep(_ step: Step, _ method: String, _ path: String, _ random: inout SplitMix64) async -> Outcome {
+        let (start, result) = await context.send(authorized(method, path))
         guard let response = result.response else {
-            context.record(step: flow.index(.call), start: start, outcome: result.outcome)
+            context.record(step: flow.index(step), start: start, outcome: result.outcome)
             return result.outcome
         }
-        switch response.status {
-        case 200..<300:
-            context.record(step: flow.index(.call), start: start, outcome: .ok, latency: response.timing.total)
-            return .ok
-        case 401:
-            if options.refresh == .reactive {
-                context.record(step: flow.index(.expired), start: start, outcome: .ok, latency: response.timing.total)
-            } else {
-                context.record(step: flow.index(.call), start: start, outcome: Outcome(.authFailure, "401 (token expired before its refresh)"),
-                               latency: response.timing.total)
-            }
-            let renewed = await renew(&random)
-            guard renewed.isOK else { return renewed }
-            return await context.exchange(step: flow.index(.call), authorized("GET", options.callPath)) { response in
-                (200..<300).contains(response.status) ? .ok : response.status == 401 ? Outcome(.authFailure, "401 after a refresh") : Outcome(.httpError, "\(response.status)")
-            }.outcome
-        default:
-            let outcome = Outcome(.httpError, "\(response.status)")
-            context.record(step: flow.index(.call), start: start, outcome: outcome, latency: response.timing.total)
+        guard response.status == 401 else {
+            let outcome = Self.expectSuccess(response)
+            context.record(step: flow.index(step), start: start, outcome: outcome, latency: response.timing.total)
             return outcome
         }
+        if options.refresh == .reactive {
+            context.record(step: flow.index(.expired), start: start, outcome: .ok, latency: response.timing.total)
+        } else {
+            context.record(step: flow.index(step), start: start, outcome: Outcome(.authFailure, "401 (token expired before its refresh)"),
+                           latency: response.timing.total)
+        }
+        let renewed = await renew(&random)
+        guard renewed.isOK else { return renewed }
+        return await context.exchange(step: flow.index(step), authorized(method, path)) { response in
+            response.status == 401 ? Outcome(.authFailure, "401 after a refresh") : Self.expectSuccess(response)
+        }.outcome
+    }
+
+    static func expectSuccess(_ response: HTTPResponse) -> Outcome {
+        (200..<300).contains(response.status) ? .ok : Outcome(response.status == 401 || response.status == 403 ? .authFailure : .httpError, "\(response.status)")
     }
 
     /// Renews the token within the session, or logs in again once the session is at its end.
@@ -220,12 +220,6 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
         let jitter = random.duration(in: ThinkTime(min: .zero, max: options.refreshJitter))
         let early = options.refreshLead + jitter
         refreshAt = early < lifetime ? expiresAt.advanced(by: .zero - early) : now.advanced(by: lifetime / 2)
-    }
-
-    private mutating func logOut() async -> Outcome {
-        await context.exchange(step: flow.index(.logout), authorized("POST", "/v1/sessions/logout")) { response in
-            (200..<300).contains(response.status) ? .ok : response.status == 401 ? Outcome(.authFailure, "401") : Outcome(.httpError, "\(response.status)")
-        }.outcome
     }
 
     // MARK: Helpers

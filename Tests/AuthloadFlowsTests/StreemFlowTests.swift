@@ -63,6 +63,16 @@ struct StreemFlowTests {
         #expect(result.metric("streem", "call")?.count == 12)
     }
 
+    @Test("reactive: a logout with an expired token renews it and logs out, without a failure")
+    func reactiveLogout() async throws {
+        // The hold ends as the token expires, with no call in between to notice.
+        let result = await probe(flow { $0.refresh = .reactive; $0.hold = .fixed(.seconds(35)); $0.callInterval = .seconds(60) }, staging(), identity: invitee)
+        #expect(result.outcome == .ok)
+        #expect(result.metric("streem", "expired")?.count == 1)
+        #expect(result.metric("streem", "logout")?.count == 1)
+        #expect(result.metric("streem", "logout")?.errors == 0)
+    }
+
     @Test("jitter draws each refresh between lead and lead + jitter before expiry")
     func jitter() async throws {
         let result = await probe(flow { $0.refreshJitter = .seconds(10) }, staging(), identity: invitee)
