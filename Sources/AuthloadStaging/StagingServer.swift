@@ -7,15 +7,20 @@ import AuthloadCore
 public final class StagingServer: HTTPService, WebSocketService {
     public let fcsdk: FCSDKLoginService
     public let gccs: GCCSService
+    public let okta: OktaIDXService
 
-    public init(configuration: StagingConfiguration) {
+    /// - Parameter now: the time since the Unix epoch for services that date their answers (Okta's `Date`,
+    ///   rate-limit resets, expiries); tests derive it from their manual clock.
+    public init(configuration: StagingConfiguration, now: @escaping @Sendable () -> Duration = OktaIDXService.wallClock) {
         fcsdk = FCSDKLoginService(options: configuration.fcsdk, seed: configuration.seed)
         gccs = GCCSService(options: configuration.gccs, seed: configuration.seed &+ 1)
+        okta = OktaIDXService(options: configuration.okta, seed: configuration.seed &+ 2, now: now)
     }
 
     public func respond(to request: HTTPRequest) -> ServiceReply {
         if let reply = fcsdk.respond(to: request) { return reply }
         if let reply = gccs.respond(to: request) { return reply }
+        if let reply = okta.respond(to: request) { return reply }
         return ServiceReply(.json(status: 404, ["error": .string("no staging service at \(request.path)")]))
     }
 
@@ -32,6 +37,7 @@ public final class StagingServer: HTTPService, WebSocketService {
 public struct StagingConfiguration: Sendable, Equatable {
     public var fcsdk = FCSDKLoginService.Options()
     public var gccs = GCCSService.Options()
+    public var okta = OktaIDXService.Options()
     public var seed: UInt64 = 7
     /// Serve HTTPS with a self-signed certificate made for the run (`"tls": true`); the socket side reads it.
     public var tls = false
@@ -40,7 +46,7 @@ public struct StagingConfiguration: Sendable, Equatable {
 
     public static func read(_ reader: ProfileReader) throws(ProfileError) -> StagingConfiguration {
         var configuration = StagingConfiguration()
-        try reader.rejectUnknownKeys(allowed: ["fcsdk", "gccs", "seed", "tls"])
+        try reader.rejectUnknownKeys(allowed: ["fcsdk", "gccs", "okta", "seed", "tls"])
         if let tls = try reader.optional("tls") { configuration.tls = try tls.bool() }
         if let seed = try reader.optional("seed") { configuration.seed = UInt64(max(0, try seed.int())) }
         if let fcsdk = try reader.optional("fcsdk") {
@@ -59,6 +65,7 @@ public struct StagingConfiguration: Sendable, Equatable {
             configuration.fcsdk = options
         }
         if let gccs = try reader.optional("gccs") { configuration.gccs = try GCCSService.Options.read(gccs) }
+        if let okta = try reader.optional("okta") { configuration.okta = try OktaIDXService.Options.read(okta) }
         return configuration
     }
 }
