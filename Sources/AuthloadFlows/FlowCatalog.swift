@@ -3,9 +3,9 @@ import AuthloadCore
 /// Builds the flow a profile entry names, reading and checking that flow's own options.
 public enum FlowCatalog {
     /// Every kind `flows[].kind` may name.
-    public static let kinds = ["fcsdk-login", "gccs-auth", "http"]
+    public static let kinds = ["fcsdk-login", "gccs-auth", "http", "okta-idx-mfa"]
     /// Kinds on the roadmap: named so a profile gets a clear answer instead of "unknown".
-    static let planned = ["okta-idx-mfa", "streem-session"]
+    static let planned = ["streem-session"]
 
     public static func make(_ plan: FlowPlan, target basePath: String) throws(ProfileError) -> any Flow {
         let options = plan.options
@@ -26,6 +26,8 @@ public enum FlowCatalog {
             return try GCCSAuthFlow.read(options, basePath: basePath)
         case "http":
             return try HTTPRequestFlow.read(options, basePath: basePath)
+        case "okta-idx-mfa":
+            return try OktaIDXFlow.read(options, basePath: basePath)
         default:
             let kind = try options.required("kind")
             if planned.contains(plan.kind) {

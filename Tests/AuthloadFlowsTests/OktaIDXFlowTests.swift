@@ -1,0 +1,255 @@
+import AuthloadCore
+@testable import AuthloadFlows
+import AuthloadStaging
+import AuthloadTesting
+import AuthloadWire
+import Testing
+
+/// Passes requests to the staging server, letting a test see or change them on the way.
+final class TappedService: HTTPService, Sendable {
+    let server: StagingServer
+    let tap: @Sendable (inout HTTPRequest) -> Void
+    private let seen = Locked<[HTTPRequest]>([])
+
+    init(_ server: StagingServer, tap: @escaping @Sendable (inout HTTPRequest) -> Void = { _ in }) {
+        self.server = server
+        self.tap = tap
+    }
+
+    var requests: [HTTPRequest] { seen.withLock { $0 } }
+
+    func respond(to request: HTTPRequest) -> ServiceReply {
+        var request = request
+        tap(&request)
+        seen.withLock { $0.append(request) }
+        return server.respond(to: request)
+    }
+}
+
+@Suite("Okta IDX flow against the staging service, in virtual time", .timeLimit(.minutes(1)))
+struct OktaIDXFlowTests {
+    let clock = ManualClock()
+    /// The staging service's "now" at virtual time zero: a whole multiple of every rate-limit window used here.
+    static let epoch: Duration = .seconds(1_800_000_000)
+
+    /// Every call answers in 10 ms; the email or SMS goes out in 300 ms.
+    func staging(_ configure: (inout OktaIDXService.Options) -> Void = { _ in }) -> StagingServer {
+        var configuration = StagingConfiguration()
+        configuration.okta.latency = .fixed(.milliseconds(10))
+        configuration.okta.dispatchLatency = .fixed(.milliseconds(300))
+        configure(&configuration.okta)
+        let clock = self.clock
+        return StagingServer(configuration: configuration, now: { Self.epoch + clock.now.offset })
+    }
+
+    func flow(_ configure: (inout OktaIDXFlow.Options) -> Void = { _ in }) -> OktaIDXFlow {
+        var options = OktaIDXFlow.Options()
+        configure(&options)
+        return OktaIDXFlow(options: options)
+    }
+
+    func probe(_ flow: OktaIDXFlow, _ service: any HTTPService) async -> FlowProbe.Result {
+        await FlowProbe.run(flow, name: "okta", host: InProcessHost(clock: clock, service: service))
+    }
+
+    /// A request another user sent, using up rate-limit budget.
+    func spend(_ server: StagingServer, _ path: String) {
+        _ = server.respond(to: HTTPRequest(method: "POST", target: path, body: Array(#"{"stateHandle": "other"}"#.utf8)))
+    }
+
+    @Test("a login follows the remediations of both policy shapes to a token, with exact step latencies", arguments: [
+        (OktaIDXService.Policy.identifierFirst, OktaIDXFlow.Factor.email),
+        (.identifierFirst, .sms), (.singleForm, .email), (.singleForm, .sms),
+    ])
+    func happyPath(policy: OktaIDXService.Policy, factor: OktaIDXFlow.Factor) async throws {
+        let server = staging { $0.policy = policy }
+        let result = await probe(flow { $0.factor = factor }, server)
+        #expect(result.outcome == .ok)
+        let identifierFirst = policy == .identifierFirst
+        // Each call 10 ms; select also sends the code (300 ms); identifier-first adds the password step.
+        #expect(result.elapsed == .milliseconds(identifierFirst ? 370 : 360))
+        for step in ["interact", "introspect", "identify", "answer", "token"] {
+            #expect(result.metric("okta", step)?.count == 1, "\(step)")
+            #expect(isNear(result.metric("okta", step)?.p50Micros, .milliseconds(10)), "\(step)")
+        }
+        #expect(isNear(result.metric("okta", "select-authenticator")?.p50Micros, .milliseconds(310)))
+        #expect(result.metric("okta", "password")?.count == (identifierFirst ? 1 : 0))
+        #expect(result.metric("okta", "retry")?.count == 0)
+        #expect(result.metric("okta", "restart")?.count == 0)
+        #expect(result.measured.errors.isEmpty)
+        #expect(server.okta.tableSizes.transactions == 0, "a finished login leaves no transaction")
+        #expect(server.okta.tableSizes.grants == 0, "the interaction code was redeemed")
+    }
+
+    @Test("the flow sends the chosen factor and the forms as nested JSON, and PKCE S256 with an 86-character verifier")
+    func requestBodies() async throws {
+        let tapped = TappedService(staging())
+        let result = await probe(flow { $0.factor = .sms }, tapped)
+        #expect(result.outcome == .ok)
+        let select = try #require(tapped.requests.first { $0.path == IDXPaths.challenge })
+        let body = try JSONValue.parse(select.body)
+        #expect(body["authenticator"] == ["id": "aut-phone", "methodType": "sms", "enrollmentId": "pae-authload"])
+        #expect(body["stateHandle"]?.stringValue?.isEmpty == false)
+        #expect(select.headers["Content-Type"] == IDXMediaType.json)
+        #expect(select.headers["Accept"] == IDXMediaType.ion)
+        let interact = Dictionary(FormURLEncoding.decode(try #require(tapped.requests.first).body), uniquingKeysWith: { a, _ in a })
+        let token = Dictionary(FormURLEncoding.decode(try #require(tapped.requests.last).body), uniquingKeysWith: { a, _ in a })
+        let verifier = try #require(token["code_verifier"])
+        #expect(verifier.count == 86)
+        #expect(interact["code_challenge"] == Base64.urlEncoded(Digest.sha256(Array(verifier.utf8))))
+        #expect(interact["code_challenge_method"] == "S256")
+        #expect(token["grant_type"] == "interaction_code" && token["client_secret"] == nil)
+    }
+
+    @Test("a wrong passcode is an auth failure named api.authn.error.PASSCODE_INVALID on the answer step")
+    func wrongPasscode() async throws {
+        let result = await probe(flow(), staging { $0.wrongPasscodeRate = 1 })
+        #expect(result.outcome == Outcome(.authFailure, IDXMessageKey.passcodeInvalid))
+        #expect(result.errors("okta", "answer", .authFailure, IDXMessageKey.passcodeInvalid) == 1)
+        #expect(result.metric("okta", "token")?.count == 0)
+    }
+
+    @Test("a wrong password is an auth failure on the password step, keyed, never showing the password")
+    func wrongPassword() async throws {
+        let result = await probe(flow(), staging { $0.password = "the-right-one" })
+        #expect(result.outcome == Outcome(.authFailure, IDXMessageKey.incorrectPassword))
+        #expect(result.errors("okta", "password", .authFailure, IDXMessageKey.incorrectPassword) == 1)
+        #expect(!result.measured.errors.contains { $0.detail.contains("pw") })
+    }
+
+    @Test("a 429 on introspect is waited out until X-Rate-Limit-Reset by the server's Date, then retried, and counted as a retry")
+    func rateLimitedIntrospect() async throws {
+        let server = staging { $0.rateLimit = .init(limit: 1, window: .seconds(10), paths: [IDXPaths.introspect]); $0.dispatchLatency = .none }
+        spend(server, IDXPaths.introspect)
+        let flow = flow()
+        let task = Task { await probe(flow, server) }
+        // interact 0–10 ms; introspect 10–20 ms answers 429 with Date = epoch and reset = epoch + 10 s.
+        await clock.waitForSleepers(1)
+        #expect(clock.nextDeadline == ManualClock.Instant(offset: .milliseconds(10_020)))
+        clock.advanceToNextDeadline()
+        let result = await task.value
+        #expect(result.outcome == .ok)
+        #expect(result.elapsed == .milliseconds(10_080))
+        #expect(result.metric("okta", "retry")?.count == 1)
+        #expect(isNear(result.metric("okta", "retry")?.p50Micros, .seconds(10)))
+        #expect(result.metric("okta", "introspect")?.count == 1)
+        #expect(result.metric("okta", "introspect")?.errors == 0)
+        #expect(result.measured.errors.isEmpty, "a retry is not an error")
+    }
+
+    @Test("a 429 on challenge/answer is read as ION and not retried")
+    func rateLimitedAnswer() async throws {
+        let server = staging { $0.policy = .singleForm; $0.rateLimit = .init(limit: 1, window: .seconds(10), paths: [IDXPaths.answer]) }
+        spend(server, IDXPaths.answer)
+        let result = await probe(flow(), server)
+        #expect(result.outcome == Outcome(.protocolError, IDXMessageKey.rateLimited))
+        #expect(result.errors("okta", "answer", .protocolError, IDXMessageKey.rateLimited) == 1)
+        #expect(result.metric("okta", "retry")?.count == 0)
+        #expect(result.elapsed == .milliseconds(350))
+    }
+
+    /// The state handle lives 5 s; the select budget (2 per 10 s) is spent, so the first select waits 10 s for
+    /// the next window and then finds its state handle expired.
+    func expiringStaging() -> StagingServer {
+        let server = staging {
+            $0.stateHandleLifetime = .seconds(5)
+            $0.dispatchLatency = .none
+            $0.rateLimit = .init(limit: 2, window: .seconds(10), paths: [IDXPaths.challenge])
+        }
+        spend(server, IDXPaths.challenge)
+        spend(server, IDXPaths.challenge)
+        return server
+    }
+
+    @Test("an expired state handle starts the login over from interact when the profile allows it")
+    func expiryRestarts() async throws {
+        let server = expiringStaging()
+        let flow = flow { $0.restartOnExpiry = true }
+        let task = Task { await probe(flow, server) }
+        await clock.waitForSleepers(1)
+        #expect(clock.nextDeadline == ManualClock.Instant(offset: .milliseconds(10_050)))
+        clock.advanceToNextDeadline()
+        let result = await task.value
+        #expect(result.outcome == .ok)
+        // The retried select answers expired at 10.060 s; the second attempt takes 7 × 10 ms.
+        #expect(result.elapsed == .milliseconds(10_130))
+        #expect(result.metric("okta", "restart")?.count == 1)
+        #expect(isNear(result.metric("okta", "restart")?.p50Micros, .milliseconds(10_060)))
+        #expect(result.metric("okta", "interact")?.count == 2)
+        #expect(result.metric("okta", "select-authenticator")?.count == 1)
+        #expect(result.measured.errors.isEmpty)
+    }
+
+    @Test("an expired state handle is a protocol error named idx.session.expired when restarts are off")
+    func expiryFails() async throws {
+        let server = expiringStaging()
+        let flow = flow()
+        let task = Task { await probe(flow, server) }
+        await clock.waitForSleepers(1)
+        clock.advanceToNextDeadline()
+        let result = await task.value
+        #expect(result.outcome == Outcome(.protocolError, IDXMessageKey.sessionExpired))
+        #expect(result.errors("okta", "select-authenticator", .protocolError, IDXMessageKey.sessionExpired) == 1)
+        #expect(result.elapsed == .milliseconds(10_060))
+        #expect(result.metric("okta", "restart")?.count == 0)
+    }
+
+    @Test("a PKCE mismatch at the token endpoint is invalid_grant")
+    func pkceMismatch() async throws {
+        let tampered = TappedService(staging()) { request in
+            guard request.path == IDXPaths().token else { return }
+            let pairs = FormURLEncoding.decode(request.body).map { $0.0 == "code_verifier" ? ($0.0, String(repeating: "x", count: 86)) : $0 }
+            request.body = FormURLEncoding.encode(pairs)
+        }
+        let result = await probe(flow(), tampered)
+        #expect(result.outcome == Outcome(.protocolError, "invalid_grant"))
+        #expect(result.errors("okta", "token", .protocolError, "invalid_grant") == 1)
+    }
+
+    @Test("a replayed interaction code is invalid_grant")
+    func replayedCode() async throws {
+        let tapped = TappedService(staging())
+        #expect(await probe(flow(), tapped).outcome == .ok)
+        let token = try #require(tapped.requests.last)
+        let replay = tapped.server.respond(to: token)
+        guard case .success(let response) = replay.result else { Issue.record("no response"); return }
+        #expect(response.status == 400)
+        #expect(try JSONValue.parse(response.body)["error"] == "invalid_grant")
+    }
+
+    @Test("a remediation the flow cannot handle ends the login with cannot proceed at remediation X", arguments: [
+        ("factor", "select-authenticator-authenticate", "password"),
+        ("enroll", "select-authenticator-enroll", "password"),
+    ])
+    func cannotProceed(shape: String, remediation: String, step: String) async throws {
+        let server = staging { options in
+            if shape == "factor" { options.factors = ["email"] } else { options.requireEnrollment = true }
+        }
+        let result = await probe(flow { $0.factor = .sms }, server)
+        let expected = Outcome(.protocolError, "cannot proceed at remediation \(remediation)")
+        #expect(result.outcome == expected)
+        #expect(result.errors("okta", step, expected.kind, expected.detail) == 1)
+        #expect(result.metric("okta", "select-authenticator")?.count == 0)
+    }
+
+    @Test("an IDX answer that is not ION is an HTTP error named by its status, as is a 5xx from the token endpoint")
+    func serverErrors() async throws {
+        let failing = TappedService(staging()) { request in
+            if request.path == IDXPaths.identify { request.target = "/nowhere" }
+        }
+        let result = await probe(flow(), failing)
+        // The staging server answers an unknown path 404 with a JSON error: not ION.
+        #expect(result.outcome == Outcome(.httpError, "404"))
+        #expect(OktaIDXFlow.classifyOAuth(HTTPResponse(status: 503), requiring: "access_token") == Outcome(.httpError, "503"))
+    }
+
+    @Test("rate-limit waits come from the server's Date, not the client's clock")
+    func rateLimitWait() {
+        var response = HTTPResponse(status: 429, headers: ["Date": HTTPDate.format(epochSeconds: 1_000), "X-Rate-Limit-Reset": "1007"])
+        #expect(OktaIDXFlow.rateLimitWait(response) == .seconds(7))
+        response.headers.set("X-Rate-Limit-Reset", "990")
+        #expect(OktaIDXFlow.rateLimitWait(response) == .zero)
+        #expect(OktaIDXFlow.rateLimitWait(HTTPResponse(status: 429, headers: ["Retry-After": "3"])) == .seconds(3))
+        #expect(OktaIDXFlow.rateLimitWait(HTTPResponse(status: 200)) == nil)
+    }
+}
