@@ -30,6 +30,9 @@ public final class OktaIDXService: Sendable {
         var windows: [String: (window: Int64, count: Int)] = [:]
     }
 
+    /// The most paths the rate limiter keeps counts for.
+    static let rateLimitedPathCapacity = 64
+
     /// - Parameters:
     ///   - now: the time since the Unix epoch; tests derive it from their manual clock.
     ///   - capacity: the most entries each table (interaction handles, state handles, codes) holds.
@@ -51,6 +54,9 @@ public final class OktaIDXService: Sendable {
     public var tableSizes: (interactions: Int, transactions: Int, grants: Int) {
         state.withLock { ($0.interactions.count, $0.transactions.count, $0.grants.count) }
     }
+
+    /// Paths the rate limiter holds a count for.
+    var rateLimitedPaths: Int { state.withLock { $0.windows.count } }
 
     // MARK: Routing
 
@@ -260,6 +266,8 @@ public final class OktaIDXService: Sendable {
         let windowSeconds = max(1, limit.window.components.seconds)
         let window = time.components.seconds / windowSeconds
         let over = state.withLock { state -> Bool in
+            // Paths nobody configured (anything under /idp/idx/) must not grow the table: past a few dozen, new ones go uncounted.
+            guard state.windows[path] != nil || state.windows.count < Self.rateLimitedPathCapacity else { return false }
             var entry = state.windows[path] ?? (window, 0)
             if entry.window != window { entry = (window, 0) }
             entry.count += 1

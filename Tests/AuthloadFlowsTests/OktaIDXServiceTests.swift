@@ -167,4 +167,11 @@ struct OktaIDXServiceTests {
         let sizes = service.tableSizes
         #expect(sizes.interactions <= 3 && sizes.transactions <= 3)
     }
+
+    @Test("the rate limiter keeps counts for a bounded number of paths, however many a client invents")
+    func boundedRateWindows() throws {
+        let service = Self.service { $0.rateLimit = .init(limit: 0, window: .seconds(60)) }
+        for index in 0..<200 { _ = try post(IDXPaths.idxPrefix + "/invented/\(index)", json: ["stateHandle": "x"], to: service) }
+        #expect(service.rateLimitedPaths == OktaIDXService.rateLimitedPathCapacity)
+    }
 }
