@@ -53,6 +53,20 @@ struct OktaRunTests {
         }
     }
 
+    @Test("a rate-limited introspect over loopback is waited out by the server's Date and retried, never an error")
+    func rateLimited() async throws {
+        let profile = Self.profile(staging: #", "rateLimit": {"limit": 25, "window": "1s", "paths": ["/idp/idx/introspect"]}"#,
+                                   flow: #", "maxRetries": 20"#).replacingOccurrences(of: #""thinkTime": "20ms""#, with: #""thinkTime": "300ms""#)
+        let result = try await run(profile)
+        #expect(result.code == .success, "\(result.err)")
+        let summary = read(result.out, "summary.csv")
+        let flow = try #require(counts(summary, step: ""), "\(summary)")
+        let retries = try #require(counts(summary, step: "retry"))
+        #expect(flow.count > 0 && flow.errors == 0, "\(read(result.out, "errors.csv"))")
+        #expect(retries.count > 0 && retries.errors == 0, "30 users want more than 25 introspects a second")
+        #expect(counts(summary, step: "introspect")?.count == flow.count, "a retried introspect is one sample")
+    }
+
     @Test("wrong passcodes are counted as auth failures keyed api.authn.error.PASSCODE_INVALID in errors.csv, and no secret is written")
     func wrongPasscodes() async throws {
         let result = try await run(Self.profile(staging: #", "wrongPasscodeRate": 0.3"#))
