@@ -9,10 +9,14 @@ import Testing
 final class TappedService: HTTPService, Sendable {
     let server: StagingServer
     let tap: @Sendable (inout HTTPRequest) -> Void
+    /// Answers instead of the server when it returns a response.
+    let answer: @Sendable (HTTPRequest) -> HTTPResponse?
     private let seen = Locked<[HTTPRequest]>([])
 
-    init(_ server: StagingServer, tap: @escaping @Sendable (inout HTTPRequest) -> Void = { _ in }) {
+    init(_ server: StagingServer, answer: @escaping @Sendable (HTTPRequest) -> HTTPResponse? = { _ in nil },
+         tap: @escaping @Sendable (inout HTTPRequest) -> Void = { _ in }) {
         self.server = server
+        self.answer = answer
         self.tap = tap
     }
 
@@ -22,6 +26,7 @@ final class TappedService: HTTPService, Sendable {
         var request = request
         tap(&request)
         seen.withLock { $0.append(request) }
+        if let response = answer(request) { return ServiceReply(response, after: .milliseconds(10)) }
         return server.respond(to: request)
     }
 }
@@ -196,11 +201,11 @@ struct OktaIDXFlowTests {
 
     @Test("a PKCE mismatch at the token endpoint is invalid_grant")
     func pkceMismatch() async throws {
-        let tampered = TappedService(staging()) { request in
+        let tampered = TappedService(staging(), tap: { request in
             guard request.path == IDXPaths().token else { return }
             let pairs = FormURLEncoding.decode(request.body).map { $0.0 == "code_verifier" ? ($0.0, String(repeating: "x", count: 86)) : $0 }
             request.body = FormURLEncoding.encode(pairs)
-        }
+        })
         let result = await probe(flow(), tampered)
         #expect(result.outcome == Outcome(.protocolError, "invalid_grant"))
         #expect(result.errors("okta", "token", .protocolError, "invalid_grant") == 1)
@@ -232,14 +237,24 @@ struct OktaIDXFlowTests {
         #expect(result.metric("okta", "select-authenticator")?.count == 0)
     }
 
-    @Test("an IDX answer that is not ION is an HTTP error named by its status, as is a 5xx from the token endpoint")
-    func serverErrors() async throws {
-        let failing = TappedService(staging()) { request in
-            if request.path == IDXPaths.identify { request.target = "/nowhere" }
-        }
-        let result = await probe(flow(), failing)
-        // The staging server answers an unknown path 404 with a JSON error: not ION.
-        #expect(result.outcome == Outcome(.httpError, "404"))
+    @Test("IDX answers are classified by status and body", arguments: [
+        (IDXPaths.identify, 503, "{}", Outcome(.httpError, "503"), "identify"),
+        (IDXPaths.introspect, 200, "<html>maintenance</html>", Outcome(.protocolError, "not an ION response"), "introspect"),
+        (IDXPaths.introspect, 404, #"{"error": "not found"}"#, Outcome(.httpError, "404"), "introspect"),
+        (IDXPaths.identify, 403, #"{"version": "1.0.0", "messages": {"type": "array", "value": [{"class": "ERROR", "i18n": {"key": "E0000005"}, "message": "Invalid session"}]}}"#,
+         Outcome(.protocolError, "E0000005"), "identify"),
+        (IDXPaths.identify, 200, #"{"version": "1.0.0", "stateHandle": "s", "remediation": {"type": "array", "value": [{"name": "redirect-idp", "href": "/sso/idps/1", "method": "GET", "value": []}]}}"#,
+         Outcome(.protocolError, "cannot proceed at remediation redirect-idp"), "identify"),
+        (IDXPaths.identify, 200, #"{"version": "1.0.0", "stateHandle": "s"}"#,
+         Outcome(.protocolError, "cannot proceed at remediation (none)"), "identify"),
+    ])
+    func classification(path: String, status: Int, body: String, expected: Outcome, step: String) async throws {
+        let service = TappedService(staging(), answer: { request in
+            request.path == path ? HTTPResponse(status: status, headers: ["Content-Type": IDXMediaType.ion], body: Array(body.utf8)) : nil
+        })
+        let result = await probe(flow(), service)
+        #expect(result.outcome == expected)
+        #expect(result.errors("okta", step, expected.kind, expected.detail) == 1)
         #expect(OktaIDXFlow.classifyOAuth(HTTPResponse(status: 503), requiring: "access_token") == Outcome(.httpError, "503"))
     }
 
