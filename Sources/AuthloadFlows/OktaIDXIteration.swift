@@ -177,7 +177,7 @@ struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
 
     /// An interact or token call: retried on 429, recorded, and its JSON returned when it succeeded.
     private func oauth(_ request: HTTPRequest, step: Step, requiring member: String) async -> OAuthAnswer {
-        let attempt = await context.send(request, retryStep: OktaIDXFlow.index(.retry), maxRetries: options.maxRetries,
+        let attempt = await context.sendWithBackoff(request, retryStep: OktaIDXFlow.index(.retry), maxRetries: options.maxRetries,
                                          backoff: OktaIDXFlow.rateLimitWait)
         let outcome = attempt.failure ?? attempt.response.map { OktaIDXFlow.classifyOAuth($0, requiring: member) } ?? .cancelled
         context.record(step: OktaIDXFlow.index(step), start: attempt.start, outcome: outcome, latency: attempt.latency(now: clock.now))
@@ -189,7 +189,7 @@ struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
     /// 429 is ION), 200–499 read as ION, ERROR messages named by key, 5xx an HTTP error.
     private func idx(_ request: HTTPRequest, step: Step) async -> IDXAnswer {
         let retriable = !request.path.hasSuffix("/challenge/answer")
-        let attempt = await context.send(request, retryStep: OktaIDXFlow.index(.retry), maxRetries: options.maxRetries) { response in
+        let attempt = await context.sendWithBackoff(request, retryStep: OktaIDXFlow.index(.retry), maxRetries: options.maxRetries) { response in
             retriable ? OktaIDXFlow.rateLimitWait(response) : nil
         }
         let latency = attempt.latency(now: clock.now)

@@ -31,6 +31,24 @@ final class TappedService: HTTPService, Sendable {
     }
 }
 
+/// A clock for one flow against an HTTP-only service: a sleep notes its deadline and moves the manual clock
+/// there at once (an in-process host with no WebSocket schedules nothing else), so a test can assert an exact
+/// back-off without driving the clock from outside.
+struct JumpingClock: Clock {
+    typealias Instant = ManualClock.Instant
+    let base: ManualClock
+    let log: Locked<[ManualClock.Instant]>
+
+    var now: Instant { base.now }
+    var minimumResolution: Duration { .zero }
+
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        try Task.checkCancellation()
+        log.withLock { $0.append(deadline) }
+        base.advance(to: deadline)
+    }
+}
+
 @Suite("Okta IDX flow against the staging service, in virtual time", .timeLimit(.minutes(1)))
 struct OktaIDXFlowTests {
     let clock = ManualClock()
@@ -53,8 +71,28 @@ struct OktaIDXFlowTests {
         return OktaIDXFlow(options: options)
     }
 
+    /// Runs one iteration on a ``JumpingClock``, so back-offs pass at once and their deadlines are noted.
     func probe(_ flow: OktaIDXFlow, _ service: any HTTPService) async -> FlowProbe.Result {
-        await FlowProbe.run(flow, name: "okta", host: InProcessHost(clock: clock, service: service))
+        await probeNotingSleeps(flow, service).result
+    }
+
+    func probeNotingSleeps(_ flow: OktaIDXFlow, _ service: any HTTPService) async -> (result: FlowProbe.Result, sleeps: [ManualClock.Instant]) {
+        let host = InProcessHost(clock: clock, service: service)
+        let log = Locked<[ManualClock.Instant]>([])
+        let flowClock = JumpingClock(base: clock, log: log)
+        let catalog = MetricCatalog(flows: [("okta", flow.stepNames)])
+        let recorder = MetricsRecorder(metricCount: catalog.count, interval: .seconds(1))
+        let collector = Collector(catalog: catalog, recorder: recorder, lag: 1)
+        let start = flowClock.now
+        let context = FlowContext(clock: flowClock, client: host.makeClient(for: Endpoint(host: "staging", port: 80)),
+                                  stepTimeout: .seconds(10), deadline: start.advanced(by: .seconds(120)), recorder: recorder,
+                                  firstStepMetric: catalog.stepMetric(flow: 0, step: 0), shard: 0, runStart: start)
+        let user = VirtualUser(index: 0, identity: UserIdentity(username: "user0", password: "pw"), seed: 1)
+        let outcome = await flow.run(context, user: user)
+        let elapsed = start.duration(to: flowClock.now)
+        recorder.record(metric: catalog.flowMetric(0), startOffset: .zero, latency: elapsed, outcome: outcome, shard: 0)
+        let measured = collector.finish(lastInterval: Int(elapsed.seconds) + 1, activeUsers: 0, duration: elapsed)
+        return (FlowProbe.Result(outcome: outcome, elapsed: elapsed, measured: measured), log.withLock { $0 })
     }
 
     /// A request another user sent, using up rate-limit budget.
@@ -126,13 +164,9 @@ struct OktaIDXFlowTests {
     func rateLimitedIntrospect() async throws {
         let server = staging { $0.rateLimit = .init(limit: 1, window: .seconds(10), paths: [IDXPaths.introspect]); $0.dispatchLatency = .none }
         spend(server, IDXPaths.introspect)
-        let flow = flow()
-        let task = Task { await probe(flow, server) }
+        let (result, sleeps) = await probeNotingSleeps(flow(), server)
         // interact 0–10 ms; introspect 10–20 ms answers 429 with Date = epoch and reset = epoch + 10 s.
-        await clock.waitForSleepers(1)
-        #expect(clock.nextDeadline == ManualClock.Instant(offset: .milliseconds(10_020)))
-        clock.advanceToNextDeadline()
-        let result = await task.value
+        #expect(sleeps == [ManualClock.Instant(offset: .milliseconds(10_020))])
         #expect(result.outcome == .ok)
         #expect(result.elapsed == .milliseconds(10_080))
         #expect(result.metric("okta", "retry")?.count == 1)
@@ -169,12 +203,8 @@ struct OktaIDXFlowTests {
     @Test("an expired state handle starts the login over from interact when the profile allows it")
     func expiryRestarts() async throws {
         let server = expiringStaging()
-        let flow = flow { $0.restartOnExpiry = true }
-        let task = Task { await probe(flow, server) }
-        await clock.waitForSleepers(1)
-        #expect(clock.nextDeadline == ManualClock.Instant(offset: .milliseconds(10_050)))
-        clock.advanceToNextDeadline()
-        let result = await task.value
+        let (result, sleeps) = await probeNotingSleeps(flow { $0.restartOnExpiry = true }, server)
+        #expect(sleeps == [ManualClock.Instant(offset: .milliseconds(10_050))])
         #expect(result.outcome == .ok)
         // The retried select answers expired at 10.060 s; the second attempt takes 7 × 10 ms.
         #expect(result.elapsed == .milliseconds(10_130))
@@ -188,11 +218,7 @@ struct OktaIDXFlowTests {
     @Test("an expired state handle is a protocol error named idx.session.expired when restarts are off")
     func expiryFails() async throws {
         let server = expiringStaging()
-        let flow = flow()
-        let task = Task { await probe(flow, server) }
-        await clock.waitForSleepers(1)
-        clock.advanceToNextDeadline()
-        let result = await task.value
+        let result = await probe(flow(), server)
         #expect(result.outcome == Outcome(.protocolError, IDXMessageKey.sessionExpired))
         #expect(result.errors("okta", "select-authenticator", .protocolError, IDXMessageKey.sessionExpired) == 1)
         #expect(result.elapsed == .milliseconds(10_060))
