@@ -35,6 +35,7 @@ public final class ManualClock: Clock, Sendable {
         var nextID: UInt64 = 0
         var sleepers: [UInt64: Sleeper] = [:]
         var sleeperWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var quietWaiters: [(isQuiet: @Sendable (Int) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     private let state = Locked(State())
@@ -119,10 +120,37 @@ public final class ManualClock: Clock, Sendable {
         }
     }
 
+    /// Returns once `isQuiet(sleeperCount)` holds. It is checked now, whenever a task parks, and on ``recheck()``.
+    ///
+    /// For code whose number of sleepers varies (an open-model run: users come and go), where
+    /// ``waitForSleepers(_:)`` needs a number known in advance.
+    public func waitUntilQuiet(_ isQuiet: @escaping @Sendable (_ sleepers: Int) -> Bool) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state in
+                if isQuiet(state.sleepers.count) { return true }
+                state.quietWaiters.append((isQuiet, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Re-checks the conditions of ``waitUntilQuiet(_:)``: call it when something they read changed
+    /// without a task parking (e.g. a task ended).
+    public func recheck() {
+        let ready = state.withLock { Self.satisfiedWaiters(&$0) }
+        ready.forEach { $0.resume() }
+    }
+
     private static func satisfiedWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
         let count = state.sleepers.count
-        let ready = state.sleeperWaiters.filter { $0.count <= count }.map(\.continuation)
+        var ready = state.sleeperWaiters.filter { $0.count <= count }.map(\.continuation)
         state.sleeperWaiters.removeAll { $0.count <= count }
+        var waiting: [(isQuiet: @Sendable (Int) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
+        for waiter in state.quietWaiters {
+            if waiter.isQuiet(count) { ready.append(waiter.continuation) } else { waiting.append(waiter) }
+        }
+        state.quietWaiters = waiting
         return ready
     }
 }

@@ -1,0 +1,124 @@
+/// How late the generator started what it scheduled, and what it could not start at all.
+///
+/// Schedule lag is the actual start of an arrival (open model) or of a user's wake-up (closed model: ramp
+/// start, end of think time) minus its intended instant. It is recorded into a few locked shards — never
+/// through an actor — so it costs what a latency sample costs.
+public final class GeneratorHealth: Sendable {
+    private struct Shard {
+        var lag = Histogram()
+        var started = 0
+        var droppedAtCap = 0
+        var droppedLate = 0
+    }
+
+    private let shards: [Locked<Shard>]
+
+    public init(shardCount: Int = 8) {
+        shards = (0..<max(1, shardCount)).map { _ in Locked(Shard()) }
+    }
+
+    /// Records something that started `lag` after it was due.
+    public func started(lag: Duration, shard: Int) {
+        let micros = Int(max(0, lag.microseconds))
+        shards[shard % shards.count].withLock { $0.lag.record(micros); $0.started += 1 }
+    }
+
+    /// Records a wake-up that was `lag` late (closed model): lag only, nothing dropped or started.
+    public func woke(lag: Duration, shard: Int) {
+        let micros = Int(max(0, lag.microseconds))
+        shards[shard % shards.count].withLock { $0.lag.record(micros) }
+    }
+
+    /// Records an arrival that was not started: the user cap was reached, or the generator got to it too late.
+    public func dropped(lag: Duration, atCap: Bool) {
+        let micros = Int(max(0, lag.microseconds))
+        shards[0].withLock { shard in
+            shard.lag.record(micros)
+            if atCap { shard.droppedAtCap += 1 } else { shard.droppedLate += 1 }
+        }
+    }
+
+    /// Everything so far, judged against `limits`.
+    public func report(model: LoadModel, limits: GeneratorLimits) -> GeneratorReport {
+        var total = Shard()
+        for shard in shards {
+            let taken = shard.withLock { $0 }
+            total.lag.merge(taken.lag)
+            total.started += taken.started
+            total.droppedAtCap += taken.droppedAtCap
+            total.droppedLate += taken.droppedLate
+        }
+        var report = GeneratorReport(
+            model: model.rawValue, started: total.started, droppedAtCap: total.droppedAtCap, droppedLate: total.droppedLate,
+            lagSamples: total.lag.totalCount, lagHistogram: total.lag.serialized(),
+            lagP50Micros: total.lag.value(atPercentile: 50), lagP99Micros: total.lag.value(atPercentile: 99),
+            lagMaxMicros: total.lag.max, maxLagP99Micros: Int(limits.maxLagP99.microseconds),
+            maxDroppedRate: limits.maxDroppedRate, dropAfterMicros: Int(limits.dropAfter.microseconds))
+        report.problems = report.judge()
+        return report
+    }
+}
+
+/// The profile's `generator` limits: beyond them the run exits 3.
+public struct GeneratorLimits: Sendable, Equatable {
+    /// The schedule lag's 99th percentile may not exceed this.
+    public var maxLagP99: Duration
+    /// Dropped arrivals ÷ arrivals due may not exceed this.
+    public var maxDroppedRate: Double
+    /// An arrival the generator gets to later than this is dropped rather than started (open model).
+    public var dropAfter: Duration
+
+    public init(maxLagP99: Duration = .milliseconds(100), maxDroppedRate: Double = 0.01, dropAfter: Duration = .seconds(1)) {
+        self.maxLagP99 = maxLagP99
+        self.maxDroppedRate = maxDroppedRate
+        self.dropAfter = dropAfter
+    }
+}
+
+/// The generator's own health over a run, as `result.json` holds it.
+public struct GeneratorReport: Codable, Sendable, Equatable {
+    /// `closed` or `open`.
+    public var model: String
+    /// Arrivals started (open model); 0 for the closed model.
+    public var started: Int
+    /// Arrivals not started because `maxUsers` users were alive.
+    public var droppedAtCap: Int
+    /// Arrivals not started because the generator got to them more than `dropAfter` late.
+    public var droppedLate: Int
+    public var lagSamples: Int
+    /// Schedule lag, microseconds, as a serialized ``Histogram``.
+    public var lagHistogram: String
+    public var lagP50Micros: Int
+    public var lagP99Micros: Int
+    public var lagMaxMicros: Int
+    /// The process's CPU time (user + system) over the run, seconds; nil where not measured (virtual time).
+    public var cpuSeconds: Double?
+    /// That CPU time as a share of the machine's cores over the run's wall time (0…1).
+    public var cpuShare: Double?
+    public var maxLagP99Micros: Int
+    public var maxDroppedRate: Double
+    public var dropAfterMicros: Int
+    /// Why the generator could not keep its schedule, one sentence each; empty when it could.
+    public var problems: [String] = []
+
+    public var dropped: Int { droppedAtCap + droppedLate }
+    /// Arrivals due: started and dropped.
+    public var due: Int { started + dropped }
+    public var droppedRate: Double { due > 0 ? Double(dropped) / Double(due) : 0 }
+    public var keptSchedule: Bool { problems.isEmpty }
+
+    /// The limits this report breaks, in words.
+    func judge() -> [String] {
+        var problems: [String] = []
+        if lagSamples > 0 && lagP99Micros > maxLagP99Micros {
+            problems.append("schedule lag p99 \(ThresholdVerdict.format(Double(lagP99Micros), .percentile)) exceeds generator.maxLagP99 " +
+                            ThresholdVerdict.format(Double(maxLagP99Micros), .percentile))
+        }
+        if dropped > 0 && droppedRate > maxDroppedRate {
+            problems.append("\(dropped) of \(due) arrivals dropped (\(ThresholdVerdict.format(droppedRate, .errorRate)): " +
+                            "\(droppedAtCap) at the maxUsers cap, \(droppedLate) late) exceeds generator.maxDroppedRate " +
+                            ThresholdVerdict.format(maxDroppedRate, .errorRate))
+        }
+        return problems
+    }
+}
