@@ -58,6 +58,17 @@ public enum HelpText {
           -u, --users N       Override load.users
           -q, --quiet         No progress output; print only the report path
 
+        LOAD MODELS: "closed" (default): load.users loop flow → think → flow.
+        "open": load.arrivalRate ("100/s", "600/m") starts a new user per arrival, who
+        runs one flow and leaves; load.maxUsers caps users alive at once (default 10000).
+        Open-model flows are timed from when they were due, so a stalled server shows in
+        full. load.stages [{"duration": "30s", "target": 100}, ...] ramps users or the
+        rate linearly (a "0s" stage jumps).
+
+        GENERATOR: schedule lag (start − due), dropped arrivals and CPU are reported;
+        "generator": {"maxLagP99": "100ms", "maxDroppedRate": 0.01, "dropAfter": "1s"}
+        (the defaults) sets when the run exits 3: then it says nothing about the server.
+
         PROGRESS: one line per second on a terminal (elapsed, users, req/s, p95, errors);
         plain log lines every 5 s otherwise.
 
@@ -65,7 +76,8 @@ public enum HelpText {
         flows finish within load.gracefulStop, writes the partial report and exits 130.
         A second one cancels what is still running.
 
-        EXIT STATUS: 0 pass, 1 run error (e.g. no flow succeeded), 64 bad profile, 130 interrupted.
+        EXIT STATUS: 0 pass, 1 run error (e.g. no flow succeeded), 2 threshold failed,
+                     3 generator could not keep its schedule, 64 bad profile, 130 interrupted.
         """
 
     static let validate = """

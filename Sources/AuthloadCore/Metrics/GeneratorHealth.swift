@@ -38,6 +38,9 @@ public final class GeneratorHealth: Sendable {
         }
     }
 
+    /// Arrivals dropped so far, for the progress line.
+    public var droppedSoFar: Int { shards[0].withLock { $0.droppedAtCap + $0.droppedLate } }
+
     /// Everything so far, judged against `limits`.
     public func report(model: LoadModel, limits: GeneratorLimits) -> GeneratorReport {
         var total = Shard()
