@@ -49,7 +49,7 @@ struct ServeCommand {
         let group: EventLoopGroup
         do {
             group = try EventLoopGroup()
-            server = try HTTPServer(group: group, host: options.host, port: options.port, service: StagingServer(configuration: configuration),
+            server = try HTTPServer(group: group, host: options.host, port: options.port, service: StagingServer.service(configuration: configuration, clock: ContinuousClock()),
                                     tls: identity.map { identity throws(TransportError) in try TLSServerContext(identity: identity) })
         } catch {
             throw CLIError("cannot start the staging server: \(error)", exitCode: .runError)

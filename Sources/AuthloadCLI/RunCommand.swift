@@ -129,7 +129,7 @@ struct RunCommand {
                 let tls = staging.tls
                     ? try TLSServerContext(identity: TLSIdentity.selfSigned(hostnames: ["localhost"], ipAddresses: ["127.0.0.1"]))
                     : nil
-                server = try HTTPServer(group: group, port: 0, service: StagingServer(configuration: staging), tls: tls)
+                server = try HTTPServer(group: group, port: 0, service: StagingServer.service(configuration: staging, clock: ContinuousClock()), tls: tls)
             } catch {
                 throw CLIError("cannot start the embedded staging server: \(error)", exitCode: .runError)
             }
