@@ -208,6 +208,6 @@ enum RunResultBuilder {
             status: outcome.stoppedEarly ? .interrupted : outcome.abortedBy != nil ? .aborted : .completed,
             metrics: outcome.measured.metrics, timeseries: outcome.measured.timeseries,
             errors: outcome.measured.errors, notes: notes, thresholds: outcome.measured.thresholds,
-            generator: outcome.generator)
+            generator: outcome.generator, capacity: outcome.measured.capacity)
     }
 }

@@ -34,6 +34,7 @@ public enum HTMLReport {
         page += callout(result)
         page += thresholds(result)
         page += keyFigures(model)
+        page += capacity(result)
         page += summaryTable(model)
         page += charts(model)
         page += errorTable(result)

@@ -25,15 +25,17 @@ public final class ManualClock: Clock, Sendable {
         public var description: String { "t+\(DurationText.format(offset))" }
     }
 
-    private struct Sleeper {
+    fileprivate struct Sleeper {
         var deadline: Instant
         var continuation: CheckedContinuation<Void, any Error>
     }
 
-    private struct State {
+    fileprivate struct State {
         var now = Instant(offset: .zero)
         var nextID: UInt64 = 0
         var sleepers: [UInt64: Sleeper] = [:]
+        /// The sleepers' deadlines in wake order; entries of sleepers already gone (cancelled) are skipped lazily.
+        var deadlines = DeadlineHeap()
         var sleeperWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var quietWaiters: [(isQuiet: @Sendable (Int) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
     }
@@ -47,7 +49,7 @@ public final class ManualClock: Clock, Sendable {
     public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
     /// The earliest deadline anyone sleeps until, if anyone sleeps.
-    public var nextDeadline: Instant? { state.withLock { $0.sleepers.values.map(\.deadline).min() } }
+    public var nextDeadline: Instant? { state.withLock { $0.earliestDeadline() } }
 
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
@@ -60,6 +62,7 @@ public final class ManualClock: Clock, Sendable {
                 let (resumeNow, waiters) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
                     if deadline <= state.now || Task.isCancelled { return (true, []) }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
+                    state.deadlines.push(deadline, id)
                     return (false, Self.satisfiedWaiters(&state))
                 }
                 waiters.forEach { $0.resume() }
@@ -93,9 +96,13 @@ public final class ManualClock: Clock, Sendable {
     public func advance(to instant: Instant) {
         let due = state.withLock { state in
             state.now = max(state.now, instant)
-            let due = state.sleepers.filter { $0.value.deadline <= state.now }
-            for id in due.keys { state.sleepers[id] = nil }
-            return due.values.sorted { $0.deadline < $1.deadline }
+            // Earliest first; sleepers of one deadline in the order they went to sleep.
+            var due: [Sleeper] = []
+            while let (deadline, id) = state.deadlines.peek, deadline <= state.now {
+                state.deadlines.pop()
+                if let sleeper = state.sleepers.removeValue(forKey: id) { due.append(sleeper) }
+            }
+            return due
         }
         for sleeper in due { sleeper.continuation.resume() }
     }
@@ -152,5 +159,55 @@ public final class ManualClock: Clock, Sendable {
         }
         state.quietWaiters = waiting
         return ready
+    }
+}
+
+extension ManualClock.State {
+    /// The earliest deadline of a sleeper still asleep, dropping entries of sleepers that were cancelled.
+    fileprivate mutating func earliestDeadline() -> ManualClock.Instant? {
+        while let (deadline, id) = deadlines.peek {
+            if sleepers[id] != nil { return deadline }
+            deadlines.pop()
+        }
+        return nil
+    }
+}
+
+/// A binary min-heap of (deadline, sleeper id): advancing the clock past n sleepers costs O(log n) each,
+/// where scanning every sleeper made runs with thousands of users in flight quadratic.
+struct DeadlineHeap {
+    private var items: [(deadline: ManualClock.Instant, id: UInt64)] = []
+
+    var peek: (ManualClock.Instant, UInt64)? { items.first.map { ($0.deadline, $0.id) } }
+
+    private func less(_ a: Int, _ b: Int) -> Bool {
+        (items[a].deadline, items[a].id) < (items[b].deadline, items[b].id)
+    }
+
+    mutating func push(_ deadline: ManualClock.Instant, _ id: UInt64) {
+        items.append((deadline, id))
+        var child = items.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard less(child, parent) else { break }
+            items.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func pop() {
+        guard !items.isEmpty else { return }
+        items.swapAt(0, items.count - 1)
+        items.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var smallest = parent
+            if left < items.count && less(left, smallest) { smallest = left }
+            if right < items.count && less(right, smallest) { smallest = right }
+            if smallest == parent { return }
+            items.swapAt(parent, smallest)
+            parent = smallest
+        }
     }
 }

@@ -50,7 +50,8 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         } catch {
             preconditionFailure("thresholds must be validated before a run (Runner.validate): \(error)")
         }
-        self.collector = Collector(catalog: catalog, recorder: recorder, lag: min(stepIntervals + 1, 120), thresholds: thresholds)
+        self.collector = Collector(catalog: catalog, recorder: recorder, lag: min(stepIntervals + 1, 120), thresholds: thresholds,
+                                   load: plan.load)
     }
 
     /// Checks what a run can only check once the flows are built: that every threshold names a flow or step.

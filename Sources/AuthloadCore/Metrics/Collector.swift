@@ -14,6 +14,7 @@ public final class Collector: Sendable {
         var live = LiveStats()
         var thresholds: ThresholdEvaluator
         var abortedBy: Threshold?
+        var stages: StageAccumulator?
     }
 
     public let catalog: MetricCatalog
@@ -24,12 +25,15 @@ public final class Collector: Sendable {
     /// - Parameters:
     ///   - lag: intervals to wait before finalizing one (at least the step timeout in intervals).
     ///   - thresholds: judges the run as intervals are finalized; none by default.
-    public init(catalog: MetricCatalog, recorder: MetricsRecorder, lag: Int, thresholds: ThresholdEvaluator? = nil) {
+    ///   - load: with stages, each stage's samples are gathered for the capacity report.
+    public init(catalog: MetricCatalog, recorder: MetricsRecorder, lag: Int, thresholds: ThresholdEvaluator? = nil,
+                load: LoadPlan? = nil) {
         self.catalog = catalog
         self.recorder = recorder
         self.lag = max(1, lag)
+        let stages = load.map { StageAccumulator(plan: $0, interval: recorder.interval, metricCount: catalog.count) }
         self.state = Locked(State(cumulative: Array(repeating: MetricSamples(), count: catalog.count),
-                                  thresholds: thresholds ?? ThresholdEvaluator()))
+                                  thresholds: thresholds ?? ThresholdEvaluator(), stages: stages?.isEmpty == false ? stages : nil))
     }
 
     /// Drains the recorder after interval `completed − 1` has ended.
@@ -84,7 +88,8 @@ public final class Collector: Sendable {
                 timeseries: state.rows,
                 errors: Self.errorCounts(state.cumulative, catalog: catalog),
                 lateSamples: state.lateSamples,
-                thresholds: state.thresholds.verdicts(cumulative: state.cumulative, duration: duration, abortedBy: state.abortedBy)
+                thresholds: state.thresholds.verdicts(cumulative: state.cumulative, duration: duration, abortedBy: state.abortedBy),
+                capacity: state.stages?.report(catalog: catalog, thresholds: state.thresholds)
             )
         }
     }
@@ -107,6 +112,7 @@ public final class Collector: Sendable {
         for index in state.firstOpen..<end {
             let samples = state.window.removeValue(forKey: index)
             state.thresholds.observe(index: index, samples: samples?.metrics ?? Array(repeating: nil, count: catalog.count))
+            if let metrics = samples?.metrics { state.stages?.observe(index: index, samples: metrics) }
             var metrics: [IntervalMetric] = []
             for (metric, series) in (samples?.metrics ?? []).enumerated() {
                 guard let series, series.count > 0 else { continue }
@@ -151,6 +157,8 @@ public struct MeasuredRun: Sendable {
     /// Samples that finished after their interval's row was final; they are in the totals only.
     public var lateSamples: Int
     public var thresholds: [ThresholdVerdict]
+    /// Per stage, for a staged run; nil otherwise.
+    public var capacity: CapacityReport?
 }
 
 /// The live figures of the last interval, for the terminal.

@@ -23,12 +23,14 @@ public struct RunResult: Codable, Sendable, Equatable {
     public var thresholds: [ThresholdVerdict]
     /// The generator's own health: schedule lag, dropped arrivals, CPU; nil in results written before it was measured.
     public var generator: GeneratorReport?
+    /// Per stage of a staged run: throughput, p50/p99, error rate, the last stage inside the SLO and the knee.
+    public var capacity: CapacityReport?
 
     public init(
         profileName: String, environment: RunEnvironment, startedAt: String, endedAt: String,
         durationSeconds: Double, intervalSeconds: Double, status: RunStatus,
         metrics: [MetricSummary], timeseries: [IntervalRow], errors: [ErrorCount], notes: [String] = [],
-        thresholds: [ThresholdVerdict] = [], generator: GeneratorReport? = nil
+        thresholds: [ThresholdVerdict] = [], generator: GeneratorReport? = nil, capacity: CapacityReport? = nil
     ) {
         self.profileName = profileName
         self.environment = environment
@@ -43,6 +45,7 @@ public struct RunResult: Codable, Sendable, Equatable {
         self.notes = notes
         self.thresholds = thresholds
         self.generator = generator
+        self.capacity = capacity
     }
 
     /// Every threshold held (true when there are none).
@@ -53,7 +56,7 @@ public struct RunResult: Codable, Sendable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case schemaVersion, profileName, environment, startedAt, endedAt, durationSeconds, intervalSeconds, status
-        case metrics, timeseries, errors, notes, thresholds, generator
+        case metrics, timeseries, errors, notes, thresholds, generator, capacity
     }
 
     public init(from decoder: any Decoder) throws {
@@ -73,6 +76,7 @@ public struct RunResult: Codable, Sendable, Equatable {
         // Added after the first release of schema 1: older results simply have none.
         thresholds = try c.decodeIfPresent([ThresholdVerdict].self, forKey: .thresholds) ?? []
         generator = try c.decodeIfPresent(GeneratorReport.self, forKey: .generator)
+        capacity = try c.decodeIfPresent(CapacityReport.self, forKey: .capacity)
     }
 }
 
