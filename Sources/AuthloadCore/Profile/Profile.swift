@@ -18,7 +18,7 @@ public enum Profile {
     }
 
     static func plan(from root: ProfileReader) throws(ProfileError) -> RunPlan {
-        try root.rejectUnknownKeys(allowed: ["name", "target", "load", "flows", "users", "timeouts", "connections", "metrics", "seed", "description", "thresholds", "generator"])
+        try root.rejectUnknownKeys(allowed: ["name", "target", "load", "flows", "users", "timeouts", "connections", "metrics", "seed", "description", "thresholds", "generator", "compare"])
         let name = try root.required("name").string()
         guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
             throw ProfileError("name", "use letters, digits, '-', '_' or '.' (it names the report directory)")
@@ -51,6 +51,7 @@ public enum Profile {
             insecureSkipTLSVerify: try targetReader.optional("insecureSkipTLSVerify")?.bool() ?? false
         )
         plan.generator = try generator(root.optional("generator"))
+        if let compare = try root.optional("compare") { plan.compare = try CompareTolerances.read(compare) }
         return plan
     }
 

@@ -20,6 +20,8 @@ public struct RunPlan: Sendable {
     public var source: JSONValue
     /// When the generator itself failed to keep its schedule (exit 3): the run then says nothing about the server.
     public var generator = GeneratorLimits()
+    /// What `authload compare` tolerates against a baseline run of this profile.
+    public var compare = CompareTolerances()
 
     public init(name: String, target: TargetPlan, load: LoadPlan, flows: [FlowPlan], users: UserTemplate,
                 timeouts: Timeouts = Timeouts(), connections: ConnectionPolicy = .perUser(idleTimeout: .seconds(30)),
