@@ -44,6 +44,26 @@ extension HTMLReport {
         for (label, value, limit, bad) in rows {
             out += "<tr><td class=\"text\">\(Format.html(label))</td><td\(bad ? " class=\"bad\"" : "")>\(value)</td><td>\(limit)</td></tr>\n"
         }
-        return out + "</tbody></table></div>\n</section>\n"
+        out += "</tbody></table></div>\n"
+        if r.timeseries.contains(where: { $0.maxScheduleLagMicros != nil }) {
+            out += "<figure class=\"chart-box\">\n\(generatorChart(r).render())\n</figure>\n"
+        }
+        return out + "</section>\n"
+    }
+
+    /// The latest start per interval (ms), and for the open model the arrivals dropped per interval.
+    static func generatorChart(_ r: RunResult) -> LineChart {
+        var chart = LineChart(title: "Schedule lag and dropped arrivals per interval", yLabel: "ms / arrivals")
+        if let first = r.timeseries.first, let last = r.timeseries.last {
+            chart.xDomain = (first.startSeconds, last.startSeconds + r.intervalSeconds)
+        }
+        chart.series = [ChartSeries(name: "max lag (ms)", color: percentileColors.p99,
+                                    points: r.timeseries.map { ($0.startSeconds, $0.maxScheduleLagMicros.map { Double($0) / 1000 }) },
+                                    reduction: .max)]
+        if r.generator?.model == LoadModel.open.rawValue {
+            chart.series.append(ChartSeries(name: "dropped arrivals", color: errorColor,
+                                            points: r.timeseries.map { ($0.startSeconds, Double($0.droppedArrivals ?? 0)) }, reduction: .max))
+        }
+        return chart
     }
 }

@@ -83,5 +83,12 @@ struct OpenModelTests {
         #expect(generator.problems.count == 2, "\(generator.problems)")
         let flow = try flowSummary(outcome)
         #expect(flow.maxMicros >= 1_010_000, "the latest started arrival waited 1 s before its 10 ms request")
+        // The time series shows when: everything due in 10–11 s dropped, 11–12 s started up to 1 s late.
+        let rows = outcome.measured.timeseries
+        #expect(rows.first { $0.index == 10 }?.droppedArrivals == 50)
+        let late = try #require(rows.first { $0.index == 11 })
+        #expect(late.droppedArrivals == 0)
+        #expect(late.maxScheduleLagMicros == 1_000_000)
+        #expect(rows.filter { ![10, 11].contains($0.index) }.allSatisfy { ($0.droppedArrivals ?? 0) == 0 && ($0.maxScheduleLagMicros ?? 0) <= 1 })
     }
 }

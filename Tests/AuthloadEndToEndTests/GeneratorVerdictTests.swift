@@ -50,6 +50,8 @@ struct GeneratorVerdictTests {
         let html = HTMLReport.render(result)
         #expect(html.contains("<div class=\"callout callout-bad generator-bad\" role=\"alert\">"))
         #expect(html.contains("50 of 1500 arrivals dropped"))
+        #expect(html.contains("Schedule lag and dropped arrivals per interval"), "the generator section charts when it fell behind")
+        #expect(result.timeseries.first { $0.index == 10 }?.droppedArrivals == 50)
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authload-gen-\(UUID().uuidString)").path
         let files = try ReportWriter.write(result, to: directory)

@@ -23,9 +23,8 @@ extension Runner {
                     return .user(iterations: await self.runUser(index, at: startAt, runStart: start, end: end))
                 }
             }
-            control.taskStarted()
+            // The timekeeper's live-task count is held by run() until the run has wound down.
             group.addTask {
-                defer { self.control.taskEnded() }
                 await self.keepTime(end: end)
                 return .timekeeper
             }
@@ -52,7 +51,7 @@ extension Runner {
         } catch {
             return 0
         }
-        health.woke(lag: startAt.duration(to: clock.now), shard: index)
+        health.woke(lag: startAt.duration(to: clock.now), due: runStart.duration(to: startAt), shard: index)
         guard clock.now < end, control.userStarted() else { return 0 }
         defer { control.userFinished() }
         let user = VirtualUser(index: index, identity: plan.users.identity(for: index), seed: plan.seed)
@@ -74,7 +73,7 @@ extension Runner {
             } catch {
                 break
             }
-            health.woke(lag: due.duration(to: clock.now), shard: index)
+            health.woke(lag: due.duration(to: clock.now), due: on, shard: index)
             guard control.userStarted() else { break }
             let current = user ?? VirtualUser(index: index, identity: plan.users.identity(for: index), seed: plan.seed)
             user = current
@@ -108,7 +107,7 @@ extension Runner {
             } catch {
                 break
             }
-            health.woke(lag: wake.duration(to: clock.now), shard: user.index)
+            health.woke(lag: wake.duration(to: clock.now), due: runStart.duration(to: wake), shard: user.index)
         }
         return iterations
     }

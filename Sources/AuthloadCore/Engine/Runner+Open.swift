@@ -11,15 +11,16 @@ extension Runner {
 
     func runArrivals(start: C.Instant, end: C.Instant) async -> Int {
         let started = Locked(0)
+        // The generator (this task) counts as live before any child can park, or a driver could see a quiet run
+        // that has not started; it stops counting when it stops generating, not when its children end.
+        control.taskStarted()
         do {
             try await withThrowingDiscardingTaskGroup { group in
-                control.taskStarted()
+                defer { control.taskEnded() }
+                // The timekeeper's live-task count is held by run() until the run has wound down.
                 group.addTask {
-                    defer { self.control.taskEnded() }
                     if await !self.keepTime(end: end) { throw GraceExpired() }
                 }
-                control.taskStarted()
-                defer { control.taskEnded() }
                 let schedule = plan.load.schedule
                 let hook = hooks.beforeArrival
                 var number = 0
@@ -30,13 +31,13 @@ extension Runner {
                     guard clock.now < end, !Task.isCancelled, !control.wasStopRequested else { break }
                     let lag = due.duration(to: clock.now)
                     if lag > plan.generator.dropAfter {
-                        health.dropped(lag: lag, atCap: false)
+                        health.dropped(lag: lag, due: offset, atCap: false)
                     } else {
                         switch control.admitUser(limit: plan.load.users) {
                         case .draining:
                             return
                         case .atCap:
-                            health.dropped(lag: lag, atCap: true)
+                            health.dropped(lag: lag, due: offset, atCap: true)
                         case .admitted:
                             let arrival = number
                             control.taskStarted()
@@ -69,7 +70,7 @@ extension Runner {
     /// - Returns: whether the flow started (not when the run began draining first).
     private func visit(_ number: Int, due: C.Instant, runStart: C.Instant) async -> Bool {
         defer { control.userFinished() }
-        health.started(lag: due.duration(to: clock.now), shard: number)
+        health.started(lag: due.duration(to: clock.now), due: runStart.duration(to: due), shard: number)
         guard control.beginFlow() else { return false }
         defer { control.endFlow() }
         let user = VirtualUser(index: number, identity: plan.users.identity(for: number), seed: plan.seed)

@@ -14,7 +14,7 @@
 public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
     public let control: RunControl
     public let collector: Collector
-    public let health = GeneratorHealth()
+    public let health: GeneratorHealth
     let plan: RunPlan
     let flows: [any Flow]
     let cumulativeWeights: [Double]
@@ -40,6 +40,7 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         self.clock = clock
         self.control = control
         self.hooks = hooks
+        self.health = GeneratorHealth(interval: plan.interval)
         self.catalog = MetricCatalog(flows: zip(plan.flows, flows).map { ($0.name, $1.stepNames) })
         self.recorder = MetricsRecorder(metricCount: catalog.count, interval: plan.interval)
         let stepIntervals = Int((plan.timeouts.step.seconds / plan.interval.seconds).rounded(.up))
@@ -51,7 +52,7 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
             preconditionFailure("thresholds must be validated before a run (Runner.validate): \(error)")
         }
         self.collector = Collector(catalog: catalog, recorder: recorder, lag: min(stepIntervals + 1, 120), thresholds: thresholds,
-                                   load: plan.load)
+                                   load: plan.load, health: health)
     }
 
     /// Checks what a run can only check once the flows are built: that every threshold names a flow or step.
@@ -66,6 +67,10 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         let start = clock.now
         let end = start.advanced(by: plan.load.duration)
         var iterations = 0
+        // One live task for the timekeeper, held past its end until the run has read the clock for the last
+        // time: a virtual-time driver must not see the run as quiet while it winds down.
+        control.taskStarted()
+        defer { control.taskEnded() }
         await withTaskGroup(of: Void.self) { outer in
             control.taskStarted()
             outer.addTask {

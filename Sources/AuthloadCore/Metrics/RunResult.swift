@@ -163,6 +163,10 @@ public struct IntervalRow: Codable, Sendable, Equatable {
     public var activeUsers: Int
     /// Series that had samples starting in this interval.
     public var metrics: [IntervalMetric]
+    /// Arrivals due in this interval that were dropped (open model); nil when nothing was due or woke in it.
+    public var droppedArrivals: Int?
+    /// The latest start or wake-up, against its due instant, of what was due in this interval.
+    public var maxScheduleLagMicros: Int?
 
     public init(index: Int, startSeconds: Double, activeUsers: Int, metrics: [IntervalMetric]) {
         self.index = index
