@@ -46,8 +46,9 @@ public enum HelpText {
         USAGE: authload run PROFILE [--out DIR] [--duration D] [--users N] [--quiet]
 
         Runs the load described by PROFILE (JSON) and writes report.html, summary.csv,
-        timeseries.csv, errors.csv and result.json into the report directory. A target
-        of {"embedded": {...}} starts the staging server inside this process on 127.0.0.1.
+        timeseries.csv, errors.csv, junit.xml, result.json and, for load.stages,
+        capacity.csv into the report directory. A target of {"embedded": {...}} starts
+        the staging server inside this process on 127.0.0.1.
 
         HTTPS: certificates are checked against the system's trusted certificates and the
         target's host name. "insecureSkipTLSVerify": true in the target accepts any

@@ -116,6 +116,7 @@ struct LoadModelCLITests {
         #expect(captured.out == HelpText.text(for: "run")! + "\n")
         #expect(captured.out.contains("\n\"open\": load.arrivalRate (\"100/s\", \"600/m\") starts a new user per arrival, who\n"))
         #expect(captured.out.contains("\"generator\": {\"maxLagP99\": \"100ms\", \"maxDroppedRate\": 0.01, \"dropAfter\": \"1s\"}"))
+        #expect(captured.out.contains("timeseries.csv, errors.csv, junit.xml, result.json and, for load.stages,\ncapacity.csv into the report directory."))
         #expect(captured.out.contains("EXIT STATUS: 0 pass, 1 run error (e.g. no flow succeeded), 2 threshold failed,\n" +
                                       "             3 generator could not keep its schedule, 64 bad profile, 130 interrupted."))
     }
