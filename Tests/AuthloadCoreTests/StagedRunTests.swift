@@ -45,3 +45,21 @@ struct StagedRunTests {
         #expect(outcome.iterations == 350)
     }
 }
+
+@Suite("Schedule lag of the closed model", .timeLimit(.minutes(1)))
+struct ClosedLagTests {
+    let clock = ManualClock()
+
+    @Test("a flow still running at the planned end is not counted as a late wake-up")
+    func overrunIsNotLag() async throws {
+        // 2 s flows with 1 s think from 0 s: the flow started at 3 s ends at 5 s, 1 s after the 4 s end.
+        let transport = SimulatedTransport(clock: clock) { _, _ in ServiceReply(HTTPResponse(status: 200), after: .seconds(1)) }
+        let runner = Runner(plan: .closed(users: 3, duration: .seconds(4), think: .seconds(1)), flows: [PingFlow()],
+                            transport: transport, endpoint: Endpoint(host: "127.0.0.1", port: 1), clock: clock)
+        let outcome = await clock.drive(runner.control) { await runner.run() }
+        #expect(outcome.elapsed == .seconds(5))
+        #expect(outcome.generator.lagSamples == 6, "3 ramp starts and the 3 wake-ups at 3 s")
+        #expect(outcome.generator.lagMaxMicros <= 1)
+        #expect(outcome.generator.keptSchedule)
+    }
+}

@@ -101,7 +101,11 @@ extension Runner {
             let think = user.random.duration(in: plan.load.thinkTime)
             // No think time: go straight on (a benchmark's tight loop) rather than through the clock.
             guard think > .zero else { continue }
-            let wake = min(clock.now.advanced(by: think), end)
+            // A flow that ran past the end leaves nothing to wake for: waking "at the end" now would count
+            // its overrun as schedule lag.
+            let now = clock.now
+            guard now < end else { break }
+            let wake = min(now.advanced(by: think), end)
             do {
                 try await clock.sleep(until: wake, tolerance: nil)
             } catch {
