@@ -86,6 +86,7 @@ struct LoadScheduleTests {
         (#""model": "open", "arrivalRate": "100/x", "duration": "1m""#,
          "load.arrivalRate: \"100/x\" is not a rate (write e.g. \"100/s\", \"600/m\" or a number per second)"),
         (#""model": "open", "arrivalRate": -3, "duration": "1m""#, "load.arrivalRate: must be from 0 to 1,000,000 per second"),
+        (#""model": "open", "arrivalRate": "0/m", "duration": "1m""#, "load.arrivalRate: must be greater than 0 (a run of no arrivals measures nothing)"),
         (#""model": "open", "users": 10, "arrivalRate": 5, "duration": "1m""#,
          "load.users: the open model has no fixed population: arrivals come at arrivalRate; cap them with maxUsers"),
         (#""model": "open", "arrivalRate": 5, "duration": "1m", "thinkTime": "1s""#,

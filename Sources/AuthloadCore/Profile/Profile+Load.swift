@@ -48,7 +48,9 @@ extension Profile {
             let rate = try reader.optional("arrivalRate")
             switch (rate, stagesReader) {
             case (let rate?, nil):
-                plan = .open(rate: try arrivalRate(rate), duration: try reader.required("duration").positiveDuration())
+                let perSecond = try arrivalRate(rate)
+                guard perSecond > 0 else { throw rate.error("must be greater than 0 (a run of no arrivals measures nothing)") }
+                plan = .open(rate: perSecond, duration: try reader.required("duration").positiveDuration())
             case (nil, let stagesReader?):
                 if let duration = try reader.optional("duration") { throw duration.error("load.stages sets the length; leave duration out") }
                 plan = .open(stages: try stages(stagesReader, wholeTargets: false))
