@@ -52,6 +52,21 @@ public struct StageResult: Codable, Sendable, Equatable {
     /// The names of the thresholds this stage failed, judged on its samples alone.
     public var failedThresholds: [String]
 
+    public init(number: Int, from: Double, target: Double, startSeconds: Double, endSeconds: Double, flows: Int, errors: Int,
+                throughput: Double, p50Micros: Int, p99Micros: Int, failedThresholds: [String]) {
+        self.number = number
+        self.from = from
+        self.target = target
+        self.startSeconds = startSeconds
+        self.endSeconds = endSeconds
+        self.flows = flows
+        self.errors = errors
+        self.throughput = throughput
+        self.p50Micros = p50Micros
+        self.p99Micros = p99Micros
+        self.failedThresholds = failedThresholds
+    }
+
     public var passed: Bool { failedThresholds.isEmpty }
     public var errorRate: Double { flows > 0 ? Double(errors) / Double(flows) : 0 }
 

@@ -80,13 +80,12 @@ public final class GeneratorHealth: Sendable {
             total.droppedAtCap += taken.droppedAtCap
             total.droppedLate += taken.droppedLate
         }
-        var report = GeneratorReport(
+        let report = GeneratorReport(
             model: model.rawValue, started: total.started, droppedAtCap: total.droppedAtCap, droppedLate: total.droppedLate,
             lagSamples: total.lag.totalCount, lagHistogram: total.lag.serialized(),
             lagP50Micros: total.lag.value(atPercentile: 50), lagP99Micros: total.lag.value(atPercentile: 99),
             lagMaxMicros: total.lag.max, maxLagP99Micros: Int(limits.maxLagP99.microseconds),
             maxDroppedRate: limits.maxDroppedRate, dropAfterMicros: Int(limits.dropAfter.microseconds))
-        report.problems = report.judge()
         return report
     }
 }
@@ -145,6 +144,26 @@ public struct GeneratorReport: Codable, Sendable, Equatable {
     public var dropAfterMicros: Int
     /// Why the generator could not keep its schedule, one sentence each; empty when it could.
     public var problems: [String] = []
+
+    public init(model: String, started: Int, droppedAtCap: Int, droppedLate: Int, lagSamples: Int, lagHistogram: String,
+                lagP50Micros: Int, lagP99Micros: Int, lagMaxMicros: Int, cpuSeconds: Double? = nil, cpuShare: Double? = nil,
+                maxLagP99Micros: Int, maxDroppedRate: Double, dropAfterMicros: Int) {
+        self.model = model
+        self.started = started
+        self.droppedAtCap = droppedAtCap
+        self.droppedLate = droppedLate
+        self.lagSamples = lagSamples
+        self.lagHistogram = lagHistogram
+        self.lagP50Micros = lagP50Micros
+        self.lagP99Micros = lagP99Micros
+        self.lagMaxMicros = lagMaxMicros
+        self.cpuSeconds = cpuSeconds
+        self.cpuShare = cpuShare
+        self.maxLagP99Micros = maxLagP99Micros
+        self.maxDroppedRate = maxDroppedRate
+        self.dropAfterMicros = dropAfterMicros
+        self.problems = judge()
+    }
 
     public var dropped: Int { droppedAtCap + droppedLate }
     /// Arrivals due: started and dropped.
