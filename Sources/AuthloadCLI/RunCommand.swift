@@ -148,11 +148,6 @@ struct RunCommand {
 
     static func exitCode(for result: RunResult, outcome: RunOutcome, console: Console) -> ExitCode {
         if outcome.stoppedEarly { return .interrupted }
-        // Before thresholds: when the generator fell behind, no figure of the run (passing or failing) is about the server.
-        if let generator = result.generator, !generator.keptSchedule {
-            console.error("the generator could not keep its schedule: " + generator.problems.joined(separator: "; "))
-            return .generatorOverloaded
-        }
         if let threshold = outcome.abortedBy {
             console.error("threshold failed, run aborted: \(threshold.name) (\(threshold.path))")
             return .thresholdFailed
@@ -165,6 +160,12 @@ struct RunCommand {
             let common = result.errors.max { ($0.count, $0.id.step == nil ? 0 : 1) < ($1.count, $1.id.step == nil ? 0 : 1) }.map { "; most often at \($0.id): \($0.kind.rawValue) (\($0.detail))" } ?? ""
             console.error("no flow succeeded (\(attempted) attempted)\(common); see errors.csv for why")
             return .runError
+        }
+        // After "nothing succeeded" (a broken target is the news, whatever the generator did) and before the
+        // thresholds: when the generator fell behind, no figure of the run, passing or failing, is about the server.
+        if let generator = result.generator, !generator.keptSchedule {
+            console.error("the generator could not keep its schedule: " + generator.problems.joined(separator: "; "))
+            return .generatorOverloaded
         }
         let failed = result.thresholds.filter { !$0.passed }
         if !failed.isEmpty {

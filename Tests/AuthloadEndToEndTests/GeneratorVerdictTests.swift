@@ -14,9 +14,10 @@ struct GeneratorVerdictTests {
 
     /// FCSDK login at 50 arrivals/s for 30 s against the in-process staging server (10 ms), with a
     /// generator that cannot start anyone for `stall` from 10 s on.
-    func run(stall: Duration, thresholds: [Threshold] = []) async -> (RunResult, RunOutcome) {
+    func run(stall: Duration, thresholds: [Threshold] = [], errorRate: Double = 0) async -> (RunResult, RunOutcome) {
         var staging = StagingConfiguration()
         staging.fcsdk.latency = .fixed(.milliseconds(10))
+        staging.fcsdk.errorRate = errorRate
         let transport = SimulatedTransport(clock: clock, service: StagingServer(configuration: staging))
         let start = clock.now
         let clock = self.clock
@@ -71,5 +72,21 @@ struct GeneratorVerdictTests {
         #expect(steady.generator?.started == 1500)
         #expect(RunCommand.exitCode(for: steady, outcome: steadyOutcome, console: Captured().console) == .thresholdFailed)
         #expect(!HTMLReport.render(steady).contains("generator-bad"))
+
+        // When nothing succeeded the broken target is the news: exit 1, whatever the generator did.
+        let (broken, brokenOutcome) = await run(stall: .seconds(2), errorRate: 1)
+        #expect(!broken.generatorKeptSchedule)
+        #expect(RunCommand.exitCode(for: broken, outcome: brokenOutcome, console: Captured().console) == .runError)
+    }
+
+    @Test("a lag p99 over the limit is judged only from 100 samples on: below that it is one or two worst wake-ups")
+    func fewSamples() {
+        func report(samples: Int) -> GeneratorReport {
+            GeneratorReport(model: "closed", started: 0, droppedAtCap: 0, droppedLate: 0, lagSamples: samples, lagHistogram: "",
+                            lagP50Micros: 100, lagP99Micros: 150_000, lagMaxMicros: 150_000, maxLagP99Micros: 100_000,
+                            maxDroppedRate: 0.01, dropAfterMicros: 1_000_000)
+        }
+        #expect(report(samples: 99).keptSchedule)
+        #expect(report(samples: 100).problems == ["schedule lag p99 150.0ms exceeds generator.maxLagP99 100.0ms"])
     }
 }
