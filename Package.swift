@@ -32,6 +32,7 @@ let package = Package(
         .testTarget(name: "AuthloadCoreTests", dependencies: ["AuthloadCore", "AuthloadTesting"]),
         .testTarget(name: "AuthloadWireTests", dependencies: ["AuthloadWire"]),
         .testTarget(name: "AuthloadReportTests", dependencies: ["AuthloadReport"]),
+        .testTarget(name: "AuthloadFlowsTests", dependencies: ["AuthloadFlows", "AuthloadStaging", "AuthloadTesting", "AuthloadWire"]),
         .testTarget(
             name: "AuthloadEndToEndTests",
             dependencies: ["AuthloadCLI", "AuthloadTesting", "AuthloadFlows", "AuthloadStaging", "AuthloadTransport", "AuthloadWire"],

@@ -30,7 +30,7 @@ public struct Console: Sendable {
     /// The per-flow and per-step table printed when a run ends.
     func summary(_ result: RunResult) {
         if isTerminal { out("\r\u{1B}[2K") }
-        let requests = result.metrics.filter { $0.id.step != nil }.reduce(0) { $0 + $1.count }
+        let requests = result.metrics.filter { $0.id.step != nil && !$0.isEvent }.reduce(0) { $0 + $1.count }
         let flows = result.metrics.filter { $0.id.step == nil }
         let flowCount = flows.reduce(0) { $0 + $1.count }
         let flowErrors = flows.reduce(0) { $0 + $1.errors }

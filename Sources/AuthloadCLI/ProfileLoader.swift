@@ -19,7 +19,12 @@ struct LoadedProfile {
             throw CLIError("\(fileName): not UTF-8 text", exitCode: .usage)
         }
         do {
-            let plan = try Profile.parse(text, fileName: fileName)
+            // Files a profile names (users.csv) are found from the current directory, then from the profile's.
+            let profileDirectory = (path as NSString).deletingLastPathComponent
+            let plan = try Profile.parse(text, fileName: fileName) { name in
+                let candidates = name.hasPrefix("/") ? [name] : [name, (profileDirectory as NSString).appendingPathComponent(name)]
+                return candidates.lazy.compactMap { FileManager.default.contents(atPath: $0) }.first.flatMap { String(data: $0, encoding: .utf8) }
+            }
             var staging: StagingConfiguration?
             let basePath: String
             switch plan.target {
@@ -30,6 +35,8 @@ struct LoadedProfile {
             }
             let flows = try plan.flows.map { plan throws(ProfileError) in try FlowCatalog.make(plan, target: basePath) }
             try Runner<ContinuousClock>.validate(plan, flows: flows)
+            try plan.users.check(users: plan.load.users,
+                                 flowsNeeding: flows.enumerated().map { ("flows[\($0.offset)]", $0.element.userFields) })
             return LoadedProfile(plan: plan, flows: flows, staging: staging)
         } catch {
             throw CLIError(error.path == fileName ? error.description : "\(fileName): \(error)", exitCode: .usage)

@@ -3,9 +3,9 @@ import AuthloadCore
 /// Builds the flow a profile entry names, reading and checking that flow's own options.
 public enum FlowCatalog {
     /// Every kind `flows[].kind` may name.
-    public static let kinds = ["fcsdk-login", "http"]
+    public static let kinds = ["fcsdk-login", "gccs-auth", "streem-session", "http"]
     /// Kinds on the roadmap: named so a profile gets a clear answer instead of "unknown".
-    static let planned = ["okta-idx-mfa", "gccs-auth", "streem-session"]
+    static let planned = ["okta-idx-mfa"]
 
     public static func make(_ plan: FlowPlan, target basePath: String) throws(ProfileError) -> any Flow {
         let options = plan.options
@@ -22,6 +22,10 @@ public enum FlowCatalog {
             }
             if let hold = try options.optional("hold") { flowOptions.hold = try Profile.thinkTime(hold) }
             return FCSDKLoginFlow(options: flowOptions, basePath: basePath)
+        case "gccs-auth":
+            return try GCCSAuthFlow.read(options, basePath: basePath)
+        case "streem-session":
+            return try StreemSessionFlow.read(options, basePath: basePath)
         case "http":
             return try HTTPRequestFlow.read(options, basePath: basePath)
         default:

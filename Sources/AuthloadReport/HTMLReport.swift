@@ -196,6 +196,8 @@ struct ReportModel {
     let timeRange: (lower: Double, upper: Double)?
     /// Flows for which per-step figures exist; their whole-flow rows are not requests of their own.
     private let flowsWithSteps: Set<String>
+    /// Series that time observed events (GCCS statuses), not requests.
+    private let events: Set<MetricID>
 
     init(_ result: RunResult) {
         self.result = result
@@ -209,7 +211,9 @@ struct ReportModel {
         }
         self.flows = flows
         self.flowsWithSteps = withSteps
-        let requests = result.metrics.filter { [withSteps] in Self.isRequest($0.id, flowsWithSteps: withSteps) }
+        let events = Set(result.metrics.filter(\.isEvent).map(\.id))
+        self.events = events
+        let requests = result.metrics.filter { Self.isRequest($0.id, flowsWithSteps: withSteps, events: events) }
         totalRequests = requests.reduce(0) { $0 + $1.count }
         totalErrors = requests.reduce(0) { $0 + $1.errors }
         peakUsers = result.timeseries.map(\.activeUsers).max() ?? 0
@@ -220,10 +224,11 @@ struct ReportModel {
     /// Whether a series counts towards request totals.
     ///
     /// Each step is one request; a whole-flow row repeats its steps and would count them twice.
-    /// A flow recorded without steps is the exception: its flow row is its only request.
-    func isRequest(_ id: MetricID) -> Bool { Self.isRequest(id, flowsWithSteps: flowsWithSteps) }
+    /// A flow recorded without steps is the exception: its flow row is its only request. Event series
+    /// (a status the server pushed) are no requests at all.
+    func isRequest(_ id: MetricID) -> Bool { Self.isRequest(id, flowsWithSteps: flowsWithSteps, events: events) }
 
-    private static func isRequest(_ id: MetricID, flowsWithSteps: Set<String>) -> Bool {
-        id.step != nil || !flowsWithSteps.contains(id.flow)
+    private static func isRequest(_ id: MetricID, flowsWithSteps: Set<String>, events: Set<MetricID>) -> Bool {
+        !events.contains(id) && (id.step != nil || !flowsWithSteps.contains(id.flow))
     }
 }

@@ -25,19 +25,25 @@ public final class ManualClock: Clock, Sendable {
         public var description: String { "t+\(DurationText.format(offset))" }
     }
 
-    fileprivate struct Sleeper {
+    private struct Sleeper {
         var deadline: Instant
         var continuation: CheckedContinuation<Void, any Error>
     }
 
-    fileprivate struct State {
+    private struct State {
         var now = Instant(offset: .zero)
         var nextID: UInt64 = 0
         var sleepers: [UInt64: Sleeper] = [:]
-        /// The sleepers' deadlines in wake order; entries of sleepers already gone (cancelled) are skipped lazily.
+        /// Deadlines in a min-heap, so a run with thousands of sleepers finds the next one in O(log n);
+        /// entries of cancelled sleepers stay until they surface and are skipped then.
         var deadlines = DeadlineHeap()
         var sleeperWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var quietWaiters: [(isQuiet: @Sendable (Int) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
+
+        /// Drops heap entries whose sleeper is gone; the top is then a live sleeper, if any.
+        mutating func pruneTop() {
+            while let top = deadlines.top, sleepers[top.id] == nil { deadlines.pop() }
+        }
     }
 
     private let state = Locked(State())
@@ -49,7 +55,12 @@ public final class ManualClock: Clock, Sendable {
     public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
     /// The earliest deadline anyone sleeps until, if anyone sleeps.
-    public var nextDeadline: Instant? { state.withLock { $0.earliestDeadline() } }
+    public var nextDeadline: Instant? {
+        state.withLock { state in
+            state.pruneTop()
+            return state.deadlines.top?.deadline
+        }
+    }
 
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
@@ -62,7 +73,7 @@ public final class ManualClock: Clock, Sendable {
                 let (resumeNow, waiters) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
                     if deadline <= state.now || Task.isCancelled { return (true, []) }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
-                    state.deadlines.push(deadline, id)
+                    state.deadlines.push((deadline, id))
                     return (false, Self.satisfiedWaiters(&state))
                 }
                 waiters.forEach { $0.resume() }
@@ -96,14 +107,14 @@ public final class ManualClock: Clock, Sendable {
     public func advance(to instant: Instant) {
         let due = state.withLock { state in
             state.now = max(state.now, instant)
-            // Earliest first; sleepers of one deadline in the order they went to sleep.
             var due: [Sleeper] = []
-            while let (deadline, id) = state.deadlines.peek, deadline <= state.now {
+            while let top = state.deadlines.top, top.deadline <= state.now {
                 state.deadlines.pop()
-                if let sleeper = state.sleepers.removeValue(forKey: id) { due.append(sleeper) }
+                if let sleeper = state.sleepers.removeValue(forKey: top.id) { due.append(sleeper) }
             }
             return due
         }
+        // Earliest first, and in the order they went to sleep among equal deadlines.
         for sleeper in due { sleeper.continuation.resume() }
     }
 
@@ -150,6 +161,7 @@ public final class ManualClock: Clock, Sendable {
     }
 
     private static func satisfiedWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+        guard !state.sleeperWaiters.isEmpty || !state.quietWaiters.isEmpty else { return [] }
         let count = state.sleepers.count
         var ready = state.sleeperWaiters.filter { $0.count <= count }.map(\.continuation)
         state.sleeperWaiters.removeAll { $0.count <= count }
@@ -162,34 +174,22 @@ public final class ManualClock: Clock, Sendable {
     }
 }
 
-extension ManualClock.State {
-    /// The earliest deadline of a sleeper still asleep, dropping entries of sleepers that were cancelled.
-    fileprivate mutating func earliestDeadline() -> ManualClock.Instant? {
-        while let (deadline, id) = deadlines.peek {
-            if sleepers[id] != nil { return deadline }
-            deadlines.pop()
-        }
-        return nil
-    }
-}
-
-/// A binary min-heap of (deadline, sleeper id): advancing the clock past n sleepers costs O(log n) each,
-/// where scanning every sleeper made runs with thousands of users in flight quadratic.
+/// A binary min-heap of (deadline, sleeper id), ordered by deadline, then by id (the order of going to sleep).
 struct DeadlineHeap {
     private var items: [(deadline: ManualClock.Instant, id: UInt64)] = []
 
-    var peek: (ManualClock.Instant, UInt64)? { items.first.map { ($0.deadline, $0.id) } }
+    var top: (deadline: ManualClock.Instant, id: UInt64)? { items.first }
 
-    private func less(_ a: Int, _ b: Int) -> Bool {
-        (items[a].deadline, items[a].id) < (items[b].deadline, items[b].id)
+    private static func less(_ a: (deadline: ManualClock.Instant, id: UInt64), _ b: (deadline: ManualClock.Instant, id: UInt64)) -> Bool {
+        a.deadline < b.deadline || (a.deadline == b.deadline && a.id < b.id)
     }
 
-    mutating func push(_ deadline: ManualClock.Instant, _ id: UInt64) {
-        items.append((deadline, id))
+    mutating func push(_ item: (deadline: ManualClock.Instant, id: UInt64)) {
+        items.append(item)
         var child = items.count - 1
         while child > 0 {
             let parent = (child - 1) / 2
-            guard less(child, parent) else { break }
+            guard Self.less(items[child], items[parent]) else { break }
             items.swapAt(child, parent)
             child = parent
         }
@@ -203,9 +203,9 @@ struct DeadlineHeap {
         while true {
             let left = 2 * parent + 1, right = left + 1
             var smallest = parent
-            if left < items.count && less(left, smallest) { smallest = left }
-            if right < items.count && less(right, smallest) { smallest = right }
-            if smallest == parent { return }
+            if left < items.count, Self.less(items[left], items[smallest]) { smallest = left }
+            if right < items.count, Self.less(items[right], items[smallest]) { smallest = right }
+            guard smallest != parent else { return }
             items.swapAt(parent, smallest)
             parent = smallest
         }

@@ -18,15 +18,16 @@ struct ClientWebSocket: WebSocketConnection {
         connection.loop.execute { try? connection.send(message) }
     }
 
-    func receive(timeout: Duration) async throws -> WebSocketMessage {
+    func receiveQueued(timeout: Duration) async throws -> ReceivedWebSocketMessage {
         let connection = self.connection
         let deadline = Monotonic.now + Monotonic.nanoseconds(timeout)
-        return try await connection.loop.suspend { waiter in
+        let stamped = try await connection.loop.suspend { waiter in
             connection.receive(waiter, deadline: deadline, timeout: timeout)
         } onCancel: { waiter in
             waiter.resume(.failure(CancellationError()))
             connection.pruneReceivers()
         }
+        return ReceivedWebSocketMessage(stamped.message, queued: .nanoseconds(Monotonic.now - stamped.arrived))
     }
 
     func close(code: Int, reason: String, timeout: Duration) async {

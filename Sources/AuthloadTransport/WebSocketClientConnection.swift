@@ -38,9 +38,10 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
     private var timers: [TimerID] = []
 
     private var frames: WebSocketFrameConnection?
-    private var messages: [WebSocketMessage] = []
+    /// Messages nobody was waiting for, with the monotonic nanoseconds they arrived at.
+    private var messages: [(message: WebSocketMessage, arrived: Int64)] = []
     private var messageHead = 0
-    private var receivers: [LoopWaiter<WebSocketMessage>] = []
+    private var receivers: [LoopWaiter<StampedMessage>] = []
     private var closers: [CheckedContinuation<Void, Never>] = []
     private(set) var closure: WebSocketClosed?
     /// `closure` for callers off the loop, so a send to a closed socket fails without a hop.
@@ -243,15 +244,15 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
     }
 
     /// Hands the caller the oldest queued message, or waits for one until `deadline`.
-    func receive(_ waiter: LoopWaiter<WebSocketMessage>, deadline: Int64, timeout: Duration) {
+    func receive(_ waiter: LoopWaiter<StampedMessage>, deadline: Int64, timeout: Duration) {
         if messageHead < messages.count {
-            let message = messages[messageHead]
+            let (message, arrived) = messages[messageHead]
             messageHead += 1
             if messageHead == messages.count {
                 messages.removeAll(keepingCapacity: messages.capacity <= 16)
                 messageHead = 0
             }
-            waiter.resume(.success(message))
+            waiter.resume(.success(StampedMessage(message: message, arrived: arrived)))
             return
         }
         if let closure {
@@ -291,11 +292,18 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
         while !receivers.isEmpty {
             let receiver = receivers.removeFirst()
             if receiver.isPending {
-                receiver.resume(.success(message))
+                receiver.resume(.success(StampedMessage(message: message, arrived: Monotonic.now)))
                 return
             }
         }
-        messages.append(message)
+        messages.append((message, Monotonic.now))
+    }
+
+    /// A message and the monotonic nanoseconds the loop read it at: the caller works out how long it
+    /// waited once its task runs, so neither the queue nor the task's wake-up passes for server time.
+    struct StampedMessage: Sendable {
+        var message: WebSocketMessage
+        var arrived: Int64
     }
 
     func closed(_ closed: WebSocketClosed) {

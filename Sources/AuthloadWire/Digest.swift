@@ -19,6 +19,25 @@ public enum Digest {
         digest(bytes, EVP_sha256(), name: "SHA-256")
     }
 
+    /// Returns the 32-byte HMAC-SHA-256 of `bytes` under `key` (RFC 2104), as HS256 JWTs need.
+    public static func hmacSHA256(key: [UInt8], _ bytes: [UInt8]) -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        // HMAC wants pointers even for empty inputs.
+        let keyBytes = key.isEmpty ? [0] : key
+        let data = bytes.isEmpty ? [0] : bytes
+        let result = HMAC(EVP_sha256(), keyBytes, Int32(key.count), data, bytes.count, &output, &length)
+        guard result != nil else { preconditionFailure("OpenSSL could not compute HMAC-SHA-256: \(lastOpenSSLError())") }
+        return Array(output.prefix(Int(length)))
+    }
+
+    /// Compares two byte strings in time that does not depend on where they differ (`CRYPTO_memcmp`).
+    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        guard !a.isEmpty else { return true }
+        return CRYPTO_memcmp(a, b, a.count) == 0
+    }
+
     /// Returns `count` bytes from OpenSSL's CSPRNG (`RAND_bytes`), or none when `count` is not positive.
     ///
     /// Should OpenSSL ever fail to produce them (an unseeded or broken provider), the bytes come from

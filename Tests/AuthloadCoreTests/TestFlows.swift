@@ -24,7 +24,7 @@ extension RunPlan {
             target: .url(TargetURL(endpoint: Endpoint(host: "127.0.0.1", port: 1))),
             load: LoadPlan(users: users, rampUp: rampUp, duration: duration, thinkTime: .fixed(think), gracefulStop: grace),
             flows: [FlowPlan(name: "ping", kind: "ping", options: ProfileReader(path: "flows[0]", value: .null))],
-            users: UserTemplate(),
+            users: UserFeeder(),
             timeouts: Timeouts(step: stepTimeout, flow: .seconds(120)))
     }
 }
@@ -49,7 +49,7 @@ extension RunPlan {
             target: .url(TargetURL(endpoint: Endpoint(host: "127.0.0.1", port: 1))),
             load: .open(rate: rate, duration: duration, stages: stages, maxUsers: maxUsers),
             flows: [FlowPlan(name: "visit", kind: "single", options: ProfileReader(path: "flows[0]", value: .null))],
-            users: UserTemplate(),
+            users: UserFeeder(),
             timeouts: Timeouts(step: stepTimeout, flow: .seconds(120)))
     }
 }

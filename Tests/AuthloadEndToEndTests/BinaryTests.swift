@@ -12,6 +12,7 @@ let authloadBinary: URL = {
 /// A running `authload` process whose output is collected as it comes.
 final class RunningAuthload: Sendable {
     let process: Process
+    private let pipes: (out: Pipe, err: Pipe)
     private let output = Locked((out: "", err: ""))
     private let sawLine: Locked<[(String, AsyncFlag)]> = Locked([])
     private let exited = AsyncFlag()
@@ -22,6 +23,7 @@ final class RunningAuthload: Sendable {
         process.arguments = arguments
         process.currentDirectoryURL = FileManager.default.temporaryDirectory
         let out = Pipe(), err = Pipe()
+        pipes = (out, err)
         process.standardOutput = out
         process.standardError = err
         out.fileHandleForReading.readabilityHandler = { [output, sawLine] handle in
@@ -52,6 +54,15 @@ final class RunningAuthload: Sendable {
     func waitForExit() async -> Int32 {
         await exited.wait()
         process.waitUntilExit()
+        // The exit can be reported before the handlers saw the last bytes: take over and read to the end.
+        pipes.out.fileHandleForReading.readabilityHandler = nil
+        pipes.err.fileHandleForReading.readabilityHandler = nil
+        let out = String(decoding: pipes.out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let err = String(decoding: pipes.err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        output.withLock {
+            $0.out += out
+            $0.err += err
+        }
         return process.terminationStatus
     }
 }

@@ -79,7 +79,7 @@ struct CLITests {
         let captured = Captured()
         let code = await Authload.main(["validate", path], console: captured.console)
         #expect(code == .usage)
-        #expect(captured.err == "error: bad.json: flows[0].kind: \"fcsdk-logon\" is not a flow kind (known kinds: fcsdk-login, http)\n")
+        #expect(captured.err == "error: bad.json: flows[0].kind: \"fcsdk-logon\" is not a flow kind (known kinds: fcsdk-login, gccs-auth, streem-session, http)\n")
     }
 
     @Test("validate names a bad embedded-server option")
@@ -92,6 +92,31 @@ struct CLITests {
         let code = await Authload.main(["validate", path], console: captured.console)
         #expect(code == .usage)
         #expect(captured.err == "error: bad.json: target.embedded.fcsdk.errorRate: must be between 0 and 1, found 1.5\n")
+    }
+
+    @Test("validate names a bad GCCS flow or staging option", arguments: [
+        (#"{"name": "g", "kind": "gccs-auth", "cancelAfter": "AuthCompleted"}"#, "{}",
+         #"flows[0].cancelAfter: "AuthCompleted" is not one of: CreateChannel, SelectNodes, StartVerificationOfNodes, CompleteVerificationOfNodes"#),
+        (#"{"name": "g", "kind": "gccs-auth", "heartBeat": "10s"}"#, "{}",
+         #"flows[0].heartBeat: must be "cx,cy" in milliseconds, e.g. "10000,10000""#),
+        (#"{"name": "g", "kind": "gccs-auth", "apiPrefix": "api/v3"}"#, "{}",
+         #"flows[0].apiPrefix: must be empty or start with '/' and not end with one, e.g. "/api/v3""#),
+        (#"{"name": "g", "kind": "gccs-auth", "subprotocols": ["v12.stomp", 12]}"#, "{}",
+         "flows[0].subprotocols[1]: expected a string, found a number"),
+        (#"{"name": "g", "kind": "gccs-auth"}"#, #"{"gccs": {"nodeDelay": {"fixed": "soon"}}}"#,
+         #"target.embedded.gccs.nodeDelay.fixed: "soon" is not a duration (write e.g. 250ms, 30s, 2m, 1h)"#),
+        (#"{"name": "g", "kind": "gccs-auth"}"#, #"{"gccs": {"failRate": 0.1}}"#,
+         "target.embedded.gccs.failRate: unknown field (expected one of: apiPrefix, authTimeRemaining, busyRate, cancelRaceRate, " +
+         "clientKey, failureRate, latency, nodeDelay, rejectRate, socketDropRate, socketPath, stompErrorRate, timeoutRate)"),
+    ])
+    func badGCCSOption(flow: String, embedded: String, expected: String) async throws {
+        let path = try temporaryFile("bad.json", """
+            {"name": "bad", "target": {"embedded": \(embedded)}, "load": {"users": 1, "duration": "1s"}, "flows": [\(flow)]}
+            """)
+        let captured = Captured()
+        let code = await Authload.main(["validate", path], console: captured.console)
+        #expect(code == .usage)
+        #expect(captured.err == "error: bad.json: \(expected)\n")
     }
 
     @Test("every profile shipped in Profiles/ validates")

@@ -29,7 +29,7 @@ struct CapacityRunTests {
         var plan = RunPlan(
             name: "capacity", target: .url(TargetURL(endpoint: endpoint)), load: .open(stages: stages),
             flows: [FlowPlan(name: "login", kind: "http", options: ProfileReader(path: "flows[0]", value: .null))],
-            users: UserTemplate())
+            users: UserFeeder())
         plan.thresholds = [Threshold(metric: "login", bound: .percentile(99, max: .milliseconds(50)), path: "thresholds[0]")]
         let runner = Runner(plan: plan, flows: [HTTPRequestFlow(options: options)], transport: transport, endpoint: endpoint, clock: clock)
         return (plan, await clock.drive(runner.control) { await runner.run() })

@@ -27,7 +27,7 @@ struct CompareTests {
             load: LoadPlan(users: 4, duration: .seconds(30), thinkTime: .fixed(.milliseconds(500))),
             flows: [FlowPlan(name: "login", kind: "http", options: ProfileReader(path: "flows[0]", value: .null)),
                     FlowPlan(name: "health", kind: "http", options: ProfileReader(path: "flows[1]", value: .null))],
-            users: UserTemplate())
+            users: UserFeeder())
         let runner = Runner(plan: plan, flows: [HTTPRequestFlow(options: loginOptions), HTTPRequestFlow(options: healthOptions)],
                             transport: transport, endpoint: endpoint, clock: clock)
         let outcome = await clock.drive(runner.control) { await runner.run() }

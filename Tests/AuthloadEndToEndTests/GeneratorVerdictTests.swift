@@ -29,7 +29,7 @@ struct GeneratorVerdictTests {
         var plan = RunPlan(
             name: "stall", target: .url(TargetURL(endpoint: endpoint)), load: .open(rate: 50, duration: .seconds(30)),
             flows: [FlowPlan(name: "login", kind: "fcsdk-login", options: ProfileReader(path: "flows[0]", value: .null))],
-            users: UserTemplate())
+            users: UserFeeder())
         plan.thresholds = thresholds
         let runner = Runner(plan: plan, flows: [FCSDKLoginFlow(options: .init())], transport: transport, endpoint: endpoint,
                             clock: clock, hooks: hooks)

@@ -94,7 +94,7 @@ struct TLSTransportTests {
             name: "tls", target: .url(TargetURL(endpoint: endpoint)),
             load: LoadPlan(users: 4, duration: .milliseconds(600), thinkTime: .fixed(.milliseconds(20)), gracefulStop: .seconds(5)),
             flows: [FlowPlan(name: "login", kind: "fcsdk-login", options: ProfileReader(path: "flows[0]", value: .null))],
-            users: UserTemplate())
+            users: UserFeeder())
         let transport = SocketTransport(group: group, configuration: SocketTransportConfiguration(tls: trusting(identity)))
         let outcome = await Runner(plan: plan, flows: [FCSDKLoginFlow(options: .init())], transport: transport,
                                    endpoint: endpoint, clock: ContinuousClock()).run()

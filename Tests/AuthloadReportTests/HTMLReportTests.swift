@@ -108,6 +108,20 @@ struct HTMLReportTests {
         #expect(model.flows == ["login", "mfa"])
     }
 
+    @Test("event series (statuses a server pushed) are shown but never counted as requests")
+    func eventsAreNoRequests() {
+        var run = Fixtures.run()
+        var status = Fixtures.summary("mfa", "CreateChannel", count: 40, errors: 5, base: 300_000)
+        status.event = true
+        run.metrics.append(status)
+        run.timeseries[0].metrics.append(Fixtures.metric("mfa", "CreateChannel", count: 40))
+        let model = ReportModel(run)
+        #expect(model.totalRequests == 100 + 97 + 40)
+        #expect(model.totalErrors == 2 + 1)
+        #expect(!model.isRequest(MetricID(flow: "mfa", step: "CreateChannel")))
+        #expect(HTMLReport.render(run).contains("CreateChannel"))
+    }
+
     // MARK: Helpers
 
     /// Every numeric attribute value inside the SVG charts.

@@ -7,8 +7,21 @@ public protocol Flow: Sendable {
     /// The step names, in order; step numbers passed to the context index this list.
     var stepNames: [String] { get }
 
+    /// Steps that time something the flow observed (a status pushed by the server, the gap between two)
+    /// rather than a request it sent: they are reported like steps but not counted as requests.
+    var eventSteps: Set<String> { get }
+
+    /// Columns of the user data this flow reads besides `username` and `password` (e.g. `invitationCode`);
+    /// a profile whose users lack one is refused before the run.
+    var userFields: Set<String> { get }
+
     func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome
         where C.Duration == Duration
+}
+
+extension Flow {
+    public var eventSteps: Set<String> { [] }
+    public var userFields: Set<String> { [] }
 }
 
 /// What a flow iteration may use: the clock, its HTTP client, its deadlines, and the recorder.
@@ -49,23 +62,27 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// without a response counts the time on the clock until it failed. Step 0 of a flow that started after
     /// it was due counts from the due instant instead, and is filed under it.
     public func exchange(step: Int, _ request: HTTPRequest, classify: (HTTPResponse) -> Outcome) async -> StepResult {
-        let start = clock.now
+        var (start, result) = await send(request)
+        if let response = result.response { result.outcome = classify(response) }
         let late = step == 0 ? due.map { Swift.max(.zero, $0.duration(to: start)) } ?? .zero : .zero
-        let timeout = min(stepTimeout, start.duration(to: deadline))
-        let result: StepResult
-        if timeout <= .zero {
-            result = StepResult(response: nil, outcome: Outcome(.timeout, "flow deadline passed"))
-        } else {
-            do {
-                let response = try await client.execute(request, timeout: timeout)
-                result = StepResult(response: response, outcome: classify(response))
-            } catch {
-                result = StepResult(response: nil, outcome: Outcome(error))
-            }
-        }
         record(step: step, start: start.advanced(by: .zero - late), outcome: result.outcome,
                latency: result.response.map { $0.timing.total + late })
         return result
+    }
+
+    /// Sends one request under the step timeout (or what is left of the flow's) without recording it, for
+    /// a flow that decides from the response which step it was (a 401 that is an expected token expiry).
+    ///
+    /// - Returns: when it was sent, and the response (outcome `.ok`, not yet classified) or the outcome of getting none.
+    public func send(_ request: HTTPRequest) async -> (start: C.Instant, result: StepResult) {
+        let start = clock.now
+        let timeout = min(stepTimeout, start.duration(to: deadline))
+        guard timeout > .zero else { return (start, StepResult(response: nil, outcome: Outcome(.timeout, "flow deadline passed"))) }
+        do {
+            return (start, StepResult(response: try await client.execute(request, timeout: timeout), outcome: .ok))
+        } catch {
+            return (start, StepResult(response: nil, outcome: Outcome(error)))
+        }
     }
 
     /// Records a step that is not one request (e.g. waiting for a status message).

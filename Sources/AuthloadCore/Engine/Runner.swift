@@ -41,7 +41,9 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         self.control = control
         self.hooks = hooks
         self.health = GeneratorHealth(interval: plan.interval)
-        self.catalog = MetricCatalog(flows: zip(plan.flows, flows).map { ($0.name, $1.stepNames) })
+        self.catalog = MetricCatalog(
+            flows: zip(plan.flows, flows).map { ($0.name, $1.stepNames) },
+            events: Dictionary(zip(plan.flows.map(\.name), flows.map(\.eventSteps)), uniquingKeysWith: { $0.union($1) }))
         self.recorder = MetricsRecorder(metricCount: catalog.count, interval: plan.interval)
         let stepIntervals = Int((plan.timeouts.step.seconds / plan.interval.seconds).rounded(.up))
         let thresholds: ThresholdEvaluator

@@ -92,7 +92,9 @@ public final class Collector: Sendable {
             let last = max(lastInterval, state.window.keys.max() ?? 0)
             Self.finalize(upTo: last + 1, state: &state, catalog: catalog, interval: intervalSeconds)
             return MeasuredRun(
-                metrics: state.cumulative.enumerated().map { Self.summary(catalog.ids[$0.offset], $0.element) },
+                metrics: state.cumulative.enumerated().map {
+                    Self.summary(catalog.ids[$0.offset], $0.element, event: catalog.isEvent($0.offset))
+                },
                 timeseries: state.rows,
                 errors: Self.errorCounts(state.cumulative, catalog: catalog),
                 lateSamples: state.lateSamples,
@@ -108,7 +110,7 @@ public final class Collector: Sendable {
             for (metric, series) in samples.metrics.enumerated() {
                 guard let series else { continue }
                 state.cumulative[metric].merge(series)
-                if catalog.isStep(metric) { tickSteps.merge(series) }
+                if catalog.isRequest(metric) { tickSteps.merge(series) }
                 if index < state.firstOpen { state.lateSamples += series.count }
             }
             if index >= state.firstOpen { state.window[index, default: IntervalSamples(metricCount: catalog.count)].merge(samples) }
@@ -148,14 +150,14 @@ public final class Collector: Sendable {
         state.firstOpen = end
     }
 
-    static func summary(_ id: MetricID, _ series: MetricSamples) -> MetricSummary {
+    static func summary(_ id: MetricID, _ series: MetricSamples, event: Bool = false) -> MetricSummary {
         let h = series.histogram
         return MetricSummary(
             id: id, count: series.count, errors: series.errors, histogram: h.serialized(),
             minMicros: h.min, meanMicros: h.mean, maxMicros: h.max,
             p50Micros: h.value(atPercentile: 50), p90Micros: h.value(atPercentile: 90),
             p95Micros: h.value(atPercentile: 95), p99Micros: h.value(atPercentile: 99),
-            p999Micros: h.value(atPercentile: 99.9))
+            p999Micros: h.value(atPercentile: 99.9), event: event)
     }
 
     static func errorCounts(_ cumulative: [MetricSamples], catalog: MetricCatalog) -> [ErrorCount] {

@@ -136,9 +136,16 @@ public struct MetricSummary: Codable, Sendable, Equatable {
     public var p95Micros: Int
     public var p99Micros: Int
     public var p999Micros: Int
+    /// True for a series that times an observed event (``Flow/eventSteps``), not a request; absent otherwise.
+    public var event: Bool?
+
+    /// Whether request totals leave this series out.
+    public var isEvent: Bool { event == true }
 
     public init(id: MetricID, count: Int, errors: Int, histogram: String, minMicros: Int, meanMicros: Double,
-                maxMicros: Int, p50Micros: Int, p90Micros: Int, p95Micros: Int, p99Micros: Int, p999Micros: Int) {
+                maxMicros: Int, p50Micros: Int, p90Micros: Int, p95Micros: Int, p99Micros: Int, p999Micros: Int,
+                event: Bool = false) {
+        self.event = event ? true : nil
         self.id = id
         self.count = count
         self.errors = errors

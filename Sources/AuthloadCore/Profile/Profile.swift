@@ -4,20 +4,24 @@
 /// Flow- and target-specific options are kept as ``ProfileReader``s for their own modules to validate.
 ///
 /// ```swift
-/// let plan = try Profile.parse(text, fileName: "demo.json")
+/// let plan = try Profile.parse(text, fileName: "demo.json") { path in try? String(contentsOfFile: path) }
 /// ```
 public enum Profile {
-    public static func parse(_ text: String, fileName: String) throws(ProfileError) -> RunPlan {
+    /// Reads a file a profile names (`users.csv`): its text, or nil when it cannot be read. Core does no
+    /// I/O of its own, so the caller decides where relative paths point.
+    public typealias FileReader = (String) -> String?
+
+    public static func parse(_ text: String, fileName: String, readFile: FileReader = { _ in nil }) throws(ProfileError) -> RunPlan {
         let json: JSONValue
         do {
             json = try JSONValue.parse(text)
         } catch {
             throw ProfileError(fileName, error.description)
         }
-        return try plan(from: ProfileReader(path: "", value: json))
+        return try plan(from: ProfileReader(path: "", value: json), readFile: readFile)
     }
 
-    static func plan(from root: ProfileReader) throws(ProfileError) -> RunPlan {
+    static func plan(from root: ProfileReader, readFile: FileReader = { _ in nil }) throws(ProfileError) -> RunPlan {
         try root.rejectUnknownKeys(allowed: ["name", "target", "load", "flows", "users", "timeouts", "connections", "metrics", "seed", "description", "thresholds", "generator", "compare"])
         let name = try root.required("name").string()
         guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
@@ -41,7 +45,7 @@ public enum Profile {
             target: try target(targetReader),
             load: try load(root.required("load")),
             flows: try flows(root.required("flows")),
-            users: try users(root.optional("users")),
+            users: try users(root.optional("users"), seed: seed, readFile: readFile),
             timeouts: timeouts,
             connections: try connections(root.optional("connections")),
             thresholds: try thresholds(root.optional("thresholds")),
@@ -108,13 +112,29 @@ public enum Profile {
         return plans
     }
 
-    static func users(_ reader: ProfileReader?) throws(ProfileError) -> UserTemplate {
-        guard let reader else { return UserTemplate() }
-        try reader.rejectUnknownKeys(allowed: ["username", "password"])
-        var template = UserTemplate()
-        if let u = try reader.optional("username") { template.username = try u.string() }
-        if let p = try reader.optional("password") { template.password = try p.string() }
-        return template
+    /// Reads `users`: templates (`username`, `password`, and `fields` for other columns) or a `csv` file
+    /// with an `assignment`.
+    static func users(_ reader: ProfileReader?, seed: UInt64, readFile: FileReader) throws(ProfileError) -> UserFeeder {
+        guard let reader else { return UserFeeder() }
+        try reader.rejectUnknownKeys(allowed: ["username", "password", "fields", "csv", "assignment"])
+        if let csv = try reader.optional("csv") {
+            for key in ["username", "password", "fields"] {
+                if try reader.optional(key) != nil { throw reader.error("give either csv or templates (\(key)), not both") }
+            }
+            let path = try csv.string()
+            guard let text = readFile(path) else { throw csv.error("cannot read \"\(path)\" (paths are relative to the current directory or the profile's)") }
+            let assignment = try reader.optional("assignment")?.oneOf(UserFeeder.Assignment.allCases.map(\.rawValue)) ?? "sequential"
+            let name = path.split(separator: "/").last.map(String.init) ?? path
+            return try UserFeeder.csv(text, fileName: name, assignment: UserFeeder.Assignment(rawValue: assignment)!, seed: seed)
+        }
+        if let assignment = try reader.optional("assignment") { throw assignment.error("applies to a csv file only") }
+        var templates: [String: String] = [:]
+        if let u = try reader.optional("username") { templates["username"] = try u.string() }
+        if let p = try reader.optional("password") { templates["password"] = try p.string() }
+        if let fields = try reader.optional("fields") {
+            for key in try fields.object().keys { templates[key] = try fields.required(key).string() }
+        }
+        return UserFeeder(templates: templates)
     }
 
     static func timeouts(_ reader: ProfileReader?) throws(ProfileError) -> Timeouts {

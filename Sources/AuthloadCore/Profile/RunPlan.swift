@@ -7,7 +7,8 @@ public struct RunPlan: Sendable {
     public var insecureSkipTLSVerify: Bool
     public var load: LoadPlan
     public var flows: [FlowPlan]
-    public var users: UserTemplate
+    /// Where each virtual user's identity (username, password, other columns) comes from.
+    public var users: UserFeeder
     public var timeouts: Timeouts
     public var connections: ConnectionPolicy
     /// Pass/fail rules; any failure makes the run exit 2.
@@ -23,7 +24,7 @@ public struct RunPlan: Sendable {
     /// What `authload compare` tolerates against a baseline run of this profile.
     public var compare = CompareTolerances()
 
-    public init(name: String, target: TargetPlan, load: LoadPlan, flows: [FlowPlan], users: UserTemplate,
+    public init(name: String, target: TargetPlan, load: LoadPlan, flows: [FlowPlan], users: UserFeeder,
                 timeouts: Timeouts = Timeouts(), connections: ConnectionPolicy = .perUser(idleTimeout: .seconds(30)),
                 thresholds: [Threshold] = [], interval: Duration = .seconds(1), seed: UInt64 = 1, source: JSONValue = .null,
                 insecureSkipTLSVerify: Bool = false) {
@@ -139,35 +140,6 @@ public struct FlowPlan: Sendable {
         self.kind = kind
         self.weight = weight
         self.options = options
-    }
-}
-
-/// Credentials of virtual user number `n` (0-based), from templates where `{n}` stands for the number.
-public struct UserTemplate: Sendable, Equatable {
-    public var username: String
-    public var password: String
-
-    public init(username: String = "user{n}", password: String = "demo-password") {
-        self.username = username
-        self.password = password
-    }
-
-    public func identity(for index: Int) -> UserIdentity {
-        let n = String(index)
-        return UserIdentity(
-            username: username.replacing("{n}", with: n),
-            password: password.replacing("{n}", with: n)
-        )
-    }
-}
-
-public struct UserIdentity: Sendable, Equatable {
-    public var username: String
-    public var password: String
-
-    public init(username: String, password: String) {
-        self.username = username
-        self.password = password
     }
 }
 

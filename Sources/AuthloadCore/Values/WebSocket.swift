@@ -64,13 +64,37 @@ public protocol WebSocketConnection: Sendable {
     /// - Throws: ``WebSocketClosed`` when the socket has closed; ``TransportError`` on a socket error.
     func send(_ message: WebSocketMessage) async throws
 
-    /// The next message, waiting at most `timeout` for it.
+    /// The next message, waiting at most `timeout` for it, with how long it had already waited in the queue.
+    ///
+    /// The message arrived `queued` before this call returned — earlier still when it came while nobody
+    /// was receiving (the flow was busy with a REST call): a flow that times events subtracts it instead
+    /// of passing the wait for server time.
     ///
     /// - Throws: ``TransportError`` of kind `.timeout` when none came in time (the socket stays open);
     ///   ``WebSocketClosed`` once the socket closed (every later call throws it too);
     ///   `CancellationError` when the calling task is cancelled.
-    func receive(timeout: Duration) async throws -> WebSocketMessage
+    func receiveQueued(timeout: Duration) async throws -> ReceivedWebSocketMessage
 
     /// Sends a close frame and waits at most `timeout` for the server's close, then drops the connection.
     func close(code: Int, reason: String, timeout: Duration) async
+}
+
+extension WebSocketConnection {
+    /// The next message, waiting at most `timeout` for it; see ``receiveQueued(timeout:)`` for what it throws.
+    public func receive(timeout: Duration) async throws -> WebSocketMessage {
+        try await receiveQueued(timeout: timeout).message
+    }
+}
+
+/// A message as ``WebSocketConnection/receiveQueued(timeout:)`` hands it over.
+public struct ReceivedWebSocketMessage: Sendable, Hashable {
+    public var message: WebSocketMessage
+    /// How long ago the transport read the message: the time it sat in the queue because nobody was
+    /// receiving, and the time the receiving task took to wake up.
+    public var queued: Duration
+
+    public init(_ message: WebSocketMessage, queued: Duration = .zero) {
+        self.message = message
+        self.queued = queued
+    }
 }

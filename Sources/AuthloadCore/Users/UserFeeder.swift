@@ -1,0 +1,154 @@
+/// Where each virtual user's identity comes from: templates, or the rows of a CSV file.
+///
+/// A template is a text where `{n}` stands for the user's number (0-based) and `{n:9}` for it padded
+/// with zeros to 9 digits; any column may have one (`"invitationCode": "1{n:8}"`). A CSV file gives
+/// each user a row: in order and wrapping round (`sequential`), a seeded random row (`random`), or a
+/// row of its own (`unique`, which refuses to start more users than there are rows).
+///
+/// ```swift
+/// let feeder = try UserFeeder.csv(text, fileName: "users.csv", assignment: .unique)
+/// let identity = feeder.identity(for: 41)          // row 42
+/// identity["invitationCode"]                        // that row's column
+/// ```
+public struct UserFeeder: Sendable, Equatable {
+    public enum Assignment: String, Sendable, CaseIterable {
+        case sequential, random, unique
+    }
+
+    private enum Source: Sendable, Equatable {
+        case templates([String: String])
+        case table(CSVTable, name: String)
+    }
+
+    private let source: Source
+    public let assignment: Assignment
+    private let seed: UInt64
+
+    /// `user{n}` with the password `demo-password`: what a profile without `users` gets.
+    public init() {
+        self.init(templates: ["username": "user{n}", "password": "demo-password"])
+    }
+
+    /// Every column from a template; `username` and `password` default as in ``init()``.
+    public init(templates: [String: String]) {
+        var columns = ["username": "user{n}", "password": "demo-password"]
+        columns.merge(templates) { $1 }
+        source = .templates(columns)
+        assignment = .sequential
+        seed = 0
+    }
+
+    /// Rows of a CSV file with a header row; it must have a `username` column.
+    public static func csv(_ text: String, fileName: String, assignment: Assignment, seed: UInt64 = 1) throws(ProfileError) -> UserFeeder {
+        let table = try CSVTable.parse(text, fileName: fileName)
+        guard table.header.contains("username") else {
+            throw ProfileError(fileName, "has no \"username\" column (columns: \(table.header.joined(separator: ", ")))")
+        }
+        return UserFeeder(source: .table(table, name: fileName), assignment: assignment, seed: seed)
+    }
+
+    private init(source: Source, assignment: Assignment, seed: UInt64) {
+        self.source = source
+        self.assignment = assignment
+        self.seed = seed
+    }
+
+    /// The columns every identity has.
+    public var columns: [String] {
+        switch source {
+        case .templates(let templates): templates.keys.sorted()
+        case .table(let table, _): table.header
+        }
+    }
+
+    /// How many users can get an identity of their own: unbounded for templates, the row count for `unique`.
+    public var capacity: Int? {
+        guard case .table(let table, _) = source, assignment == .unique else { return nil }
+        return table.rows.count
+    }
+
+    /// The identity of user number `index` (0-based).
+    ///
+    /// - Precondition: under `unique` assignment, `index` is below ``capacity`` (checked by ``check(users:flowsNeeding:)``).
+    public func identity(for index: Int) -> UserIdentity {
+        switch source {
+        case .templates(let templates):
+            return UserIdentity(fields: templates.mapValues { Self.fill($0, n: index) })
+        case .table(let table, _):
+            let row: Int
+            switch assignment {
+            case .sequential: row = index % table.rows.count
+            case .unique:
+                precondition(index < table.rows.count, "unique user feeder exhausted (checked before the run)")
+                row = index
+            case .random:
+                var random = SplitMix64(seed: seed ^ (UInt64(truncatingIfNeeded: index) &* 0x9E37_79B9_7F4A_7C15))
+                row = Int(random.next() % UInt64(table.rows.count))
+            }
+            return UserIdentity(fields: Dictionary(uniqueKeysWithValues: zip(table.header, table.rows[row])))
+        }
+    }
+
+    /// Fails when a flow needs a column the users lack, or a unique feeder has fewer rows than `users`.
+    ///
+    /// - Parameter flowsNeeding: per flow (its profile path, e.g. `flows[1]`), the columns it reads.
+    public func check(users: Int, flowsNeeding: [(path: String, columns: Set<String>)]) throws(ProfileError) {
+        let available = Set(columns)
+        for flow in flowsNeeding {
+            if let missing = flow.columns.subtracting(available).sorted().first {
+                let origin: String
+                switch source {
+                case .templates: origin = "users: no \"\(missing)\" template"
+                case .table(_, let name): origin = "\(name) has no \"\(missing)\" column"
+                }
+                throw ProfileError(flow.path, "needs the user field \"\(missing)\" (\(origin); add it)")
+            }
+        }
+        if let capacity, users > capacity, case .table(_, let name) = source {
+            throw ProfileError("users.assignment", "unique needs a row per user: \(name) has \(capacity) rows for \(users) users " +
+                               "(add rows, lower load.users, or use sequential)")
+        }
+    }
+
+    /// Replaces `{n}` with `n` and `{n:W}` with `n` zero-padded to W digits.
+    static func fill(_ template: String, n: Int) -> String {
+        guard template.contains("{n") else { return template }
+        var result = ""
+        var rest = Substring(template)
+        while let brace = rest.firstIndex(of: "{") {
+            result += rest[..<brace]
+            let token = rest[brace...].prefix { $0 != "}" }
+            let body = token.dropFirst()   // "n" or "n:9"
+            if token.endIndex < rest.endIndex, body.first == "n" {
+                let width = body == "n" ? 0 : body.hasPrefix("n:") ? Int(body.dropFirst(2)) : nil
+                if let width {
+                    let digits = String(n)
+                    result += String(repeating: "0", count: max(0, width - digits.count)) + digits
+                    rest = rest[rest.index(after: token.endIndex)...]
+                    continue
+                }
+            }
+            result += "{"
+            rest = rest[rest.index(after: brace)...]
+        }
+        return result + rest
+    }
+}
+
+/// One user's data: `username`, `password`, and whatever other columns the feeder has.
+public struct UserIdentity: Sendable, Equatable {
+    public var fields: [String: String]
+
+    public init(fields: [String: String]) {
+        self.fields = fields
+    }
+
+    public init(username: String, password: String) {
+        self.init(fields: ["username": username, "password": password])
+    }
+
+    public var username: String { fields["username"] ?? "" }
+    public var password: String { fields["password"] ?? "" }
+
+    public subscript(column: String) -> String? { fields[column] }
+}

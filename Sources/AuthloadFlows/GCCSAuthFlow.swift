@@ -1,0 +1,91 @@
+import AuthloadCore
+import AuthloadWire
+
+/// GCCS (fnsvalue Guardian) authentication (wire-spec §C): a REST auth request, then a STOMP-over-WebSocket
+/// status stream, completion, the result token, or a cancel.
+///
+/// One iteration: `POST /auth` → channel and block keys; open the socket, STOMP CONNECT and SUBSCRIBE
+/// `/user/queue` (with a receipt, so no status can be lost) *before* `POST /auth/nodes`; follow
+/// `CreateChannel → SelectNodes → StartVerificationOfNodes → CompleteVerificationOfNodes`; `POST
+/// /auth/complete`; `AuthCompleted`; `GET /auth` for the token; UNSUBSCRIBE and DISCONNECT. A share of
+/// users (`cancelRatio`) cancels with `DELETE /auth` after `cancelAfter` instead and waits for
+/// `AuthCanceled`. Like the SDK, the flow gives up with a local `AuthTimeout` when verification has not
+/// completed `authTimeRemaining` after `auth/nodes` answered.
+///
+/// Outcomes: `rtCode ≠ 0` is a protocol error named by its code (`rtCode 2010`); `AuthFailed` an auth
+/// failure; `AuthTimeout` a timeout; a STOMP ERROR a protocol error; a socket closed mid-flow
+/// (`websocket closed 1011`) or a refused handshake (`handshake 503`) a transport or HTTP error.
+/// Each timed status is recorded from the flow's start and from the previous event ("… gap").
+public struct GCCSAuthFlow: Flow {
+    public struct Options: Sendable, Equatable {
+        public var paths = GCCSPaths()
+        public var clientKey = "authload-client"
+        public var lang = "en"
+        /// Share of iterations that cancel instead of completing.
+        public var cancelRatio = 0.0
+        /// The status after which a cancelling user sends `DELETE /auth`.
+        public var cancelAfter = GCCSStatus.selectNodes
+        /// Ask for a RECEIPT of the SUBSCRIBE and wait for it before `auth/nodes` (the SDK does not; without
+        /// it a fast server's first status can beat the subscription).
+        public var subscribeReceipt = true
+        /// STOMP heart-beats to offer; nil sends no header (the SDK's `0,0`).
+        public var heartBeat: StompHeartBeat?
+        /// `Sec-WebSocket-Protocol` values to offer; none by default, like the SDK.
+        public var subprotocols: [String] = []
+
+        public init() {}
+    }
+
+    public let options: Options
+    let basePath: String
+
+    public init(options: Options, basePath: String = "") {
+        self.options = options
+        self.basePath = basePath
+    }
+
+    /// Statuses timed as steps of their own, in stream order.
+    static let timedStatuses: [GCCSStatus] = GCCSStatus.verification + [.authCompleted, .authCanceled]
+
+    enum Step: String {
+        case auth, connect, nodes, complete, token, cancel, disconnect
+    }
+
+    /// The report's steps in the order a user meets them, each status with its gap.
+    static let stepNames: [String] = {
+        func timed(_ status: GCCSStatus) -> [String] { [status.rawValue, status.rawValue + " gap"] }
+        return [Step.auth.rawValue, Step.connect.rawValue, Step.nodes.rawValue]
+            + GCCSStatus.verification.flatMap(timed)
+            + [Step.complete.rawValue] + timed(.authCompleted) + [Step.token.rawValue]
+            + [Step.cancel.rawValue] + timed(.authCanceled) + [Step.disconnect.rawValue]
+    }()
+
+    public var stepNames: [String] { Self.stepNames }
+
+    /// The statuses and their gaps: pushed by the server, not requested.
+    public var eventSteps: Set<String> { Set(Self.timedStatuses.flatMap { [$0.rawValue, $0.rawValue + " gap"] }) }
+
+    static func index(_ step: Step) -> Int { stepNames.firstIndex(of: step.rawValue)! }
+
+    /// The step numbers of a timed status: from the flow's start, and its gap.
+    static func indices(of status: GCCSStatus) -> (sinceStart: Int, gap: Int)? {
+        guard let index = stepNames.firstIndex(of: status.rawValue) else { return nil }
+        return (index, index + 1)
+    }
+
+    public func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome where C.Duration == Duration {
+        let cancels = options.cancelRatio > 0 && Double.random(in: 0..<1, using: &user.random) < options.cancelRatio
+        var iteration = GCCSIteration(
+            flow: self, context: context, userKey: user.identity.username, deviceID: "authload-device-\(user.index)", cancels: cancels)
+        return await iteration.run()
+    }
+
+    /// How a REST answer counts: the envelope's `rtCode` decides, whatever the HTTP status (as in the SDK);
+    /// a body that is not an envelope is an HTTP error, or a protocol error on a 200.
+    static func classify(_ response: HTTPResponse) -> Outcome {
+        guard let envelope = GCCSEnvelope(body: response.body) else {
+            return response.status == 200 ? Outcome(.protocolError, "not a GCCS envelope") : Outcome(.httpError, "\(response.status)")
+        }
+        return envelope.rtCode == GCCSResultCode.success ? .ok : Outcome(.protocolError, "rtCode \(envelope.rtCode)")
+    }
+}

@@ -1,0 +1,234 @@
+import AuthloadCore
+import AuthloadWire
+
+/// One GCCS authentication of one user: what the flow holds between its steps (keys, the STOMP
+/// session, the status tracker), and the steps themselves.
+struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
+    typealias Step = GCCSAuthFlow.Step
+
+    let flow: GCCSAuthFlow
+    let context: FlowContext<C>
+    let userKey: String
+    let deviceID: String
+    let cancels: Bool
+    private var tracker: GCCSStatusTracker<C.Instant>
+    private var stomp: StompClient<C>?
+    private var channelKey = ""
+    private var blockKey = ""
+
+    init(flow: GCCSAuthFlow, context: FlowContext<C>, userKey: String, deviceID: String, cancels: Bool) {
+        self.flow = flow
+        self.context = context
+        self.userKey = userKey
+        self.deviceID = deviceID
+        self.cancels = cancels
+        tracker = GCCSStatusTracker(flowStart: context.clock.now)
+    }
+
+    private var options: GCCSAuthFlow.Options { flow.options }
+    private var paths: GCCSPaths { flow.options.paths }
+    private var clock: C { context.clock }
+
+    /// The end of the current step: the step timeout from now, or the flow's deadline if sooner.
+    private var stepDeadline: C.Instant { min(clock.now.advanced(by: context.stepTimeout), context.deadline) }
+
+    mutating func run() async -> Outcome {
+        var outcome = await requestChannel()
+        if outcome.isOK { outcome = await openStatusStream() }
+        if outcome.isOK { outcome = await verify() }
+        if outcome.isOK { outcome = cancels ? await cancel() : await complete() }
+        return await finish(outcome)
+    }
+
+    // MARK: Steps
+
+    /// C0: `POST /auth` → channel and block keys.
+    private mutating func requestChannel() async -> Outcome {
+        let body: JSONValue = ["clientKey": .string(options.clientKey), "userKey": .string(userKey),
+                               "deviceId": .string(deviceID), "authPlatform": "CMMAPF002"]
+        let result = await post(.auth, path: paths.auth, body: body)
+        guard result.outcome.isOK else { return result.outcome }
+        guard let data = result.response.flatMap({ GCCSEnvelope(body: $0.body) })?.data,
+              let channel = data["channelKey"]?.stringValue, !channel.isEmpty,
+              let block = data["blockKey"]?.stringValue, !block.isEmpty else {
+            return Outcome(.protocolError, "auth answered without channelKey and blockKey")
+        }
+        channelKey = channel
+        blockKey = block
+        return .ok
+    }
+
+    /// C1–C2: the WebSocket, STOMP CONNECT, and the `/user/queue` subscription, as one `connect` step.
+    private mutating func openStatusStream() async -> Outcome {
+        let start = clock.now
+        let deadline = stepDeadline
+        let query = [("clientKey", options.clientKey), ("deviceId", deviceID), ("channelKey", channelKey), ("userKey", userKey)]
+            .map { "\($0)=\(PercentEncoding.encode($1))" }.joined(separator: "&")
+        let outcome: Outcome
+        do {
+            let socket = try await context.client.openWebSocket(
+                HTTPRequest(method: "GET", target: "\(flow.basePath)\(paths.socket)?\(query)"),
+                protocols: options.subprotocols, timeout: start.duration(to: deadline))
+            var session = StompClient(socket: socket, clock: clock)
+            stomp = session
+            try await session.connect(.connect(heartBeat: options.heartBeat), until: deadline)
+            try await session.subscribe(destination: paths.queue, id: paths.queue, receipt: options.subscribeReceipt, until: deadline)
+            stomp = session
+            outcome = .ok
+        } catch let rejected as WebSocketUpgradeRejected {
+            outcome = Outcome(.httpError, "handshake \(rejected.response.status)")
+        } catch let error as StompClientError {
+            outcome = error.outcome
+        } catch {
+            outcome = deadline <= clock.now ? Outcome(.timeout, "no WebSocket within the step timeout") : Outcome(error)
+        }
+        context.record(step: GCCSAuthFlow.index(.connect), start: start, outcome: outcome)
+        return outcome
+    }
+
+    /// C3–C4: `POST /auth/nodes`, then the status stream up to verification (or the status a cancelling user waits for).
+    private mutating func verify() async -> Outcome {
+        tracker.sent(at: clock.now)
+        let body: JSONValue = [
+            "lang": .string(options.lang), "clientKey": .string(options.clientKey), "deviceId": .string(deviceID),
+            "enCodeCK": .string(Self.encode(channelKey)), "enCodeBK": .string(Self.encode(blockKey)),
+            "enCodeDK": .string(Self.encode(deviceID)), "userKey": .string(userKey),
+        ]
+        let result = await post(.nodes, path: paths.nodes, body: body)
+        guard result.outcome.isOK else { return result.outcome }
+        let answered = clock.now
+        // Like the SDK: a local timer of authTimeRemaining from the answer; without one, the flow's deadline rules.
+        let remaining = result.response.flatMap { GCCSEnvelope(body: $0.body) }?.data["authTimeRemaining"]?.intValue
+        let authDeadline = remaining.map { answered.advanced(by: .milliseconds($0)) }
+        let deadline = min(authDeadline ?? context.deadline, context.deadline)
+        let expiry = authDeadline.map { $0 <= context.deadline } == true
+            ? Outcome(.timeout, "AuthTimeout") : Outcome(.timeout, "flow deadline passed")
+        let target = cancels ? options.cancelAfter : .completeVerificationOfNodes
+        return await awaitStatus([target], until: deadline, expiry: expiry)
+    }
+
+    /// C5–C6: `POST /auth/complete`, then `AuthCompleted`, then C7: the result token.
+    private mutating func complete() async -> Outcome {
+        tracker.sent(at: clock.now)
+        let body: JSONValue = ["lang": .string(options.lang), "clientKey": .string(options.clientKey),
+                               "deviceId": .string(deviceID), "isSecondaryCertification": false]
+        let completed = await post(.complete, path: paths.complete, body: body)
+        guard completed.outcome.isOK else { return completed.outcome }
+        let ended = await awaitStatus([.authCompleted], until: stepDeadline, expiry: Outcome(.timeout, "no AuthCompleted within the step timeout"))
+        guard ended.isOK else { return ended }
+
+        let query = [("deviceId", deviceID), ("clientKey", options.clientKey), ("channelKey", channelKey)]
+            .map { "\($0)=\(PercentEncoding.encode($1))" }.joined(separator: "&")
+        let token = await context.exchange(step: GCCSAuthFlow.index(.token),
+                                           HTTPRequest(method: "GET", target: "\(flow.basePath)\(paths.auth)?\(query)")) { response in
+            let outcome = GCCSAuthFlow.classify(response)
+            guard outcome.isOK else { return outcome }
+            let token = GCCSEnvelope(body: response.body)?.data.stringValue ?? ""
+            return token.isEmpty ? Outcome(.protocolError, "no result token") : .ok
+        }
+        return token.outcome
+    }
+
+    /// C8: `DELETE /auth`, then whichever end the server reports: `AuthCanceled`, or `AuthCompleted` when
+    /// the verification finished first (then the cancel answers 5019). Never both.
+    private mutating func cancel() async -> Outcome {
+        tracker.sent(at: clock.now)
+        let body: JSONValue = ["lang": .string(options.lang), "clientKey": .string(options.clientKey), "deviceId": .string(deviceID)]
+        let cancelled = await post(.cancel, path: paths.auth, method: "DELETE", body: body)
+        let lostRace = cancelled.outcome == Outcome(.protocolError, "rtCode \(GCCSResultCode.noAuthenticationInProgress)")
+        guard cancelled.outcome.isOK || lostRace else { return cancelled.outcome }
+        return await awaitStatus([.authCanceled, .authCompleted], until: stepDeadline,
+                                 expiry: Outcome(.timeout, "no AuthCanceled within the step timeout"))
+    }
+
+    /// UNSUBSCRIBE and DISCONNECT after a clean run (timed as `disconnect`), or a plain close after a failure.
+    private mutating func finish(_ outcome: Outcome) async -> Outcome {
+        guard var session = stomp else { return outcome }
+        stomp = nil
+        guard outcome.isOK else {
+            await session.socket.close(code: 1000, reason: "", timeout: .seconds(1))
+            return outcome
+        }
+        let start = clock.now
+        let deadline = stepDeadline
+        var ended: Outcome = .ok
+        do {
+            try await session.send(.unsubscribe(id: paths.queue))
+        } catch {
+            ended = error.outcome
+        }
+        let (late, error) = await session.disconnect(until: deadline)
+        if ended.isOK, let error { ended = error.outcome }
+        // A terminal status after the end the flow acted on means the server sent two ends.
+        for frame in late where frame.command == .message {
+            guard let status = GCCSStatus(messageBody: frame.body),
+                  case .conflictingEnd(let first, let then) = tracker.receive(status, at: clock.now) else { continue }
+            ended = Outcome(.protocolError, "both \(first.rawValue) and \(then.rawValue) arrived")
+        }
+        context.record(step: GCCSAuthFlow.index(.disconnect), start: start, outcome: ended)
+        return ended
+    }
+
+    // MARK: Helpers
+
+    /// Reads statuses until one of `targets` arrives, timing each; any other end of the stream fails the step.
+    ///
+    /// A failure is recorded on the first target's step, timed from the flow's start.
+    private mutating func awaitStatus(_ targets: Set<GCCSStatus>, until deadline: C.Instant, expiry: Outcome) async -> Outcome {
+        guard var session = stomp else { return Outcome(.protocolError, "no status stream") }
+        defer { stomp = session }
+        let outcome: Outcome
+        do {
+            outcome = try await follow(&session, until: targets, deadline: deadline)
+        } catch .timeout {
+            outcome = expiry
+        } catch {
+            outcome = error.outcome
+        }
+        if !outcome.isOK, let target = targets.min(by: { $0.rawValue < $1.rawValue }), let steps = GCCSAuthFlow.indices(of: target) {
+            context.record(step: steps.sinceStart, start: tracker.flowStart, outcome: outcome)
+        }
+        return outcome
+    }
+
+    private mutating func follow(_ session: inout StompClient<C>, until targets: Set<GCCSStatus>,
+                                 deadline: C.Instant) async throws(StompClientError) -> Outcome {
+        while true {
+            let received = try await session.next(until: deadline)
+            guard received.frame.command == .message else { continue }
+            guard let status = GCCSStatus(messageBody: received.frame.body) else {
+                return Outcome(.protocolError, "status message without a known status")
+            }
+            switch tracker.receive(status, at: received.arrived) {
+            case .progress(let status, let sinceStart, let gap):
+                if let steps = GCCSAuthFlow.indices(of: status) {
+                    context.record(step: steps.sinceStart, start: tracker.flowStart, outcome: .ok, latency: sinceStart)
+                    context.record(step: steps.gap, start: received.arrived.advanced(by: .zero - gap), outcome: .ok, latency: gap)
+                }
+            case .conflictingEnd(let first, let then):
+                return Outcome(.protocolError, "both \(first.rawValue) and \(then.rawValue) arrived")
+            case .duplicate, .untracked:
+                break
+            }
+            if targets.contains(status) { return .ok }
+            switch status {
+            case .authFailed: return Outcome(.authFailure, "AuthFailed")
+            case .authTimeout: return Outcome(.timeout, "AuthTimeout from the server")
+            case .authCanceled, .authCompleted: return Outcome(.protocolError, "unexpected \(status.rawValue)")
+            default: continue
+            }
+        }
+    }
+
+    private func post(_ step: Step, path: String, method: String = "POST", body: JSONValue) async -> StepResult {
+        var request = HTTPRequest(method: method, target: flow.basePath + path, body: body.serialized())
+        request.headers.add("Content-Type", "application/json")
+        request.headers.add("Accept", "application/json")
+        return await context.exchange(step: GCCSAuthFlow.index(step), request, classify: GCCSAuthFlow.classify)
+    }
+
+    /// The `enCode*` parameters. The SDK AES-256-CBC-encrypts each value with a key taken from the
+    /// channel key (wire-spec §C.1); the staging service does not check them, so base64 of the value
+    /// stands in until a staging stack that checks them needs the real cipher.
+    private static func encode(_ value: String) -> String { Base64.encoded(Array(value.utf8)) }
+}

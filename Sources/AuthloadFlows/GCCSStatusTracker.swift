@@ -1,0 +1,56 @@
+import AuthloadCore
+import AuthloadWire
+
+/// Follows the status stream of one GCCS authentication (wire-spec §C.2, C4/C6): which statuses came,
+/// when, and how the authentication ended. No I/O and no clock: the flow feeds it arrival instants.
+///
+/// Each status is timed twice: from the flow's start, and from the previous event (the previous status,
+/// or the request that provoked it — `auth/nodes`, `auth/complete`, the cancel). Statuses may repeat
+/// (the SDK reports some locally and the server may send them too) and may come in another order; a
+/// second, different end (`AuthCanceled` after `AuthCompleted`) is what the server must never send.
+struct GCCSStatusTracker<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
+    enum Event: Sendable, Equatable {
+        /// A status seen for the first time.
+        case progress(GCCSStatus, sinceStart: Duration, gap: Duration)
+        /// A status seen before: tolerated, not timed again.
+        case duplicate(GCCSStatus)
+        /// A second, different terminal status.
+        case conflictingEnd(first: GCCSStatus, then: GCCSStatus)
+        /// A status the flow does not time (`RequestAuth`, `StartAuth`, `RequestCancel`).
+        case untracked(GCCSStatus)
+    }
+
+    /// Statuses that end an authentication.
+    static var terminal: Set<GCCSStatus> { [.authCompleted, .authCanceled, .authFailed, .authTimeout] }
+
+    let flowStart: Instant
+    private(set) var lastEvent: Instant
+    private(set) var seen: Set<GCCSStatus> = []
+    /// The first terminal status, once one came.
+    private(set) var end: GCCSStatus?
+
+    init(flowStart: Instant) {
+        self.flowStart = flowStart
+        self.lastEvent = flowStart
+    }
+
+    /// A request the client sent at `instant`: the next status's gap counts from here.
+    mutating func sent(at instant: Instant) {
+        lastEvent = instant
+    }
+
+    mutating func receive(_ status: GCCSStatus, at instant: Instant) -> Event {
+        if Self.terminal.contains(status) {
+            if let end {
+                return end == status ? .duplicate(status) : .conflictingEnd(first: end, then: status)
+            }
+            end = status
+        }
+        guard seen.insert(status).inserted else { return .duplicate(status) }
+        guard GCCSAuthFlow.timedStatuses.contains(status) else { return .untracked(status) }
+        // A status that arrived while the client was sending (its request started later) has no gap to speak of.
+        let gap = max(.zero, lastEvent.duration(to: instant))
+        lastEvent = max(lastEvent, instant)
+        return .progress(status, sinceStart: flowStart.duration(to: instant), gap: gap)
+    }
+}

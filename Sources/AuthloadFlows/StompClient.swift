@@ -1,0 +1,254 @@
+import AuthloadCore
+import AuthloadWire
+
+/// A STOMP 1.2 session over one client WebSocket (wire-spec §0.2), owned by one flow iteration.
+///
+/// It connects and negotiates heart-beats, subscribes, hands over frames in the order they arrived
+/// (several frames in one WebSocket message and one frame split over several both work), sends
+/// heart-beats while it waits, and disconnects with a receipt. Every wait is bounded by a deadline on
+/// the flow's clock. A server `ERROR` frame is thrown, since the server closes after it.
+///
+/// ```swift
+/// var stomp = StompClient(socket: socket, clock: context.clock)
+/// try await stomp.connect(.connect(), until: deadline)
+/// try await stomp.subscribe(destination: "/user/queue", id: "/user/queue", until: deadline)
+/// let status = try await stomp.next(until: deadline)   // a MESSAGE, with when it arrived
+/// await stomp.disconnect(until: deadline)
+/// ```
+struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
+    /// A frame and the instant its WebSocket message arrived (before the flow asked, if it was busy).
+    struct Received: Sendable {
+        var frame: StompFrame
+        var arrived: C.Instant
+    }
+
+    let socket: any WebSocketConnection
+    let clock: C
+    /// What both sides agreed in CONNECT/CONNECTED; nothing is sent or expected until then.
+    private(set) var heartBeat = StompHeartBeat.Negotiated(clientToServerMilliseconds: 0, serverToClientMilliseconds: 0)
+    private var decoder = StompFrameDecoder()
+    private var ready: [Received] = []
+    private var lastSent: C.Instant
+    private var lastHeard: C.Instant
+    private var receipts = 0
+
+    init(socket: any WebSocketConnection, clock: C) {
+        self.socket = socket
+        self.clock = clock
+        lastSent = clock.now
+        lastHeard = clock.now
+    }
+
+    /// Sends `frame` (a CONNECT or STOMP) and waits for CONNECTED, then starts the negotiated heart-beats.
+    ///
+    /// - Returns: the CONNECTED frame.
+    @discardableResult
+    mutating func connect(_ frame: StompFrame, until deadline: C.Instant) async throws(StompClientError) -> StompFrame {
+        try await send(frame)
+        let reply = try await next(until: deadline)
+        guard reply.frame.command == .connected else {
+            throw .unexpected("expected CONNECTED, got \(reply.frame.command.rawValue)")
+        }
+        let offered = frame.headers["heart-beat"].flatMap(StompHeartBeat.init) ?? .disabled
+        let answered = reply.frame.headers["heart-beat"].flatMap(StompHeartBeat.init) ?? .disabled
+        heartBeat = StompHeartBeat.negotiate(client: offered, server: answered)
+        return reply.frame
+    }
+
+    /// Subscribes to `destination`; with `receipt`, waits until the server confirms it has processed the
+    /// subscription, so nothing sent to it afterwards can be lost.
+    ///
+    /// Frames other than the receipt that arrive meanwhile stay queued for ``next(until:)``.
+    mutating func subscribe(destination: String, id: String, receipt: Bool, until deadline: C.Instant) async throws(StompClientError) {
+        var frame = StompFrame.subscribe(destination: destination, id: id)
+        guard receipt else { return try await send(frame) }
+        let receiptID = nextReceiptID()
+        frame.headers.append("receipt", receiptID)
+        try await send(frame)
+        try await awaitReceipt(receiptID, until: deadline)
+    }
+
+    /// Sends `frame`; a closed socket is reported as ``StompClientError/closed(_:)``.
+    mutating func send(_ frame: StompFrame) async throws(StompClientError) {
+        try await sendRaw(.text(String(decoding: StompFrameEncoder.encode(frame), as: UTF8.self)))
+    }
+
+    /// The next frame from the server (MESSAGE, RECEIPT, …), in arrival order.
+    ///
+    /// While it waits it sends a heart-beat whenever the client has been silent for the negotiated
+    /// interval, and gives up on a server silent for twice its interval.
+    ///
+    /// - Throws: `.timeout` at `deadline`; `.serverError` for an ERROR frame; `.closed` once the socket closed;
+    ///   `.malformed` for bytes that are not STOMP; `.heartBeatMissed`; `.cancelled`.
+    mutating func next(until deadline: C.Instant) async throws(StompClientError) -> Received {
+        while true {
+            if !ready.isEmpty {
+                let received = ready.removeFirst()
+                if received.frame.command == .error {
+                    throw .serverError(received.frame.headers["message"] ?? String(decoding: received.frame.body.prefix(200), as: UTF8.self))
+                }
+                return received
+            }
+            try await receiveMessage(until: deadline)
+        }
+    }
+
+    /// Sends DISCONNECT with a receipt, waits for it (or `deadline`), then closes the socket with 1000.
+    ///
+    /// - Returns: frames that arrived after the last ``next(until:)`` and before the receipt (a late status
+    ///   the caller may want to check), or the reason the goodbye was not clean.
+    mutating func disconnect(until deadline: C.Instant) async -> (late: [StompFrame], error: StompClientError?) {
+        let receiptID = nextReceiptID()
+        var error: StompClientError?
+        var late: [StompFrame] = []
+        do {
+            try await send(.disconnect(receipt: receiptID))
+            late = try await awaitReceipt(receiptID, until: deadline)
+        } catch let failure {
+            error = failure
+        }
+        let remaining = clock.now.duration(to: deadline)
+        await socket.close(code: 1000, reason: "", timeout: max(.milliseconds(1), min(remaining, .seconds(1))))
+        return (late, error)
+    }
+
+    // MARK: Internals
+
+    private mutating func nextReceiptID() -> String {
+        receipts += 1
+        return "r-\(receipts)"
+    }
+
+    /// Waits for `RECEIPT receipt-id:<id>`; returns the other frames that came first, which stay queued too.
+    @discardableResult
+    private mutating func awaitReceipt(_ id: String, until deadline: C.Instant) async throws(StompClientError) -> [StompFrame] {
+        var scanned = 0
+        while true {
+            while scanned < ready.count {
+                let frame = ready[scanned].frame
+                if frame.command == .error {
+                    throw .serverError(frame.headers["message"] ?? "")
+                }
+                if frame.command == .receipt, frame.headers["receipt-id"] == id {
+                    let before = ready[..<scanned].map(\.frame)
+                    ready.remove(at: scanned)
+                    return before
+                }
+                scanned += 1
+            }
+            try await receiveMessage(until: deadline)
+        }
+    }
+
+    private mutating func sendRaw(_ message: WebSocketMessage) async throws(StompClientError) {
+        do {
+            try await socket.send(message)
+        } catch {
+            throw StompClientError(error)
+        }
+        lastSent = clock.now
+    }
+
+    /// Reads one WebSocket message into the decoder, sending or expecting heart-beats while it waits.
+    private mutating func receiveMessage(until deadline: C.Instant) async throws(StompClientError) {
+        while true {
+            let now = clock.now
+            var wake = deadline
+            var beatDue: C.Instant?
+            if let interval = heartBeat.clientToServer {
+                let due = lastSent.advanced(by: interval)
+                beatDue = due
+                wake = min(wake, due)
+            }
+            var silenceLimit: C.Instant?
+            if let interval = heartBeat.serverToClient {
+                let limit = lastHeard.advanced(by: interval * 2)
+                silenceLimit = limit
+                wake = min(wake, limit)
+            }
+            if let beatDue, beatDue <= now {
+                try await sendRaw(.text("\n"))
+                continue
+            }
+            if let silenceLimit, silenceLimit <= now { throw .heartBeatMissed }
+            if deadline <= now { throw .timeout }
+
+            let received: ReceivedWebSocketMessage
+            do {
+                received = try await socket.receiveQueued(timeout: now.duration(to: wake))
+            } catch let error as TransportError where error.kind == .timeout {
+                continue
+            } catch {
+                throw StompClientError(error)
+            }
+            let arrivedNow = clock.now
+            let arrived = arrivedNow.advanced(by: .zero - received.queued)
+            lastHeard = arrivedNow
+            switch received.message {
+            case .text(let text): decoder.feed(text.utf8)
+            case .binary(let bytes): decoder.feed(bytes)
+            }
+            try drainDecoder(arrived: arrived)
+            return
+        }
+    }
+
+    private mutating func drainDecoder(arrived: C.Instant) throws(StompClientError) {
+        while true {
+            let event: StompFrameDecoder.Event
+            do {
+                event = try decoder.next()
+            } catch {
+                throw .malformed(error)
+            }
+            switch event {
+            case .frame(let frame): ready.append(Received(frame: frame, arrived: arrived))
+            case .heartBeat: continue
+            case .needMoreData: return
+            }
+        }
+    }
+}
+
+/// Why a STOMP session did not go as the flow needed.
+enum StompClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Nothing the flow waited for came before its deadline.
+    case timeout
+    /// The server sent ERROR with this `message` header.
+    case serverError(String)
+    /// The WebSocket closed (code and reason from the server, or 1006 when it dropped).
+    case closed(WebSocketClosed)
+    /// The server's bytes are not STOMP.
+    case malformed(StompError)
+    /// The server sent something other than the protocol allows at this point.
+    case unexpected(String)
+    /// The server stayed silent for twice its negotiated heart-beat interval.
+    case heartBeatMissed
+    case transport(TransportError)
+    case cancelled
+
+    init(_ error: any Error) {
+        switch error {
+        case let closed as WebSocketClosed: self = .closed(closed)
+        case let transport as TransportError: self = transport.kind == .cancelled ? .cancelled : .transport(transport)
+        case is CancellationError: self = .cancelled
+        default: self = .transport(TransportError(.other, "\(error)"))
+        }
+    }
+
+    /// How a step that failed this way is counted.
+    var outcome: Outcome {
+        switch self {
+        case .timeout: Outcome(.timeout, "no STOMP frame within the step timeout")
+        case .serverError(let message): Outcome(.protocolError, "STOMP ERROR: \(message)")
+        case .closed(let closed): Outcome(.transportError, "websocket closed \(closed.code)")
+        case .malformed(let error): Outcome(.protocolError, "bad STOMP frame: \(error.kind)")
+        case .unexpected(let what): Outcome(.protocolError, what)
+        case .heartBeatMissed: Outcome(.transportError, "STOMP heart-beat missed")
+        case .transport(let error): Outcome(error)
+        case .cancelled: .cancelled
+        }
+    }
+
+    var description: String { outcome.description }
+}

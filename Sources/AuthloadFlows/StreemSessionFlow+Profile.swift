@@ -1,0 +1,25 @@
+import AuthloadCore
+
+extension StreemSessionFlow {
+    /// Reads a `streem-session` entry of `flows`; see the README for each option.
+    static func read(_ reader: ProfileReader, basePath: String) throws(ProfileError) -> StreemSessionFlow {
+        try reader.rejectUnknownKeys(allowed: [
+            "name", "kind", "weight", "login", "companyCode", "hold", "callInterval", "callPath", "refresh",
+            "refreshLead", "refreshJitter", "logout",
+        ])
+        var options = Options()
+        if let r = try reader.optional("login") { options.login = Login(rawValue: try r.oneOf(Login.allCases.map(\.rawValue)))! }
+        if let r = try reader.optional("companyCode") { options.companyCode = try r.string() }
+        if let r = try reader.optional("hold") { options.hold = try Profile.thinkTime(r) }
+        if let r = try reader.optional("callInterval") { options.callInterval = try r.positiveDuration() }
+        if let r = try reader.optional("callPath") {
+            options.callPath = try r.string()
+            guard options.callPath.hasPrefix("/") else { throw r.error("must start with '/'") }
+        }
+        if let r = try reader.optional("refresh") { options.refresh = Refresh(rawValue: try r.oneOf(Refresh.allCases.map(\.rawValue)))! }
+        if let r = try reader.optional("refreshLead") { options.refreshLead = try r.duration() }
+        if let r = try reader.optional("refreshJitter") { options.refreshJitter = try r.duration() }
+        if let r = try reader.optional("logout") { options.logout = try r.bool() }
+        return StreemSessionFlow(options: options, basePath: basePath)
+    }
+}

@@ -1,0 +1,97 @@
+import AuthloadCore
+import AuthloadWire
+
+/// A Streem session (wire-spec §D): log in to a Streem token, hold the session making authorized calls
+/// at a pace, keep the token fresh, log out.
+///
+/// Login is by invitation code (the user's `invitationCode`, 9 digits) or by OpenID: the company's
+/// configuration, the test-only password grant, and the exchange of the access token for a Streem token.
+/// While the session is held the user calls `callPath` every `callInterval` (on an absolute schedule).
+/// The token is refreshed either *proactively*, `refreshLead` plus a random share of `refreshJitter`
+/// before its `exp` (jitter spreads a crowd whose tokens expire together), or *reactively*, when a call
+/// is answered 401 — then the call is made again. Each user refreshes one at a time (the flow is
+/// sequential per user: single-flight by construction). Once `session_exp` is near, a refresh cannot
+/// help and the user logs in again (`relogin`). Token lifetimes are read from the token's own claims
+/// (`exp − iat`), so the client's and server's clocks need not agree.
+///
+/// Steps: the login steps; `call`; `refresh` (the whole refresh, one or two requests); `logout`; and two
+/// events: `expired` (a call answered 401 that led to a reactive refresh) and `relogin`.
+public struct StreemSessionFlow: Flow {
+    public enum Login: String, Sendable, CaseIterable {
+        case invitation, openid
+    }
+
+    public enum Refresh: String, Sendable, CaseIterable {
+        case proactive, reactive
+    }
+
+    public struct Options: Sendable, Equatable {
+        public var login = Login.invitation
+        /// The company; nil takes the user's `companyCode` column when it has one, else `acme`.
+        public var companyCode: String?
+        /// How long the session is held.
+        public var hold = ThinkTime.fixed(.seconds(600))
+        public var callInterval: Duration = .seconds(10)
+        public var callPath = "/v1/me"
+        public var refresh = Refresh.proactive
+        public var refreshLead: Duration = .seconds(10)
+        public var refreshJitter: Duration = .seconds(5)
+        public var logout = true
+
+        public init() {}
+    }
+
+    public let options: Options
+    let basePath: String
+    /// How many users are refreshing right now, and the most there ever were.
+    public let refreshes = ConcurrencyGauge()
+
+    public init(options: Options, basePath: String = "") {
+        self.options = options
+        self.basePath = basePath
+    }
+
+    enum Step: String {
+        case redeem, openIDConfiguration = "openid-configuration", token, exchange, call, refresh, logout, expired, relogin
+    }
+
+    var steps: [Step] {
+        let login: [Step] = options.login == .invitation ? [.redeem] : [.openIDConfiguration, .token, .exchange]
+        return login + [.call, .refresh, .logout, .expired, .relogin]
+    }
+
+    public var stepNames: [String] { steps.map(\.rawValue) }
+    public var eventSteps: Set<String> { [Step.expired.rawValue, Step.relogin.rawValue] }
+    public var userFields: Set<String> { options.login == .invitation ? ["invitationCode"] : [] }
+
+    func index(_ step: Step) -> Int { steps.firstIndex(of: step)! }
+
+    public func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome where C.Duration == Duration {
+        var session = StreemSession(flow: self, context: context, identity: user.identity)
+        // The session draws from the user's generator across suspensions, so it works on a copy and hands it back.
+        var random = user.random
+        let hold = random.duration(in: options.hold)
+        let outcome = await session.run(hold: hold, random: &random)
+        user.random = random
+        return outcome
+    }
+}
+
+/// Counts concurrent holders of something (refreshes in flight) and remembers the peak.
+public final class ConcurrencyGauge: Sendable {
+    private let state = Locked((current: 0, peak: 0))
+
+    public init() {}
+
+    public var current: Int { state.withLock { $0.current } }
+    public var peak: Int { state.withLock { $0.peak } }
+
+    func enter() {
+        state.withLock { state in
+            state.current += 1
+            state.peak = max(state.peak, state.current)
+        }
+    }
+
+    func leave() { state.withLock { $0.current -= 1 } }
+}

@@ -1,0 +1,282 @@
+import AuthloadCore
+import AuthloadWire
+
+/// The server side of GCCS authentication (wire-spec §C): REST under `/api/v3` and the STOMP status stream.
+///
+/// `POST /auth` opens a channel for a device; the client connects to `/ws/v3/app/websocket` and
+/// subscribes to `/user/queue`; `POST /auth/nodes` starts the stream `CreateChannel → SelectNodes →
+/// StartVerificationOfNodes → CompleteVerificationOfNodes`, one status per `nodeDelay`; `POST
+/// /auth/complete` is answered and followed by `AuthCompleted`; `GET /auth` hands out the token once;
+/// `DELETE /auth` cancels (`AuthCanceled`) or answers 5019 when nothing is pending.
+///
+/// The behaviours of §C.4 are options, each a share of authentications: `AuthFailed` (5022),
+/// verification that never completes (5001 afterwards), a second auth colliding (2010), a cancel that
+/// loses the race to completion, a STOMP ERROR or a 1011 close midway, and a refused handshake.
+public final class GCCSService: Sendable {
+    public struct Options: Sendable, Equatable {
+        public var paths = GCCSPaths()
+        /// How long each REST call takes.
+        public var latency = LatencyModel.none
+        /// The time between two statuses of the stream (and before the first): how slow the nodes are.
+        public var nodeDelay = LatencyModel.fixed(.milliseconds(200))
+        /// `authTimeRemaining` told to the client by `auth/nodes`.
+        public var authTimeRemaining: Duration = .seconds(60)
+        /// When set, any other client key is refused with 2000.
+        public var clientKey: String?
+        public var failureRate = 0.0
+        public var timeoutRate = 0.0
+        /// `POST /auth` answered 2010, as if another authentication of the user were running.
+        public var busyRate = 0.0
+        /// A cancel after verification completes the authentication instead (`AuthCompleted`, then 5019).
+        public var cancelRaceRate = 0.0
+        public var stompErrorRate = 0.0
+        public var socketDropRate = 0.0
+        /// The WebSocket handshake answered 503.
+        public var rejectRate = 0.0
+
+        public init() {}
+    }
+
+    public let options: Options
+    private let channels = Locked<[String: GCCSChannel]>([:])
+    private let random: Locked<SplitMix64>
+    /// Bounds the channel table: devices that vanish mid-authentication must not grow it without end.
+    static let channelCapacity = 1_000_000
+
+    public init(options: Options, seed: UInt64 = 11) {
+        self.options = options
+        random = Locked(SplitMix64(seed: seed))
+    }
+
+    /// Channels not yet finished or cleaned up.
+    public var openChannels: Int { channels.withLock { $0.count } }
+
+    // MARK: REST
+
+    /// Answers the request if it is for this service, nil otherwise.
+    func respond(to request: HTTPRequest) -> ServiceReply? {
+        let paths = options.paths
+        let path = request.path
+        guard path == paths.auth || path == paths.nodes || path == paths.complete || path == paths.auth + "/exist" else { return nil }
+        let latency = random.withLock { options.latency.sample(using: &$0) }
+        let parameters = request.method == "GET" ? Self.query(of: request) : ((try? JSONValue.parse(request.body)) ?? .null)
+        guard let deviceID = parameters["deviceId"]?.stringValue, !deviceID.isEmpty else {
+            return reply(GCCSEnvelope(rtCode: GCCSResultCode.requestParameterError, rtMsg: "deviceId is required"), after: latency)
+        }
+        if let expected = options.clientKey, parameters["clientKey"]?.stringValue != expected {
+            return reply(GCCSEnvelope(rtCode: GCCSResultCode.invalidClientKey, rtMsg: "invalid client key"), after: latency)
+        }
+        let envelope: GCCSEnvelope
+        switch (request.method, path) {
+        case ("POST", paths.auth): envelope = requestAuth(deviceID: deviceID, userKey: parameters["userKey"]?.stringValue ?? "")
+        case ("POST", paths.nodes): envelope = startVerification(deviceID: deviceID)
+        case ("POST", paths.complete): envelope = complete(deviceID: deviceID, after: latency)
+        case ("GET", paths.auth): envelope = token(deviceID: deviceID, channelKey: parameters["channelKey"]?.stringValue ?? "")
+        case ("DELETE", paths.auth): envelope = cancel(deviceID: deviceID)
+        case ("GET", paths.auth + "/exist"): envelope = exists(deviceID: deviceID)
+        default: return ServiceReply(.methodNotAllowed(path == paths.auth ? "POST, GET, DELETE" : path.hasSuffix("/exist") ? "GET" : "POST"), after: latency)
+        }
+        return reply(envelope, after: latency)
+    }
+
+    private func reply(_ envelope: GCCSEnvelope, after latency: Duration) -> ServiceReply {
+        ServiceReply(.json(status: 200, envelope.json), after: latency)
+    }
+
+    private func requestAuth(deviceID: String, userKey: String) -> GCCSEnvelope {
+        let (busy, channelKey, blockKey) = random.withLock { random in
+            (random.chance(options.busyRate), random.hex(32), random.hex(16))
+        }
+        let created = channels.withLock { channels -> Bool in
+            if busy || channels[deviceID]?.isInProgress == true { return false }
+            if channels.count >= Self.channelCapacity { channels.removeAll() }
+            channels[deviceID] = GCCSChannel(userKey: userKey, channelKey: channelKey, blockKey: blockKey)
+            return true
+        }
+        guard created else { return GCCSEnvelope(rtCode: GCCSResultCode.authenticationInProgress, rtMsg: "authentication already in progress") }
+        return GCCSEnvelope(rtCode: 0, rtMsg: "success", data: ["channelKey": .string(channelKey), "blockKey": .string(blockKey)])
+    }
+
+    private func startVerification(deviceID: String) -> GCCSEnvelope {
+        let fault = random.withLock { random -> GCCSChannel.Fault? in
+            // One draw per fault, in a fixed order, so the shares are independent of each other's settings.
+            let draws = [(options.failureRate, GCCSChannel.Fault.authFailed), (options.timeoutRate, .neverVerified),
+                         (options.stompErrorRate, .stompError), (options.socketDropRate, .socketDrop)]
+            return draws.reduce(nil) { chosen, draw in random.chance(draw.0) && chosen == nil ? draw.1 : chosen }
+        }
+        // A refusal, or the user key and the socket to stream to.
+        let (refusal, userKey, peer): (GCCSEnvelope?, String, (any WebSocketPeer)?) = channels.withLock { channels in
+            guard var channel = channels[deviceID] else { return (Self.noChannel, "", nil) }
+            guard channel.phase == .requested else {
+                return (GCCSEnvelope(rtCode: GCCSResultCode.authenticationInProgress, rtMsg: "verification already started"), "", nil)
+            }
+            channel.phase = .verifying(sent: 0)
+            channel.fault = fault
+            channels[deviceID] = channel
+            return (nil, channel.userKey, channel.peer)
+        }
+        if let refusal { return refusal }
+        if let peer { scheduleNextStatus(deviceID: deviceID, peer: peer) }
+        return GCCSEnvelope(rtCode: 0, rtMsg: "success", data: [
+            "authType": 1, "connectIp": "127.0.0.1", "userKey": .string(userKey),
+            "authTimeRemaining": .number(Double(options.authTimeRemaining.microseconds / 1000)),
+        ])
+    }
+
+    private func complete(deviceID: String, after latency: Duration) -> GCCSEnvelope {
+        let token = random.withLock { $0.hex(48) }
+        let (refusal, peer): (GCCSEnvelope?, (any WebSocketPeer)?) = channels.withLock { channels in
+            guard var channel = channels[deviceID] else { return (Self.noChannel, nil) }
+            guard channel.phase == .verified else { return (GCCSEnvelope(rtCode: channel.refusal, rtMsg: "not verified"), nil) }
+            channel.phase = .completed(token: token)
+            channels[deviceID] = channel
+            return (nil, channel.peer)
+        }
+        if let refusal { return refusal }
+        // AuthCompleted follows the REST answer, as a server that completes after answering would.
+        peer?.schedule(after: latency) { [weak self] in self?.push(.authCompleted, deviceID: deviceID) }
+        return GCCSEnvelope(rtCode: 0, rtMsg: "success")
+    }
+
+    private func token(deviceID: String, channelKey: String) -> GCCSEnvelope {
+        channels.withLock { channels in
+            guard let channel = channels[deviceID], channel.channelKey == channelKey else { return Self.noChannel }
+            guard case .completed(let token) = channel.phase else { return GCCSEnvelope(rtCode: channel.refusal, rtMsg: "not completed") }
+            // The token is handed out once; the channel is done.
+            channels[deviceID] = nil
+            return GCCSEnvelope(rtCode: 0, rtMsg: "success", data: .string(token))
+        }
+    }
+
+    private func cancel(deviceID: String) -> GCCSEnvelope {
+        let race = random.withLock { $0.chance(options.cancelRaceRate) }
+        let token = random.withLock { $0.hex(48) }
+        let outcome: (GCCSEnvelope, GCCSStatus?, (any WebSocketPeer)?) = channels.withLock { channels in
+            guard var channel = channels[deviceID] else {
+                return (GCCSEnvelope(rtCode: GCCSResultCode.noAuthenticationInProgress, rtMsg: "no authentication in progress"), nil, nil)
+            }
+            let status: GCCSStatus
+            switch channel.phase {
+            case .verified where race:
+                channel.phase = .completed(token: token)
+                status = .authCompleted
+            case .requested, .verifying, .verified:
+                channel.phase = .canceled
+                status = .authCanceled
+            case .completed, .failed, .timedOut, .canceled:
+                return (GCCSEnvelope(rtCode: GCCSResultCode.noAuthenticationInProgress, rtMsg: "no authentication in progress"), nil, nil)
+            }
+            channels[deviceID] = channel
+            let code = status == .authCanceled ? 0 : GCCSResultCode.noAuthenticationInProgress
+            return (GCCSEnvelope(rtCode: code, rtMsg: code == 0 ? "success" : "no authentication in progress"), status, channel.peer)
+        }
+        if let status = outcome.1 { outcome.2?.schedule(after: .zero) { [weak self] in self?.push(status, deviceID: deviceID) } }
+        return outcome.0
+    }
+
+    private func exists(deviceID: String) -> GCCSEnvelope {
+        let exists = channels.withLock { $0[deviceID]?.isInProgress ?? false }
+        return GCCSEnvelope(rtCode: 0, rtMsg: "success", data: [
+            "isExist": .bool(exists), "clientKey": .string(options.clientKey ?? ""), "siteURL": "",
+            "timeout": .number(Double(options.authTimeRemaining.microseconds / 1000)),
+        ])
+    }
+
+    static let noChannel = GCCSEnvelope(rtCode: GCCSResultCode.channelDoesNotExist, rtMsg: "channel does not exist")
+
+    // MARK: Status stream
+
+    private func scheduleNextStatus(deviceID: String, peer: any WebSocketPeer) {
+        let delay = random.withLock { options.nodeDelay.sample(using: &$0) }
+        peer.schedule(after: delay) { [weak self] in self?.streamNextStatus(deviceID: deviceID) }
+    }
+
+    private func streamNextStatus(deviceID: String) {
+        let (step, message, peer): (GCCSChannel.StreamStep, WebSocketMessage?, (any WebSocketPeer)?) = channels.withLock { channels in
+            guard var channel = channels[deviceID] else { return (.stop, nil, nil) }
+            let step = channel.advanceStream()
+            var message: WebSocketMessage?
+            switch step {
+            case .push(let status, _), .fail(let status): message = channel.message(status, queue: options.paths.queue)
+            case .breakSocket, .stop: break
+            }
+            channels[deviceID] = channel
+            return (step, message, channel.peer)
+        }
+        guard let peer else { return }
+        if let message { peer.send(message) }
+        switch step {
+        case .push(_, more: true): scheduleNextStatus(deviceID: deviceID, peer: peer)
+        case .breakSocket(.stompError):
+            let error = StompFrame.error(message: "internal server error", body: Array("node verification aborted".utf8))
+            peer.send(.text(String(decoding: StompFrameEncoder.encode(error), as: UTF8.self)))
+            peer.close(code: 1000, reason: "")
+        case .breakSocket: peer.close(code: 1011, reason: "internal error")
+        case .push, .fail, .stop: break
+        }
+    }
+
+    /// Sends `status` to the device's subscription, if it still has one.
+    func push(_ status: GCCSStatus, deviceID: String) {
+        let (message, peer) = channels.withLock { channels -> (WebSocketMessage?, (any WebSocketPeer)?) in
+            guard var channel = channels[deviceID] else { return (nil, nil) }
+            let message = channel.message(status, queue: options.paths.queue)
+            channels[deviceID] = channel
+            return (message, channel.peer)
+        }
+        if let message { peer?.send(message) }
+    }
+
+    // MARK: Socket
+
+    /// Attaches an upgrade to the device's channel; nil refuses it (no channel, wrong key, injected 503).
+    func attach(deviceID: String, channelKey: String, peer: any WebSocketPeer) -> HTTPResponse? {
+        if random.withLock({ $0.chance(options.rejectRate) }) {
+            return .json(status: 503, ["error": "service unavailable"])
+        }
+        return channels.withLock { channels in
+            guard var channel = channels[deviceID], channel.channelKey == channelKey else {
+                return .json(status: 403, ["error": "unknown channel"])
+            }
+            channel.peer = peer
+            channels[deviceID] = channel
+            return nil
+        }
+    }
+
+    func subscribe(deviceID: String, id: String?) {
+        channels.withLock { channels in channels[deviceID]?.subscription = id }
+    }
+
+    /// The device's socket closed: the channel goes with it unless only its token is left to fetch.
+    func detach(deviceID: String) {
+        channels.withLock { channels in
+            guard var channel = channels[deviceID] else { return }
+            if case .completed = channel.phase {
+                channel.peer = nil
+                channel.subscription = nil
+                channels[deviceID] = channel
+            } else {
+                channels[deviceID] = nil
+            }
+        }
+    }
+
+    private static func query(of request: HTTPRequest) -> JSONValue {
+        guard let mark = request.target.firstIndex(of: "?") else { return .object([:]) }
+        let pairs = FormURLEncoding.decode(request.target[request.target.index(after: mark)...])
+        return .object(JSONObject(pairs.map { ($0.0, JSONValue.string($0.1)) }))
+    }
+}
+
+extension SplitMix64 {
+    /// True with probability `p`.
+    mutating func chance(_ p: Double) -> Bool { p > 0 && Double.random(in: 0..<1, using: &self) < p }
+
+    /// `count` random lowercase hex digits, for keys and tokens.
+    mutating func hex(_ count: Int) -> String {
+        var text = ""
+        while text.count < count { text += String(next(), radix: 16) }
+        return String(text.prefix(count))
+    }
+}

@@ -1,0 +1,221 @@
+import AuthloadCore
+import AuthloadWire
+
+/// The server side of Streem identity (wire-spec §D; the paths are ours, [M]): invitation redemption,
+/// OpenID with a test-only password grant, the access-token → Streem-token exchange, a refresh, an
+/// authorized call, and logout.
+///
+/// Streem tokens are HS256 JWTs with the claims of §D.2 (`iss`, `sub`, `aud`, `iat`, `exp`,
+/// `session_exp`, `name`). `GET /v1/me` answers 401 once `exp` has passed; a refresh renews `exp` up to
+/// `session_exp`, after which only a full login helps. Time comes from the injected wall clock, so a
+/// virtual-time run sees exact expiries.
+public final class StreemService: Sendable {
+    public struct Options: Sendable, Equatable {
+        /// How long a Streem token is valid (its `exp`).
+        public var tokenLifetime: Duration = .seconds(300)
+        /// How long a session may be refreshed (its `session_exp`).
+        public var sessionLifetime: Duration = .seconds(4 * 3600)
+        public var accessTokenLifetime: Duration = .seconds(3600)
+        /// Latency of every call, and of the token endpoints (token, exchange, refresh) when set apart.
+        public var latency = LatencyModel.none
+        public var tokenLatency: LatencyModel?
+        public var password = "demo-password"
+        public var companyCode = "acme"
+        /// A used refresh token is refused (`invalid_grant`); each refresh hands out a new one.
+        public var rotateRefreshTokens = true
+        /// An invitation code can be redeemed once (410 after).
+        public var singleUseInvitations = false
+        /// Share of logins and refreshes refused as for a revoked user.
+        public var revokedRate = 0.0
+        /// How far past `exp` a token is still accepted (clock skew).
+        public var leeway: Duration = .zero
+
+        public init() {}
+    }
+
+    public let options: Options
+    private let now: WallClock
+    private let key: [UInt8]
+    private let random: Locked<SplitMix64>
+    private let accessTokens = Locked<[String: (subject: String, expires: Duration)]>([:])
+    private let refreshTokens = Locked<[String: String]>([:])
+    private let redeemed = Locked<Set<String>>([])
+    /// Bounds every table: a soak of millions of logins must not grow them without end.
+    static let tableCapacity = 1_000_000
+
+    public init(options: Options, seed: UInt64 = 13, now: @escaping WallClock = WallTime.now) {
+        self.options = options
+        self.now = now
+        key = Digest.secureRandomBytes(count: 32)
+        random = Locked(SplitMix64(seed: seed))
+    }
+
+    static let audience = "https://api.prod-us.streem.cloud/"
+
+    // MARK: Routing
+
+    func respond(to request: HTTPRequest) -> ServiceReply? {
+        let parts = request.path.split(separator: "/").map(String.init)
+        let response: HTTPResponse
+        var tokenEndpoint = false
+        /// Whether the request is `method` on `pattern`, where `*` matches one path segment.
+        func route(_ method: String, _ pattern: String) -> Bool {
+            let want = pattern.split(separator: "/")
+            return request.method == method && want.count == parts.count && zip(want, parts).allSatisfy { $0 == "*" || $0 == $1 }
+        }
+        if route("POST", "v1/invitations/*/redeem") {
+            response = redeem(code: parts[2])
+        } else if route("GET", "v1/companies/*/openid-configuration") {
+            response = openIDConfiguration(company: parts[2])
+        } else if route("POST", "openid/token") {
+            response = token(FormURLEncoding.decode(request.body))
+            tokenEndpoint = true
+        } else if route("POST", "v1/streem-tokens") {
+            response = exchange(bearer(request))
+            tokenEndpoint = true
+        } else if route("POST", "v1/streem-tokens/refresh") {
+            response = refresh(bearer(request))
+            tokenEndpoint = true
+        } else if route("GET", "v1/me") {
+            response = me(bearer(request))
+        } else if route("POST", "v1/sessions/logout") {
+            response = logout(bearer(request))
+        } else {
+            return nil
+        }
+        let latency = random.withLock { random in
+            (tokenEndpoint ? options.tokenLatency ?? options.latency : options.latency).sample(using: &random)
+        }
+        return ServiceReply(response, after: latency)
+    }
+
+    // MARK: Endpoints
+
+    private func redeem(code: String) -> HTTPResponse {
+        guard code.count == 9, code.allSatisfy(\.isASCII), code.allSatisfy(\.isNumber) else {
+            return .json(status: 400, ["error": "invitation codes are 9 digits"])
+        }
+        // [M] Codes starting with 9 stand for unknown invitations.
+        guard !code.hasPrefix("9") else { return .json(status: 404, ["error": "unknown invitation"]) }
+        if options.singleUseInvitations {
+            let fresh = redeemed.withLock { redeemed in
+                if redeemed.count >= Self.tableCapacity { redeemed.removeAll() }
+                return redeemed.insert(code).inserted
+            }
+            guard fresh else { return .json(status: 410, ["error": "invitation already redeemed"]) }
+        }
+        let subject = "invitee-\(code)"
+        return .json(status: 200, [
+            "streem_token": .string(mint(subject: subject, sessionExpires: now() + options.sessionLifetime)),
+            "invitation": ["reference_id": .string("ref-\(code)"), "user": ["uid": .string(subject), "display_name": "Invitee"],
+                           "company": ["code": .string(options.companyCode), "name": "Acme Field Service"]],
+        ])
+    }
+
+    private func openIDConfiguration(company: String) -> HTTPResponse {
+        guard company == options.companyCode else { return .json(status: 404, ["error": "unknown company"]) }
+        return .json(status: 200, [
+            "client_id": "streem-authload", "authorization_endpoint": "/openid/authorize",
+            "token_endpoint": "/openid/token", "end_session_endpoint": "/openid/logout",
+        ])
+    }
+
+    private func token(_ form: [(String, String)]) -> HTTPResponse {
+        let field = { (name: String) in form.first { $0.0 == name }?.1 }
+        let subject: String
+        switch field("grant_type") {
+        case "password":
+            guard let username = field("username"), field("password") == options.password, !revoked() else {
+                return .json(status: 400, ["error": "invalid_grant", "error_description": "bad credentials"])
+            }
+            subject = username
+        case "refresh_token":
+            guard let old = field("refresh_token"), !revoked(),
+                  let owner = refreshTokens.withLock({ options.rotateRefreshTokens ? $0.removeValue(forKey: old) : $0[old] }) else {
+                return .json(status: 400, ["error": "invalid_grant", "error_description": "refresh token is invalid or was used"])
+            }
+            subject = owner
+        default:
+            return .json(status: 400, ["error": "unsupported_grant_type"])
+        }
+        let (access, refresh) = random.withLock { ($0.hex(40), $0.hex(40)) }
+        let expires = now() + options.accessTokenLifetime
+        accessTokens.withLock { tokens in
+            if tokens.count >= Self.tableCapacity { tokens.removeAll() }
+            tokens[access] = (subject, expires)
+        }
+        refreshTokens.withLock { tokens in
+            if tokens.count >= Self.tableCapacity { tokens.removeAll() }
+            tokens[refresh] = subject
+        }
+        return .json(status: 200, [
+            "access_token": .string(access), "refresh_token": .string(refresh), "token_type": "Bearer",
+            "expires_in": .number(Double(options.accessTokenLifetime.microseconds / 1_000_000)),
+            "id_token": .string(JWT.signHS256(["sub": .string(subject), "name": .string(subject),
+                                                "custom:streem_company_code": .string(options.companyCode)], key: key)),
+        ])
+    }
+
+    private func exchange(_ bearer: String?) -> HTTPResponse {
+        guard let bearer, let grant = accessTokens.withLock({ $0[bearer] }), grant.expires > now() else {
+            return unauthorized("access token is invalid or expired")
+        }
+        return .json(status: 200, ["streem_token": .string(mint(subject: grant.subject, sessionExpires: now() + options.sessionLifetime))])
+    }
+
+    /// [M] Renews a Streem token within its session: the token may have expired, but its signature must
+    /// hold and its `session_exp` must be ahead.
+    private func refresh(_ bearer: String?) -> HTTPResponse {
+        guard let bearer, let claims = JWT.verifyHS256(bearer, key: key),
+              let subject = claims["sub"]?.stringValue, let session = claims["session_exp"]?.numberValue else {
+            return unauthorized("not a Streem token")
+        }
+        let sessionExpires = Duration.seconds(session)
+        guard sessionExpires > now() else { return unauthorized("session expired") }
+        guard !revoked() else { return unauthorized("user revoked") }
+        return .json(status: 200, ["streem_token": .string(mint(subject: subject, sessionExpires: sessionExpires))])
+    }
+
+    private func me(_ bearer: String?) -> HTTPResponse {
+        guard let claims = valid(bearer) else { return unauthorized("token is invalid or expired") }
+        return .json(status: 200, ["sub": claims["sub"] ?? .null, "name": claims["name"] ?? .null])
+    }
+
+    private func logout(_ bearer: String?) -> HTTPResponse {
+        guard valid(bearer) != nil else { return unauthorized("token is invalid or expired") }
+        return HTTPResponse(status: 204)
+    }
+
+    // MARK: Tokens
+
+    private func mint(subject: String, sessionExpires: Duration) -> String {
+        let issued = now()
+        let expires = min(issued + options.tokenLifetime, sessionExpires)
+        func seconds(_ d: Duration) -> JSONValue { .number((d.seconds * 1000).rounded() / 1000) }
+        return JWT.signHS256([
+            "iss": "streem:api:authload", "sub": .string(subject), "aud": .string(Self.audience),
+            "iat": seconds(issued), "exp": seconds(expires), "session_exp": seconds(sessionExpires), "name": .string(subject),
+        ], key: key)
+    }
+
+    /// The claims of a token that verifies, is for us, and has not expired (within the leeway).
+    private func valid(_ bearer: String?) -> JSONValue? {
+        guard let bearer, let claims = JWT.verifyHS256(bearer, key: key),
+              claims["aud"]?.stringValue == Self.audience,
+              let exp = claims["exp"]?.numberValue, Duration.seconds(exp) + options.leeway > now() else { return nil }
+        return claims
+    }
+
+    private func bearer(_ request: HTTPRequest) -> String? {
+        guard let value = request.headers["Authorization"], value.hasPrefix("Bearer ") else { return nil }
+        return String(value.dropFirst(7))
+    }
+
+    private func unauthorized(_ why: String) -> HTTPResponse {
+        var response = HTTPResponse.json(status: 401, ["error": "invalid_token", "error_description": .string(why)])
+        response.headers.add("WWW-Authenticate", #"Bearer error="invalid_token""#)
+        return response
+    }
+
+    private func revoked() -> Bool { random.withLock { $0.chance(options.revokedRate) } }
+}

@@ -1,0 +1,82 @@
+import AuthloadCore
+
+// The GCCS (fnsvalue Guardian) vocabulary of wire-spec §C, shared by the flow and the staging service
+// so the two cannot drift apart.
+
+/// A status pushed on the `/user/queue` subscription as `{"status": "<name>"}` (wire-spec §C.2).
+public enum GCCSStatus: String, Sendable, Hashable, CaseIterable {
+    case requestAuth = "RequestAuth"
+    case createChannel = "CreateChannel"
+    case selectNodes = "SelectNodes"
+    case startAuth = "StartAuth"
+    case startVerificationOfNodes = "StartVerificationOfNodes"
+    case completeVerificationOfNodes = "CompleteVerificationOfNodes"
+    case requestCancel = "RequestCancel"
+    case authCanceled = "AuthCanceled"
+    case authFailed = "AuthFailed"
+    case authCompleted = "AuthCompleted"
+    case authTimeout = "AuthTimeout"
+
+    /// The verification stream, in the documented order.
+    public static let verification: [GCCSStatus] = [.createChannel, .selectNodes, .startVerificationOfNodes, .completeVerificationOfNodes]
+
+    /// The body of the STOMP MESSAGE that carries this status.
+    public var messageBody: [UInt8] { JSONValue.object(["status": .string(rawValue)]).serialized() }
+
+    /// Reads a status message body; nil when it is not `{"status": "<known name>"}`.
+    public init?(messageBody: [UInt8]) {
+        guard let name = (try? JSONValue.parse(messageBody))?["status"]?.stringValue else { return nil }
+        self.init(rawValue: name)
+    }
+}
+
+/// Result codes of the GCCS envelope (wire-spec §C.3); 0 is success.
+public enum GCCSResultCode {
+    public static let success = 0
+    public static let invalidClientKey = 2000
+    public static let requestParameterError = 2002
+    public static let channelDoesNotExist = 2004
+    public static let authenticationInProgress = 2010
+    public static let authenticationTimeout = 5001
+    public static let authenticationFailure = 5010
+    public static let authenticationCanceled = 5011
+    public static let noAuthenticationInProgress = 5019
+    public static let nodeVerificationFailure = 5022
+}
+
+/// The `{"rtCode", "rtMsg", "data"}` envelope every GCCS REST call answers with.
+public struct GCCSEnvelope: Sendable, Equatable {
+    public var rtCode: Int
+    public var rtMsg: String
+    public var data: JSONValue
+
+    public init(rtCode: Int, rtMsg: String = "", data: JSONValue = .null) {
+        self.rtCode = rtCode
+        self.rtMsg = rtMsg
+        self.data = data
+    }
+
+    /// Parses a body; nil when it is not JSON with an integer `rtCode` (the SDK maps that to 10001).
+    public init?(body: [UInt8]) {
+        guard let json = try? JSONValue.parse(body), let code = json["rtCode"]?.intValue else { return nil }
+        self.init(rtCode: code, rtMsg: json["rtMsg"]?.stringValue ?? "", data: json["data"] ?? .null)
+    }
+
+    public var json: JSONValue { ["rtCode": .number(Double(rtCode)), "rtMsg": .string(rtMsg), "data": data] }
+}
+
+/// Where the GCCS endpoints live; the REST prefix is not public (wire-spec §C.1), so it is an option.
+public struct GCCSPaths: Sendable, Equatable {
+    /// Prefix of the REST calls (`{apiPrefix}/auth`, `/auth/nodes`, …).
+    public var apiPrefix = "/api/v3"
+    /// The raw-WebSocket URL path of the STOMP endpoint.
+    public var socket = "/ws/v3/app/websocket"
+    /// The destination statuses are sent to; also the subscription id the SDK uses.
+    public var queue = "/user/queue"
+
+    public init() {}
+
+    public var auth: String { apiPrefix + "/auth" }
+    public var nodes: String { apiPrefix + "/auth/nodes" }
+    public var complete: String { apiPrefix + "/auth/complete" }
+}

@@ -1,0 +1,31 @@
+import AuthloadCore
+import Testing
+
+@Suite("Metric catalog and collector: requests and events")
+struct MetricCatalogTests {
+    let catalog = MetricCatalog(flows: [("gccs", ["auth", "CreateChannel", "token"]), ("login", ["login"])],
+                                events: ["gccs": ["CreateChannel"]])
+
+    @Test("numbers each flow, then its steps; event steps are steps but not requests")
+    func numbering() {
+        #expect(catalog.ids.map(\.description) == ["gccs", "gccs.auth", "gccs.CreateChannel", "gccs.token", "login", "login.login"])
+        #expect(catalog.stepMetric(flow: 0, step: 1) == 2)
+        #expect(catalog.isStep(2) && catalog.isEvent(2) && !catalog.isRequest(2))
+        #expect(catalog.isRequest(1) && catalog.isRequest(3) && catalog.isRequest(5))
+        #expect(!catalog.isRequest(0) && !catalog.isEvent(0))
+    }
+
+    @Test("the live request rate leaves events out, and summaries mark them")
+    func collector() {
+        let recorder = MetricsRecorder(metricCount: catalog.count, interval: .seconds(1))
+        let collector = Collector(catalog: catalog, recorder: recorder, lag: 1)
+        for metric in [1, 2, 2, 2, 3] {
+            recorder.record(metric: metric, startOffset: .milliseconds(100), latency: .milliseconds(5), outcome: .ok, shard: 0)
+        }
+        collector.tick(completed: 1, activeUsers: 1)
+        #expect(collector.live.totalRequests == 2)
+        let measured = collector.finish(lastInterval: 1, activeUsers: 0)
+        #expect(measured.metrics.filter(\.isEvent).map(\.id.description) == ["gccs.CreateChannel"])
+        #expect(measured.metrics.first { $0.id.description == "gccs.CreateChannel" }?.count == 3)
+    }
+}

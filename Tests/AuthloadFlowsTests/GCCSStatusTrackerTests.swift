@@ -1,0 +1,45 @@
+import AuthloadCore
+@testable import AuthloadFlows
+import AuthloadTesting
+import AuthloadWire
+import Testing
+
+@Suite("GCCS status tracker")
+struct GCCSStatusTrackerTests {
+    typealias Instant = ManualClock.Instant
+    func at(_ ms: Int) -> Instant { Instant(offset: .milliseconds(ms)) }
+
+    @Test("times each status from the start and from the previous event, a request restarting the gap")
+    func timing() {
+        var tracker = GCCSStatusTracker(flowStart: at(0))
+        tracker.sent(at: at(100))
+        #expect(tracker.receive(.createChannel, at: at(300)) == .progress(.createChannel, sinceStart: .milliseconds(300), gap: .milliseconds(200)))
+        #expect(tracker.receive(.selectNodes, at: at(450)) == .progress(.selectNodes, sinceStart: .milliseconds(450), gap: .milliseconds(150)))
+        tracker.sent(at: at(500))
+        #expect(tracker.receive(.authCanceled, at: at(520)) == .progress(.authCanceled, sinceStart: .milliseconds(520), gap: .milliseconds(20)))
+    }
+
+    @Test("a repeated status is a duplicate and not timed again; an untimed one is passed over")
+    func duplicates() {
+        var tracker = GCCSStatusTracker(flowStart: at(0))
+        _ = tracker.receive(.createChannel, at: at(10))
+        #expect(tracker.receive(.createChannel, at: at(20)) == .duplicate(.createChannel))
+        #expect(tracker.receive(.startAuth, at: at(30)) == .untracked(.startAuth))
+    }
+
+    @Test("a status that arrived before the request it follows has no negative gap")
+    func earlyStatus() {
+        var tracker = GCCSStatusTracker(flowStart: at(0))
+        tracker.sent(at: at(100))
+        #expect(tracker.receive(.createChannel, at: at(90)) == .progress(.createChannel, sinceStart: .milliseconds(90), gap: .zero))
+    }
+
+    @Test("a second, different end is a conflict; the same end again is a duplicate")
+    func conflictingEnds() {
+        var tracker = GCCSStatusTracker(flowStart: at(0))
+        _ = tracker.receive(.authCompleted, at: at(10))
+        #expect(tracker.receive(.authCompleted, at: at(11)) == .duplicate(.authCompleted))
+        #expect(tracker.receive(.authCanceled, at: at(12)) == .conflictingEnd(first: .authCompleted, then: .authCanceled))
+        #expect(tracker.end == .authCompleted)
+    }
+}
