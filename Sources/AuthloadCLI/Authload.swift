@@ -5,7 +5,7 @@ public enum Authload {
             switch try Command.parse(arguments) {
             case .help(let topic):
                 guard let text = HelpText.text(for: topic) else {
-                    throw CLIError.usage("no help for \"\(topic ?? "")\" (commands: run, validate, serve, report)", command: nil)
+                    throw CLIError.usage("no help for \"\(topic ?? "")\" (commands: run, validate, serve, report, compare)", command: nil)
                 }
                 console.line(text)
                 return .success
@@ -20,6 +20,8 @@ public enum Authload {
                 return try await ServeCommand(options: options, console: console).execute()
             case .report(let path):
                 return try ReportCommand(path: path, console: console).execute()
+            case .compare(let options):
+                return try CompareCommand(options: options, console: console).execute()
             }
         } catch {
             console.error(error.message)

@@ -6,6 +6,7 @@ public enum Command: Equatable, Sendable {
     case validate(profile: String)
     case serve(ServeOptions)
     case report(path: String)
+    case compare(CompareOptions)
     case help(topic: String?)
     case version
 
@@ -16,6 +17,18 @@ public enum Command: Equatable, Sendable {
         public var duration: Duration?
         public var users: Int?
         public var quiet = false
+    }
+
+    public struct CompareOptions: Equatable, Sendable {
+        /// Result files or report directories: the baseline, then the run to judge.
+        public var base = ""
+        public var new = ""
+        /// A profile whose `compare` section gives the tolerances; flags override it.
+        public var profile: String?
+        public var p50: Double?
+        public var p99: Double?
+        public var errorRate: Double?
+        public var minLatencyDelta: Duration?
     }
 
     public struct ServeOptions: Equatable, Sendable {
@@ -95,14 +108,54 @@ public enum Command: Equatable, Sendable {
             while let argument = rest.next() { try rest.positional(argument, into: &path, name: "REPORT_DIR") }
             guard !path.isEmpty else { throw CLIError.usage("missing REPORT_DIR (a report directory or its result.json)", command: "report") }
             return .report(path: path)
+        case "compare":
+            if rest.wantsHelp { return .help(topic: "compare") }
+            return .compare(try parseCompare(&rest))
         default:
-            throw CLIError.usage("unknown command \"\(first)\" (commands: run, validate, serve, report, help)", command: nil)
+            throw CLIError.usage("unknown command \"\(first)\" (commands: run, validate, serve, report, compare, help)", command: nil)
         }
     }
 }
 
+extension Command {
+    fileprivate static func parseCompare(_ rest: inout ArgumentQueue) throws(CLIError) -> CompareOptions {
+        var options = CompareOptions()
+        var paths: [String] = []
+        func fraction(_ option: String, _ text: String) throws(CLIError) -> Double {
+            guard let value = CompareTolerances.parseFraction(text) else {
+                throw CLIError.usage("\(option): \"\(text)\" is not a tolerance (write e.g. 20% or 0.2)", command: "compare")
+            }
+            return value
+        }
+        while let argument = rest.next() {
+            switch argument {
+            case "--profile", "-p": options.profile = try rest.value(for: argument)
+            case "--p50": options.p50 = try fraction(argument, rest.value(for: argument))
+            case "--p99": options.p99 = try fraction(argument, rest.value(for: argument))
+            case "--error-rate": options.errorRate = try fraction(argument, rest.value(for: argument))
+            case "--min-delta":
+                let text = try rest.value(for: argument)
+                guard let duration = DurationText.parse(text) else {
+                    throw CLIError.usage("--min-delta: \"\(text)\" is not a duration (write e.g. 1ms)", command: "compare")
+                }
+                options.minLatencyDelta = duration
+            default:
+                guard !argument.hasPrefix("-") else { throw CLIError.usage("unknown option \"\(argument)\"", command: "compare") }
+                paths.append(argument)
+            }
+        }
+        guard paths.count == 2 else {
+            throw CLIError.usage(paths.count < 2 ? "needs BASE and NEW (result.json files or report directories)"
+                                                 : "unexpected argument \"\(paths[2])\" (only BASE and NEW)", command: "compare")
+        }
+        options.base = paths[0]
+        options.new = paths[1]
+        return options
+    }
+}
+
 /// The arguments left to read, with the error messages every command shares.
-private struct ArgumentQueue {
+fileprivate struct ArgumentQueue {
     private var arguments: [String]
     let command: String
 

@@ -9,6 +9,7 @@ public enum HelpText {
         case "validate": validate
         case "serve": serve
         case "report": report
+        case "compare": compare
         default: nil
         }
     }
@@ -23,6 +24,7 @@ public enum HelpText {
           validate PROFILE   Check a profile without sending any traffic
           serve              Start the embedded staging server (FCSDK login)
           report DIR         Rebuild report.html and the CSVs from DIR/result.json
+          compare BASE NEW   Compare two runs' result.json; exit 2 on a regression
           help [COMMAND]     Show help for a command
 
         OPTIONS:
@@ -34,6 +36,7 @@ public enum HelpText {
           authload validate Profiles/demo.json
           authload serve --port 8080
           authload serve --port 8443 --tls --cert-out staging.pem
+          authload compare Reports/last-good Reports/tonight --p99 30%
 
         EXIT STATUS: 0 pass, 1 run error, 2 threshold failed, 3 generator overloaded,
                      64 bad arguments or profile, 130 interrupted.
@@ -43,8 +46,9 @@ public enum HelpText {
         USAGE: authload run PROFILE [--out DIR] [--duration D] [--users N] [--quiet]
 
         Runs the load described by PROFILE (JSON) and writes report.html, summary.csv,
-        timeseries.csv, errors.csv and result.json into the report directory. A target
-        of {"embedded": {...}} starts the staging server inside this process on 127.0.0.1.
+        timeseries.csv, errors.csv, junit.xml, result.json and, for load.stages,
+        capacity.csv into the report directory. A target of {"embedded": {...}} starts
+        the staging server inside this process on 127.0.0.1.
 
         HTTPS: certificates are checked against the system's trusted certificates and the
         target's host name. "insecureSkipTLSVerify": true in the target accepts any
@@ -58,6 +62,17 @@ public enum HelpText {
           -u, --users N       Override load.users
           -q, --quiet         No progress output; print only the report path
 
+        LOAD MODELS: "closed" (default): load.users loop flow → think → flow.
+        "open": load.arrivalRate ("100/s", "600/m") starts a new user per arrival, who
+        runs one flow and leaves; load.maxUsers caps users alive at once (default 10000).
+        Open-model flows are timed from when they were due, so a stalled server shows in
+        full. load.stages [{"duration": "30s", "target": 100}, ...] ramps users or the
+        rate linearly (a "0s" stage jumps).
+
+        GENERATOR: schedule lag (start − due), dropped arrivals and CPU are reported;
+        "generator": {"maxLagP99": "100ms", "maxDroppedRate": 0.01, "dropAfter": "1s"}
+        (the defaults) sets when the run exits 3: then it says nothing about the server.
+
         PROGRESS: one line per second on a terminal (elapsed, users, req/s, p95, errors);
         plain log lines every 5 s otherwise.
 
@@ -65,7 +80,8 @@ public enum HelpText {
         flows finish within load.gracefulStop, writes the partial report and exits 130.
         A second one cancels what is still running.
 
-        EXIT STATUS: 0 pass, 1 run error (e.g. no flow succeeded), 64 bad profile, 130 interrupted.
+        EXIT STATUS: 0 pass, 1 run error (e.g. no flow succeeded), 2 threshold failed,
+                     3 generator could not keep its schedule, 64 bad profile, 130 interrupted.
         """
 
     static let validate = """
@@ -99,5 +115,25 @@ public enum HelpText {
 
         Rebuilds report.html, summary.csv, timeseries.csv and errors.csv from
         REPORT_DIR/result.json (or from a result.json path given directly).
+        """
+
+    static let compare = """
+        USAGE: authload compare BASE NEW [--p50 T] [--p99 T] [--error-rate T] [--min-delta D] [--profile FILE]
+
+        Compares NEW with BASE (each a result.json or a report directory): per flow and
+        step, p50, p99 and error rate, base → new. A series is a regression when its p50
+        or p99 grew by more than its tolerance (and by at least --min-delta), when its
+        error rate grew by more than --error-rate, or when NEW lacks it.
+
+        OPTIONS:
+          --p50 T             Allowed p50 increase, e.g. 20% or 0.2 (default 20%)
+          --p99 T             Allowed p99 increase (default 20%)
+          --error-rate T      Allowed error-rate increase in points, e.g. 1% (default 1%)
+          --min-delta D       Latency changes smaller than this never count (default 1ms)
+          -p, --profile FILE  Take the tolerances from the profile's "compare" section,
+                              {"p50": 0.2, "p99": 0.2, "errorRate": 0.01, "minLatencyDelta": "1ms"};
+                              the flags above override it
+
+        EXIT STATUS: 0 no regression, 2 a regression, 64 bad arguments or unreadable files.
         """
 }

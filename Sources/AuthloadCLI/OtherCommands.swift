@@ -18,8 +18,8 @@ struct ValidateCommand {
         case .embedded: target = loaded.staging?.tls == true ? "the embedded staging server over HTTPS" : "the embedded staging server"
         }
         let flows = plan.flows.map { "\($0.name) (\($0.kind), weight \(Format.count(Int($0.weight))))" }.joined(separator: ", ")
-        console.line("\(profile): OK — closed model, \(plan.load.users) users, ramp-up \(DurationText.format(plan.load.rampUp)), " +
-            "duration \(DurationText.format(plan.load.duration)), target \(target); flows: \(flows)")
+        let load = plan.load.model == .closed ? "closed model, " + RunCommand.describeLoad(plan.load) : RunCommand.describeLoad(plan.load)
+        console.line("\(profile): OK — \(load), target \(target); flows: \(flows)")
         return .success
     }
 }
@@ -49,7 +49,7 @@ struct ServeCommand {
         let group: EventLoopGroup
         do {
             group = try EventLoopGroup()
-            server = try HTTPServer(group: group, host: options.host, port: options.port, service: StagingServer(configuration: configuration),
+            server = try HTTPServer(group: group, host: options.host, port: options.port, service: StagingServer.service(configuration: configuration, clock: ContinuousClock()),
                                     tls: identity.map { identity throws(TransportError) in try TLSServerContext(identity: identity) })
         } catch {
             throw CLIError("cannot start the staging server: \(error)", exitCode: .runError)

@@ -19,6 +19,7 @@ struct ProgressReporter {
                 let live = runner.collector.live
                 let line = "[\(DurationText.format(.seconds(Int64(start.duration(to: clock.now).seconds))))/\(DurationText.format(plan.load.duration))]"
                     + " users \(runner.control.activeUsers)/\(plan.load.users)"
+                    + (plan.load.model == .open ? "  dropped \(Format.count(runner.health.droppedSoFar))" : "")
                     + "  req/s \(Format.count(Int(live.requestsPerSecond.rounded())))"
                     + "  p95 \(Format.millis(live.p95Micros)) ms"
                     + "  errors \(Format.count(live.totalErrors)) (\(Format.percent(live.totalErrors, of: live.totalRequests)))"

@@ -49,16 +49,21 @@ struct RunCommand {
         }
         defer { signals.cancel() }
         if !options.quiet {
-            console.line("authload \(HelpText.version): \(plan.name) — \(plan.load.users) users, ramp-up \(DurationText.format(plan.load.rampUp)), " +
-                "\(DurationText.format(plan.load.duration)) against \(targetDescription)")
+            console.line("authload \(HelpText.version): \(plan.name) — \(Self.describeLoad(plan.load)) against \(targetDescription)")
         }
 
         let startedAt = Date()
+        let cpuAtStart = ProcessCPU.seconds()
         let progress = options.quiet ? nil : ProgressReporter(console: console, plan: plan, runner: runner).start()
-        let outcome = await runner.run()
+        var outcome = await runner.run()
         progress?.cancel()
+        let endedAt = Date()
+        let cpu = ProcessCPU.seconds() - cpuAtStart
+        outcome.generator.cpuSeconds = cpu
+        let wall = endedAt.timeIntervalSince(startedAt) * Double(ProcessInfo.processInfo.activeProcessorCount)
+        outcome.generator.cpuShare = wall > 0 ? min(1, cpu / wall) : nil
         let result = RunResultBuilder.build(
-            plan: plan, outcome: outcome, startedAt: startedAt, endedAt: Date(), target: targetDescription,
+            plan: plan, outcome: outcome, startedAt: startedAt, endedAt: endedAt, target: targetDescription,
             tlsVerificationOff: verificationOff)
 
         let directory = options.output ?? Self.defaultDirectory(for: plan.name, at: startedAt)
@@ -74,9 +79,37 @@ struct RunCommand {
         return Self.exitCode(for: result, outcome: outcome, console: console)
     }
 
+    /// The load in words, e.g. `500 users, ramp-up 1m, duration 10m` or `open model, 100 arrivals/s (at most 10,000 users), duration 1m`.
+    static func describeLoad(_ load: LoadPlan) -> String {
+        let length = "duration " + DurationText.format(load.duration)
+        switch (load.model, load.stages.isEmpty) {
+        case (.closed, true):
+            return "\(load.users) users, ramp-up \(DurationText.format(load.rampUp)), \(length)"
+        case (.closed, false):
+            return "\(load.stages.count) stages up to \(load.users) users, \(length)"
+        case (.open, true):
+            return "open model, \(rate(load.arrivalRate)) arrivals/s (at most \(Format.count(load.users)) users), \(length)"
+        case (.open, false):
+            return "open model, \(load.stages.count) stages up to \(rate(load.schedule.peak)) arrivals/s " +
+                "(at most \(Format.count(load.users)) users), \(length)"
+        }
+    }
+
+    private static func rate(_ value: Double) -> String {
+        value == value.rounded() && value < 1e15 ? String(Int(value)) : String(value)
+    }
+
     private func applyOverrides(to plan: inout RunPlan) throws(CLIError) {
-        if let users = options.users { plan.load.users = users }
+        if let users = options.users {
+            guard plan.load.model == .closed, plan.load.stages.isEmpty else {
+                throw CLIError.usage("--users: this profile's load has \(plan.load.model == .open ? "no fixed population (open model; set load.maxUsers)" : "stages, which set the users")", command: "run")
+            }
+            plan.load.users = users
+        }
         if let duration = options.duration {
+            guard plan.load.stages.isEmpty else {
+                throw CLIError.usage("--duration: this profile's load.stages set its length", command: "run")
+            }
             guard plan.load.rampUp <= duration else {
                 throw CLIError.usage("--duration \(DurationText.format(duration)) is shorter than load.rampUp (\(DurationText.format(plan.load.rampUp)))", command: "run")
             }
@@ -96,7 +129,7 @@ struct RunCommand {
                 let tls = staging.tls
                     ? try TLSServerContext(identity: TLSIdentity.selfSigned(hostnames: ["localhost"], ipAddresses: ["127.0.0.1"]))
                     : nil
-                server = try HTTPServer(group: group, port: 0, service: StagingServer(configuration: staging), tls: tls)
+                server = try HTTPServer(group: group, port: 0, service: StagingServer.service(configuration: staging, clock: ContinuousClock()), tls: tls)
             } catch {
                 throw CLIError("cannot start the embedded staging server: \(error)", exitCode: .runError)
             }
@@ -128,6 +161,12 @@ struct RunCommand {
             console.error("no flow succeeded (\(attempted) attempted)\(common); see errors.csv for why")
             return .runError
         }
+        // After "nothing succeeded" (a broken target is the news, whatever the generator did) and before the
+        // thresholds: when the generator fell behind, no figure of the run, passing or failing, is about the server.
+        if let generator = result.generator, !generator.keptSchedule {
+            console.error("the generator could not keep its schedule: " + generator.problems.joined(separator: "; "))
+            return .generatorOverloaded
+        }
         let failed = result.thresholds.filter { !$0.passed }
         if !failed.isEmpty {
             console.error("\(failed.count) of \(result.thresholds.count) thresholds failed: " +
@@ -152,6 +191,10 @@ enum RunResultBuilder {
         if let threshold = outcome.abortedBy {
             notes.append("Aborted after \(DurationText.format(.seconds(Int64(outcome.elapsed.seconds)))) because \(threshold.name) failed (abortOnFail): this report is partial.")
         }
+        if !outcome.generator.keptSchedule {
+            notes.append("The load generator could not keep its schedule (" + outcome.generator.problems.joined(separator: "; ") +
+                         "): the run says nothing reliable about the server.")
+        }
         if outcome.measured.lateSamples > 0 {
             notes.append("\(outcome.measured.lateSamples) samples finished long after their interval ended; they count in the totals but not in the per-interval percentiles.")
         }
@@ -165,6 +208,7 @@ enum RunResultBuilder {
             durationSeconds: outcome.elapsed.seconds, intervalSeconds: plan.interval.seconds,
             status: outcome.stoppedEarly ? .interrupted : outcome.abortedBy != nil ? .aborted : .completed,
             metrics: outcome.measured.metrics, timeseries: outcome.measured.timeseries,
-            errors: outcome.measured.errors, notes: notes, thresholds: outcome.measured.thresholds)
+            errors: outcome.measured.errors, notes: notes, thresholds: outcome.measured.thresholds,
+            generator: outcome.generator, capacity: outcome.measured.capacity)
     }
 }

@@ -100,6 +100,34 @@ public enum CSVWriter {
         return quoted + "\""
     }
 
+    public static let capacityHeader = [
+        "stage", "from", "target", "unit", "start_s", "end_s", "flows", "errors", "error_rate", "throughput_per_s",
+        "p50_ms", "p99_ms", "passed", "failed_thresholds", "last_inside_slo", "knee",
+    ]
+
+    /// One row per stage of a staged run (`capacity.csv`): what it achieved, whether it met every threshold,
+    /// and which stage is the last inside the SLO and which the knee. Nil for a run without stages.
+    public static func capacity(_ result: RunResult) -> String? {
+        guard let capacity = result.capacity else { return nil }
+        var rows = [capacityHeader]
+        for (index, stage) in capacity.stages.enumerated() {
+            let hasSamples = stage.flows > 0
+            rows.append([
+                String(stage.number), Format.fixed(stage.from, decimals: 3), Format.fixed(stage.target, decimals: 3), capacity.unit,
+                Format.fixed(stage.startSeconds, decimals: 3), Format.fixed(stage.endSeconds, decimals: 3),
+                String(stage.flows), String(stage.errors),
+                hasSamples ? Format.fixed(stage.errorRate, decimals: 6) : "",
+                Format.fixed(stage.throughput, decimals: 3),
+                hasSamples ? Format.millis(micros: stage.p50Micros) : "", hasSamples ? Format.millis(micros: stage.p99Micros) : "",
+                capacity.judged ? (stage.passed ? "true" : "false") : "",
+                stage.failedThresholds.joined(separator: "; "),
+                capacity.lastPassingStage == index ? "true" : "false",
+                capacity.kneeStage == index ? "true" : "false",
+            ])
+        }
+        return document(rows)
+    }
+
     // MARK: Helpers
 
     private static func document(_ rows: [[String]]) -> String {

@@ -30,12 +30,15 @@ public enum HTMLReport {
 
             """
         page += header(result)
+        page += generatorBanner(result)
         page += callout(result)
         page += thresholds(result)
         page += keyFigures(model)
+        page += capacity(result)
         page += summaryTable(model)
         page += charts(model)
         page += errorTable(result)
+        page += generatorHealth(result)
         page += footer(result)
         page += "</main>\n</body>\n</html>\n"
         return page

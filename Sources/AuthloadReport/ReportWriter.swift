@@ -11,6 +11,8 @@ public struct ReportFiles: Sendable, Equatable {
     public var errorsCSV: String
     public var resultJSON: String
     public var junitXML: String
+    /// Written only for runs with stages.
+    public var capacityCSV: String
 
     /// Every file, in the order they are written (the machine-readable result first).
     public var all: [String] { [resultJSON, summaryCSV, timeseriesCSV, errorsCSV, junitXML, html] }
@@ -24,6 +26,7 @@ public struct ReportFiles: Sendable, Equatable {
         errorsCSV = file("errors.csv")
         resultJSON = file("result.json")
         junitXML = file("junit.xml")
+        capacityCSV = file("capacity.csv")
     }
 }
 
@@ -42,7 +45,7 @@ public struct ReportWriter {
     /// The `result.json` schema this build writes and reads.
     public static let schemaVersion = 1
 
-    /// Writes `report.html`, `summary.csv`, `timeseries.csv`, `errors.csv`, `junit.xml` and `result.json` into
+    /// Writes `report.html`, `summary.csv`, `timeseries.csv`, `errors.csv`, `junit.xml`, `result.json` and, for a staged run, `capacity.csv` into
     /// `directory`, creating it if needed and replacing files of an earlier report.
     ///
     /// - Throws: ``ReportError`` naming the directory or file that could not be written.
@@ -60,6 +63,12 @@ public struct ReportWriter {
         try writeAtomically(Data(CSVWriter.timeseries(result).utf8), to: files.timeseriesCSV)
         try writeAtomically(Data(CSVWriter.errors(result).utf8), to: files.errorsCSV)
         try writeAtomically(Data(JUnitWriter.render(result).utf8), to: files.junitXML)
+        if let capacity = CSVWriter.capacity(result) {
+            try writeAtomically(Data(capacity.utf8), to: files.capacityCSV)
+        } else if FileManager.default.fileExists(atPath: files.capacityCSV) {
+            // A rebuilt report of a run without stages must not keep an earlier run's capacity table.
+            try? FileManager.default.removeItem(atPath: files.capacityCSV)
+        }
         try writeAtomically(Data(HTMLReport.render(result).utf8), to: files.html)
         return files
     }

@@ -45,13 +45,16 @@ public struct StagingConfiguration: Sendable, Equatable {
     public var seed: UInt64 = 7
     /// Serve HTTPS with a self-signed certificate made for the run (`"tls": true`); the socket side reads it.
     public var tls = false
+    /// Workers and a queue in front of every service (`"capacity"`); nil: unlimited. See ``CapacityModel``.
+    public var capacity: CapacityModel.Options?
 
     public init() {}
 
     public static func read(_ reader: ProfileReader) throws(ProfileError) -> StagingConfiguration {
         var configuration = StagingConfiguration()
-        try reader.rejectUnknownKeys(allowed: ["fcsdk", "gccs", "streem", "okta", "seed", "tls"])
+        try reader.rejectUnknownKeys(allowed: ["fcsdk", "gccs", "streem", "okta", "seed", "tls", "capacity"])
         if let tls = try reader.optional("tls") { configuration.tls = try tls.bool() }
+        if let capacity = try reader.optional("capacity") { configuration.capacity = try CapacityModel.Options.read(capacity) }
         if let seed = try reader.optional("seed") { configuration.seed = UInt64(max(0, try seed.int())) }
         if let fcsdk = try reader.optional("fcsdk") {
             try fcsdk.rejectUnknownKeys(allowed: ["loginPath", "latency", "errorRate", "errorStatus", "password", "voiceDomain", "setCookie"])

@@ -38,6 +38,7 @@ public final class ManualClock: Clock, Sendable {
         /// entries of cancelled sleepers stay until they surface and are skipped then.
         var deadlines = DeadlineHeap()
         var sleeperWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var quietWaiters: [(isQuiet: @Sendable (Int) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
 
         /// Drops heap entries whose sleeper is gone; the top is then a live sleeper, if any.
         mutating func pruneTop() {
@@ -137,11 +138,38 @@ public final class ManualClock: Clock, Sendable {
         }
     }
 
+    /// Returns once `isQuiet(sleeperCount)` holds. It is checked now, whenever a task parks, and on ``recheck()``.
+    ///
+    /// For code whose number of sleepers varies (an open-model run: users come and go), where
+    /// ``waitForSleepers(_:)`` needs a number known in advance.
+    public func waitUntilQuiet(_ isQuiet: @escaping @Sendable (_ sleepers: Int) -> Bool) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state in
+                if isQuiet(state.sleepers.count) { return true }
+                state.quietWaiters.append((isQuiet, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Re-checks the conditions of ``waitUntilQuiet(_:)``: call it when something they read changed
+    /// without a task parking (e.g. a task ended).
+    public func recheck() {
+        let ready = state.withLock { Self.satisfiedWaiters(&$0) }
+        ready.forEach { $0.resume() }
+    }
+
     private static func satisfiedWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
-        guard !state.sleeperWaiters.isEmpty else { return [] }
+        guard !state.sleeperWaiters.isEmpty || !state.quietWaiters.isEmpty else { return [] }
         let count = state.sleepers.count
-        let ready = state.sleeperWaiters.filter { $0.count <= count }.map(\.continuation)
+        var ready = state.sleeperWaiters.filter { $0.count <= count }.map(\.continuation)
         state.sleeperWaiters.removeAll { $0.count <= count }
+        var waiting: [(isQuiet: @Sendable (Int) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
+        for waiter in state.quietWaiters {
+            if waiter.isQuiet(count) { ready.append(waiter.continuation) } else { waiting.append(waiter) }
+        }
+        state.quietWaiters = waiting
         return ready
     }
 }

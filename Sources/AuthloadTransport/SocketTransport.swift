@@ -63,10 +63,18 @@ final class ConnectionPool: HTTPClient {
         state = Locked(State(idle: (0..<size).map { _ in make() }))
     }
 
+    /// The wait for a free connection counts in the request's timing and its timeout: it is time the user
+    /// waits, and timing from the send alone would hide a queue (coordinated omission).
     func execute(_ request: HTTPRequest, timeout: Duration) async throws -> HTTPResponse {
+        let handedOff = ContinuousClock.now
         let client = await acquire()
         defer { release(client) }
-        return try await client.execute(request, timeout: timeout)
+        let waited = handedOff.duration(to: .now)
+        guard waited < timeout else { throw TransportError(.timeout) }
+        var response = try await client.execute(request, timeout: timeout - waited)
+        response.timing.timeToFirstByte += waited
+        response.timing.total += waited
+        return response
     }
 
     /// A WebSocket holds its connection for its whole life, so it gets one of its own, outside the pool.

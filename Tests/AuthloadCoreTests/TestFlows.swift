@@ -28,3 +28,28 @@ extension RunPlan {
             timeouts: Timeouts(step: stepTimeout, flow: .seconds(120)))
     }
 }
+
+/// A one-request flow, so the flow's time is that request's time from the flow's due instant.
+struct SingleRequestFlow: Flow {
+    var stepNames: [String] { ["request"] }
+
+    func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome where C.Duration == Duration {
+        await context.exchange(step: 0, HTTPRequest(method: "GET", target: "/ping")) { response in
+            response.status == 200 ? .ok : Outcome(.httpError, "\(response.status)")
+        }.outcome
+    }
+}
+
+extension RunPlan {
+    /// An open-model plan with one flow of `flow`'s kind, for engine tests.
+    static func open(rate: Double = 0, duration: Duration = .zero, stages: [LoadStage] = [], maxUsers: Int = LoadPlan.defaultMaxUsers,
+                     stepTimeout: Duration = .seconds(10)) -> RunPlan {
+        RunPlan(
+            name: "test",
+            target: .url(TargetURL(endpoint: Endpoint(host: "127.0.0.1", port: 1))),
+            load: .open(rate: rate, duration: duration, stages: stages, maxUsers: maxUsers),
+            flows: [FlowPlan(name: "visit", kind: "single", options: ProfileReader(path: "flows[0]", value: .null))],
+            users: UserFeeder(),
+            timeouts: Timeouts(step: stepTimeout, flow: .seconds(120)))
+    }
+}

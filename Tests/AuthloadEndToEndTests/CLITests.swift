@@ -44,7 +44,7 @@ struct CLITests {
         (["run"], "error: missing PROFILE (a JSON file, e.g. Profiles/demo.json)"),
         (["run", "x.json", "--users", "0"], "error: --users: must be a whole number greater than 0, found \"0\""),
         (["run", "x.json", "--duration", "soon"], "error: --duration: \"soon\" is not a duration (write e.g. 30s, 2m, 1h)"),
-        (["launch"], "error: unknown command \"launch\" (commands: run, validate, serve, report, help)"),
+        (["launch"], "error: unknown command \"launch\" (commands: run, validate, serve, report, compare, help)"),
         (["serve", "--cert-out", "cert.pem"], "error: --cert-out needs --tls (a plain HTTP server has no certificate)"),
         (["validate", "/nonexistent/profile.json"], "error: cannot read profile /nonexistent/profile.json: no such file or not readable"),
     ])
@@ -129,5 +129,49 @@ struct CLITests {
             let code = await Authload.main(["validate", directory.appendingPathComponent(file).path], console: captured.console)
             #expect(code == .success, "\(file): \(captured.err)")
         }
+    }
+}
+
+@Suite("Command line: load models")
+struct LoadModelCLITests {
+    @Test("run's help explains the load models, the generator limits and every exit status")
+    func runHelp() async {
+        let captured = Captured()
+        #expect(await Authload.main(["run", "--help"], console: captured.console) == .success)
+        #expect(captured.out == HelpText.text(for: "run")! + "\n")
+        #expect(captured.out.contains("\n\"open\": load.arrivalRate (\"100/s\", \"600/m\") starts a new user per arrival, who\n"))
+        #expect(captured.out.contains("\"generator\": {\"maxLagP99\": \"100ms\", \"maxDroppedRate\": 0.01, \"dropAfter\": \"1s\"}"))
+        #expect(captured.out.contains("timeseries.csv, errors.csv, junit.xml, result.json and, for load.stages,\ncapacity.csv into the report directory."))
+        #expect(captured.out.contains("EXIT STATUS: 0 pass, 1 run error (e.g. no flow succeeded), 2 threshold failed,\n" +
+                                      "             3 generator could not keep its schedule, 64 bad profile, 130 interrupted."))
+    }
+
+    @Test("validate describes an open-model load, and names a bad rate's field")
+    func validateOpen() async throws {
+        let good = try temporaryFile("open.json", """
+            {"name": "open", "target": {"embedded": {}}, "load": {"model": "open", "arrivalRate": "600/m", "duration": "1m"},
+             "flows": [{"name": "login", "kind": "fcsdk-login"}]}
+            """)
+        let captured = Captured()
+        #expect(await Authload.main(["validate", good], console: captured.console) == .success)
+        #expect(captured.out.contains("OK — open model, 10 arrivals/s (at most 10,000 users), duration 1m, target the embedded staging server"))
+        let bad = try temporaryFile("bad.json", """
+            {"name": "bad", "target": {"embedded": {}}, "load": {"model": "open", "arrivalRate": "fast", "duration": "1m"},
+             "flows": [{"name": "login", "kind": "fcsdk-login"}]}
+            """)
+        let failed = Captured()
+        #expect(await Authload.main(["validate", bad], console: failed.console) == .usage)
+        #expect(failed.err == "error: bad.json: load.arrivalRate: \"fast\" is not a rate (write e.g. \"100/s\", \"600/m\" or a number per second)\n")
+    }
+
+    @Test("--users on an open-model profile is refused with the field to set instead")
+    func usersOverrideOnOpen() async throws {
+        let path = try temporaryFile("open.json", """
+            {"name": "open", "target": {"embedded": {}}, "load": {"model": "open", "arrivalRate": 5, "duration": "1s"},
+             "flows": [{"name": "login", "kind": "fcsdk-login"}]}
+            """)
+        let captured = Captured()
+        #expect(await Authload.main(["run", path, "--users", "5"], console: captured.console) == .usage)
+        #expect(captured.err.hasPrefix("error: --users: this profile's load has no fixed population (open model; set load.maxUsers)\n"))
     }
 }

@@ -36,9 +36,13 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     let firstStepMetric: Int
     let shard: Int
     let runStart: C.Instant
+    /// When the flow was due to start (an open-model arrival's intended instant); nil when it started on time.
+    let due: C.Instant?
 
+    /// - Parameter due: the instant the flow was scheduled to start; the first step's latency counts from it,
+    ///   so a generator that started the flow late cannot hide the wait (no coordinated omission).
     public init(clock: C, client: any HTTPClient, stepTimeout: Duration, deadline: C.Instant,
-                recorder: MetricsRecorder, firstStepMetric: Int, shard: Int, runStart: C.Instant) {
+                recorder: MetricsRecorder, firstStepMetric: Int, shard: Int, runStart: C.Instant, due: C.Instant? = nil) {
         self.clock = clock
         self.client = client
         self.stepTimeout = stepTimeout
@@ -47,6 +51,7 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
         self.firstStepMetric = firstStepMetric
         self.shard = shard
         self.runStart = runStart
+        self.due = due
     }
 
     /// Sends one request as step number `step`, classifies the response and records the sample.
@@ -54,11 +59,14 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// The request gets the step timeout or what is left of the flow's, whichever is shorter. A response's
     /// latency is the transport's own measure (hand-off to the transport → last byte parsed), as wrk
     /// measures: the generator's task scheduling after that must not pass for server time. A request
-    /// without a response counts the time on the clock until it failed.
+    /// without a response counts the time on the clock until it failed. Step 0 of a flow that started after
+    /// it was due counts from the due instant instead, and is filed under it.
     public func exchange(step: Int, _ request: HTTPRequest, classify: (HTTPResponse) -> Outcome) async -> StepResult {
         var (start, result) = await send(request)
         if let response = result.response { result.outcome = classify(response) }
-        record(step: step, start: start, outcome: result.outcome, latency: result.response?.timing.total)
+        let late = step == 0 ? due.map { Swift.max(.zero, $0.duration(to: start)) } ?? .zero : .zero
+        record(step: step, start: start.advanced(by: .zero - late), outcome: result.outcome,
+               latency: result.response.map { $0.timing.total + late })
         return result
     }
 

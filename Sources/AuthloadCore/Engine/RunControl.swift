@@ -12,6 +12,8 @@ public final class RunControl: Sendable {
         var activeUsers = 0
         var inFlight = 0
         var stopRequests = 0
+        var liveTasks = 0
+        var observer: (@Sendable () -> Void)?
     }
 
     private let state = Locked(State())
@@ -36,6 +38,40 @@ public final class RunControl: Sendable {
     public var wasStopRequested: Bool { stopRequested.isSet }
 
     public var activeUsers: Int { state.withLock { $0.activeUsers } }
+
+    /// The run's tasks still alive (users, generator, timekeeper, collector). Each parks on exactly one
+    /// clock sleep when the run is quiet, which is how a virtual-time driver knows it may advance the clock.
+    public var liveTasks: Int { state.withLock { $0.liveTasks } }
+
+    /// Calls `observer` (outside any lock) whenever a task of the run ends; a virtual-time driver re-checks
+    /// whether the run has gone quiet, since a task that ends parks nowhere.
+    public func observeTaskEnds(_ observer: @escaping @Sendable () -> Void) {
+        state.withLock { $0.observer = observer }
+    }
+
+    func taskStarted() {
+        state.withLock { $0.liveTasks += 1 }
+    }
+
+    func taskEnded() {
+        let observer = state.withLock { state in
+            state.liveTasks -= 1
+            return state.observer
+        }
+        observer?()
+    }
+
+    /// Counts an open-model arrival in as a user unless `limit` users are alive; false also once draining.
+    func admitUser(limit: Int) -> AdmitResult {
+        state.withLock { state in
+            guard state.phase == .running else { return .draining }
+            guard state.activeUsers < limit else { return .atCap }
+            state.activeUsers += 1
+            return .admitted
+        }
+    }
+
+    enum AdmitResult { case admitted, atCap, draining }
     public var inFlight: Int { state.withLock { $0.inFlight } }
 
     /// Counts a user in; false once the run is draining (the user should not start).

@@ -1,9 +1,11 @@
-/// Runs a closed-model load: a fixed population of virtual users, each looping flow → think → flow.
+/// Runs a load: a closed population of virtual users looping flow → think → flow, or open-model arrivals
+/// that each run one flow and leave (`Runner+Closed.swift`, `Runner+Open.swift`).
 ///
 /// Everything that waits or measures goes through the injected clock, so a run on a `ManualClock` and an
 /// in-process transport covers hours of virtual time in seconds. All users are children of one task
 /// group; the run ends at the planned end (or on a stop request) by draining: no new flows start,
-/// in-flight flows may finish until `gracefulStop`, then whatever is left is cancelled.
+/// in-flight flows may finish until `gracefulStop`, then whatever is left is cancelled. The generator's
+/// own schedule lag and dropped arrivals are measured alongside (``GeneratorHealth``).
 ///
 /// ```swift
 /// let runner = Runner(plan: plan, flows: flows, transport: transport, endpoint: endpoint, clock: ContinuousClock())
@@ -12,18 +14,22 @@
 public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
     public let control: RunControl
     public let collector: Collector
-    private let plan: RunPlan
-    private let flows: [any Flow]
-    private let cumulativeWeights: [Double]
-    private let transport: any Transport
-    private let endpoint: Endpoint
-    private let clock: C
-    private let recorder: MetricsRecorder
-    private let catalog: MetricCatalog
+    public let health: GeneratorHealth
+    let plan: RunPlan
+    let flows: [any Flow]
+    let cumulativeWeights: [Double]
+    let transport: any Transport
+    let endpoint: Endpoint
+    let clock: C
+    let recorder: MetricsRecorder
+    let catalog: MetricCatalog
+    let hooks: RunHooks
 
-    /// - Parameter flows: one implementation per `plan.flows` entry, in the same order.
+    /// - Parameters:
+    ///   - flows: one implementation per `plan.flows` entry, in the same order.
+    ///   - hooks: seams for tests (a stalled generator); none in production.
     public init(plan: RunPlan, flows: [any Flow], transport: any Transport, endpoint: Endpoint, clock: C,
-                control: RunControl = RunControl()) {
+                control: RunControl = RunControl(), hooks: RunHooks = RunHooks()) {
         precondition(flows.count == plan.flows.count && !flows.isEmpty, "one flow implementation per planned flow")
         self.plan = plan
         self.flows = flows
@@ -33,6 +39,8 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         self.endpoint = endpoint
         self.clock = clock
         self.control = control
+        self.hooks = hooks
+        self.health = GeneratorHealth(interval: plan.interval)
         self.catalog = MetricCatalog(
             flows: zip(plan.flows, flows).map { ($0.name, $1.stepNames) },
             events: Dictionary(zip(plan.flows.map(\.name), flows.map(\.eventSteps)), uniquingKeysWith: { $0.union($1) }))
@@ -41,18 +49,19 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         let thresholds: ThresholdEvaluator
         do {
             thresholds = try ThresholdEvaluator(thresholds: plan.thresholds, catalog: catalog, interval: plan.interval,
-                                                judgedFrom: plan.load.rampUp, judgedUntil: plan.load.duration)
+                                                judgedFrom: plan.load.steadyFrom, judgedUntil: plan.load.duration)
         } catch {
             preconditionFailure("thresholds must be validated before a run (Runner.validate): \(error)")
         }
-        self.collector = Collector(catalog: catalog, recorder: recorder, lag: min(stepIntervals + 1, 120), thresholds: thresholds)
+        self.collector = Collector(catalog: catalog, recorder: recorder, lag: min(stepIntervals + 1, 120), thresholds: thresholds,
+                                   load: plan.load, health: health)
     }
 
     /// Checks what a run can only check once the flows are built: that every threshold names a flow or step.
     public static func validate(_ plan: RunPlan, flows: [any Flow]) throws(ProfileError) {
         let catalog = MetricCatalog(flows: zip(plan.flows, flows).map { ($0.name, $1.stepNames) })
         _ = try ThresholdEvaluator(thresholds: plan.thresholds, catalog: catalog, interval: plan.interval,
-                                   judgedFrom: plan.load.rampUp, judgedUntil: plan.load.duration)
+                                   judgedFrom: plan.load.steadyFrom, judgedUntil: plan.load.duration)
     }
 
     /// Runs the load to its end (or until stopped) and returns what it measured.
@@ -60,9 +69,20 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         let start = clock.now
         let end = start.advanced(by: plan.load.duration)
         var iterations = 0
+        // One live task for the timekeeper, held past its end until the run has read the clock for the last
+        // time: a virtual-time driver must not see the run as quiet while it winds down.
+        control.taskStarted()
+        defer { control.taskEnded() }
         await withTaskGroup(of: Void.self) { outer in
-            outer.addTask { await self.tickCollector(from: start) }
-            iterations = await self.runUsers(start: start, end: end)
+            control.taskStarted()
+            outer.addTask {
+                defer { self.control.taskEnded() }
+                await self.tickCollector(from: start)
+            }
+            switch plan.load.model {
+            case .closed: iterations = await self.runUsers(start: start, end: end)
+            case .open: iterations = await self.runArrivals(start: start, end: end)
+            }
             outer.cancelAll()
         }
         let elapsed = start.duration(to: clock.now)
@@ -71,103 +91,43 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         return RunOutcome(
             measured: collector.finish(lastInterval: lastInterval, activeUsers: control.activeUsers, duration: elapsed),
             elapsed: elapsed, iterations: iterations, stoppedEarly: control.wasStopRequested && abortedBy == nil,
-            abortedBy: abortedBy)
-    }
-
-    private enum Child: Sendable {
-        case user(iterations: Int)
-        case timekeeper
-    }
-
-    private func runUsers(start: C.Instant, end: C.Instant) async -> Int {
-        await withTaskGroup(of: Child.self) { group in
-            let users = plan.load.users
-            for index in 0..<users {
-                // User n starts at (n+1)/users of the ramp: after each k-th of it, exactly k·users/steps are active.
-                let startAt = start.advanced(by: (plan.load.rampUp * (index + 1)) / users)
-                group.addTask { .user(iterations: await self.runUser(index, at: startAt, runStart: start, end: end)) }
-            }
-            group.addTask {
-                await self.keepTime(end: end)
-                return .timekeeper
-            }
-            var remaining = users
-            var iterations = 0
-            while let child = await group.next() {
-                switch child {
-                case .user(let count):
-                    iterations += count
-                    remaining -= 1
-                    if remaining == 0 { group.cancelAll() }
-                case .timekeeper:
-                    // Drained, out of grace, or told to cancel: whatever still runs is cancelled.
-                    group.cancelAll()
-                }
-            }
-            return iterations
-        }
+            abortedBy: abortedBy, generator: health.report(model: plan.load.model, limits: plan.generator))
     }
 
     /// Waits for the planned end or a stop, starts draining, then waits for the drain to finish,
     /// the grace deadline, or a second stop.
-    private func keepTime(end: C.Instant) async {
+    ///
+    /// - Returns: true when every flow finished inside the grace period (nothing is left to cancel).
+    @discardableResult
+    func keepTime(end: C.Instant) async -> Bool {
         let clock = self.clock
         let control = self.control
         await race({ try? await clock.sleep(until: end, tolerance: nil) }, { await control.stopRequested.wait() })
-        guard !Task.isCancelled else { return }
+        guard !Task.isCancelled else { return false }
         control.beginDraining()
         let graceEnd = clock.now.advanced(by: plan.load.gracefulStop)
         await race(
             { try? await clock.sleep(until: graceEnd, tolerance: nil) },
             { await control.drained.wait() },
             { await control.cancelRequested.wait() })
+        return control.drained.isSet && !control.cancelRequested.isSet
     }
 
-    private func runUser(_ index: Int, at startAt: C.Instant, runStart: C.Instant, end: C.Instant) async -> Int {
-        do {
-            try await clock.sleep(until: startAt, tolerance: nil)
-        } catch {
-            return 0
-        }
-        guard clock.now < end, control.userStarted() else { return 0 }
-        defer { control.userFinished() }
-        let user = VirtualUser(index: index, identity: plan.users.identity(for: index), seed: plan.seed)
-        return await loop(user, runStart: runStart, end: end)
-    }
-
-    /// The user's life, run on the user's actor: one hop per user, not one per step.
-    private func loop(_ user: isolated VirtualUser, runStart: C.Instant, end: C.Instant) async -> Int {
-        var iterations = 0
-        while clock.now < end, !Task.isCancelled, control.beginFlow() {
-            await iterate(pickFlow(&user.random), user: user, runStart: runStart)
-            control.endFlow()
-            iterations += 1
-            let think = user.random.duration(in: plan.load.thinkTime)
-            // No think time: go straight on (a benchmark's tight loop) rather than through the clock.
-            guard think > .zero else { continue }
-            do {
-                try await clock.sleep(until: min(clock.now.advanced(by: think), end), tolerance: nil)
-            } catch {
-                break
-            }
-        }
-        return iterations
-    }
-
-    private func iterate(_ flowIndex: Int, user: isolated VirtualUser, runStart: C.Instant) async {
-        let flowStart = clock.now
+    /// Runs one flow; with `due`, its time and deadline count from that instant rather than from now.
+    func iterate(_ flowIndex: Int, user: isolated VirtualUser, runStart: C.Instant, due: C.Instant? = nil) async {
+        let flowStart = due ?? clock.now
         let client = transport.makeClient(for: endpoint)
         defer { client.shutdown() }
         let context = FlowContext(
             clock: clock, client: client, stepTimeout: plan.timeouts.step,
             deadline: flowStart.advanced(by: plan.timeouts.flow), recorder: recorder,
-            firstStepMetric: catalog.stepMetric(flow: flowIndex, step: 0), shard: user.index, runStart: runStart)
+            firstStepMetric: catalog.stepMetric(flow: flowIndex, step: 0), shard: user.index, runStart: runStart, due: due)
         let outcome = await flows[flowIndex].run(context, user: user)
         recorder.record(metric: catalog.flowMetric(flowIndex), startOffset: runStart.duration(to: flowStart),
                         latency: flowStart.duration(to: clock.now), outcome: outcome, shard: user.index)
     }
 
-    private func pickFlow(_ random: inout SplitMix64) -> Int {
+    func pickFlow(_ random: inout SplitMix64) -> Int {
         guard cumulativeWeights.count > 1, let total = cumulativeWeights.last else { return 0 }
         let point = Double.random(in: 0..<total, using: &random)
         return cumulativeWeights.firstIndex { point < $0 } ?? cumulativeWeights.count - 1
@@ -199,4 +159,17 @@ public struct RunOutcome: Sendable {
     public var stoppedEarly: Bool
     /// The `abortOnFail` threshold whose failure ended the run early, if one did.
     public var abortedBy: Threshold?
+    /// Whether the generator kept its schedule: lag, dropped arrivals.
+    public var generator: GeneratorReport
+}
+
+/// Seams for tests; production runs use none.
+public struct RunHooks: Sendable {
+    /// Runs in the open-model generator before it handles each due arrival (its number, and its offset from
+    /// the start). A test sleeps here on its clock to stall the generator as an overloaded process would.
+    public var beforeArrival: (@Sendable (_ number: Int, _ due: Duration) async -> Void)?
+
+    public init(beforeArrival: (@Sendable (_ number: Int, _ due: Duration) async -> Void)? = nil) {
+        self.beforeArrival = beforeArrival
+    }
 }

@@ -14,32 +14,42 @@ public final class Collector: Sendable {
         var live = LiveStats()
         var thresholds: ThresholdEvaluator
         var abortedBy: Threshold?
+        var stages: StageAccumulator?
+        var generator: [Int: IntervalHealth] = [:]
     }
 
     public let catalog: MetricCatalog
     private let recorder: MetricsRecorder
     private let lag: Int
+    private let health: GeneratorHealth?
     private let state: Locked<State>
 
     /// - Parameters:
     ///   - lag: intervals to wait before finalizing one (at least the step timeout in intervals).
     ///   - thresholds: judges the run as intervals are finalized; none by default.
-    public init(catalog: MetricCatalog, recorder: MetricsRecorder, lag: Int, thresholds: ThresholdEvaluator? = nil) {
+    ///   - load: with stages, each stage's samples are gathered for the capacity report.
+    ///   - health: the generator's per-interval lag and drops, for the time series.
+    public init(catalog: MetricCatalog, recorder: MetricsRecorder, lag: Int, thresholds: ThresholdEvaluator? = nil,
+                load: LoadPlan? = nil, health: GeneratorHealth? = nil) {
         self.catalog = catalog
+        self.health = health
         self.recorder = recorder
         self.lag = max(1, lag)
+        let stages = load.map { StageAccumulator(plan: $0, interval: recorder.interval, metricCount: catalog.count) }
         self.state = Locked(State(cumulative: Array(repeating: MetricSamples(), count: catalog.count),
-                                  thresholds: thresholds ?? ThresholdEvaluator()))
+                                  thresholds: thresholds ?? ThresholdEvaluator(), stages: stages?.isEmpty == false ? stages : nil))
     }
 
     /// Drains the recorder after interval `completed − 1` has ended.
     public func tick(completed: Int, activeUsers: Int) {
         let drained = recorder.drain()
+        let generator = health?.drainIntervals() ?? [:]
         let intervalSeconds = recorder.interval.seconds
         let catalog = self.catalog
         let lag = self.lag
         state.withLock { state in
             state.activeUsers[completed - 1] = activeUsers
+            Self.absorb(generator, into: &state)
             var tickSteps = MetricSamples()
             Self.absorb(drained, into: &state, catalog: catalog, tickSteps: &tickSteps)
             state.live = LiveStats(
@@ -71,9 +81,11 @@ public final class Collector: Sendable {
     public func finish(lastInterval: Int, activeUsers: Int, duration: Duration? = nil) -> MeasuredRun {
         let duration = duration ?? recorder.interval * (lastInterval + 1)
         let drained = recorder.drain()
+        let generator = health?.drainIntervals() ?? [:]
         let catalog = self.catalog
         let intervalSeconds = recorder.interval.seconds
         return state.withLock { state in
+            Self.absorb(generator, into: &state)
             var ignored = MetricSamples()
             Self.absorb(drained, into: &state, catalog: catalog, tickSteps: &ignored)
             if state.activeUsers[lastInterval] == nil { state.activeUsers[lastInterval] = activeUsers }
@@ -86,7 +98,8 @@ public final class Collector: Sendable {
                 timeseries: state.rows,
                 errors: Self.errorCounts(state.cumulative, catalog: catalog),
                 lateSamples: state.lateSamples,
-                thresholds: state.thresholds.verdicts(cumulative: state.cumulative, duration: duration, abortedBy: state.abortedBy)
+                thresholds: state.thresholds.verdicts(cumulative: state.cumulative, duration: duration, abortedBy: state.abortedBy),
+                capacity: state.stages?.report(catalog: catalog, thresholds: state.thresholds)
             )
         }
     }
@@ -104,11 +117,19 @@ public final class Collector: Sendable {
         }
     }
 
+    /// Keeps the generator's figures of intervals not yet final; later ones count only in the run's totals.
+    private static func absorb(_ generator: [Int: IntervalHealth], into state: inout State) {
+        for (index, health) in generator where index >= state.firstOpen {
+            state.generator[index, default: IntervalHealth()].merge(health)
+        }
+    }
+
     private static func finalize(upTo end: Int, state: inout State, catalog: MetricCatalog, interval: Double) {
         guard end > state.firstOpen else { return }
         for index in state.firstOpen..<end {
             let samples = state.window.removeValue(forKey: index)
             state.thresholds.observe(index: index, samples: samples?.metrics ?? Array(repeating: nil, count: catalog.count))
+            if let metrics = samples?.metrics { state.stages?.observe(index: index, samples: metrics) }
             var metrics: [IntervalMetric] = []
             for (metric, series) in (samples?.metrics ?? []).enumerated() {
                 guard let series, series.count > 0 else { continue }
@@ -119,7 +140,12 @@ public final class Collector: Sendable {
                     p99Micros: h.value(atPercentile: 99), maxMicros: h.max))
             }
             let active = state.activeUsers.removeValue(forKey: index) ?? state.rows.last?.activeUsers ?? 0
-            state.rows.append(IntervalRow(index: index, startSeconds: Double(index) * interval, activeUsers: active, metrics: metrics))
+            var row = IntervalRow(index: index, startSeconds: Double(index) * interval, activeUsers: active, metrics: metrics)
+            if let generator = state.generator.removeValue(forKey: index) {
+                row.droppedArrivals = generator.dropped
+                row.maxScheduleLagMicros = generator.maxLagMicros
+            }
+            state.rows.append(row)
         }
         state.firstOpen = end
     }
@@ -153,6 +179,8 @@ public struct MeasuredRun: Sendable {
     /// Samples that finished after their interval's row was final; they are in the totals only.
     public var lateSamples: Int
     public var thresholds: [ThresholdVerdict]
+    /// Per stage, for a staged run; nil otherwise.
+    public var capacity: CapacityReport?
 }
 
 /// The live figures of the last interval, for the terminal.

@@ -21,12 +21,16 @@ public struct RunResult: Codable, Sendable, Equatable {
     public var notes: [String]
     /// The profile's thresholds and how each came out; empty when the profile has none.
     public var thresholds: [ThresholdVerdict]
+    /// The generator's own health: schedule lag, dropped arrivals, CPU; nil in results written before it was measured.
+    public var generator: GeneratorReport?
+    /// Per stage of a staged run: throughput, p50/p99, error rate, the last stage inside the SLO and the knee.
+    public var capacity: CapacityReport?
 
     public init(
         profileName: String, environment: RunEnvironment, startedAt: String, endedAt: String,
         durationSeconds: Double, intervalSeconds: Double, status: RunStatus,
         metrics: [MetricSummary], timeseries: [IntervalRow], errors: [ErrorCount], notes: [String] = [],
-        thresholds: [ThresholdVerdict] = []
+        thresholds: [ThresholdVerdict] = [], generator: GeneratorReport? = nil, capacity: CapacityReport? = nil
     ) {
         self.profileName = profileName
         self.environment = environment
@@ -40,14 +44,19 @@ public struct RunResult: Codable, Sendable, Equatable {
         self.errors = errors
         self.notes = notes
         self.thresholds = thresholds
+        self.generator = generator
+        self.capacity = capacity
     }
 
     /// Every threshold held (true when there are none).
     public var thresholdsPassed: Bool { thresholds.allSatisfy(\.passed) }
 
+    /// The generator kept its schedule (true when it was not measured).
+    public var generatorKeptSchedule: Bool { generator?.keptSchedule ?? true }
+
     private enum CodingKeys: String, CodingKey {
         case schemaVersion, profileName, environment, startedAt, endedAt, durationSeconds, intervalSeconds, status
-        case metrics, timeseries, errors, notes, thresholds
+        case metrics, timeseries, errors, notes, thresholds, generator, capacity
     }
 
     public init(from decoder: any Decoder) throws {
@@ -66,6 +75,8 @@ public struct RunResult: Codable, Sendable, Equatable {
         notes = try c.decode([String].self, forKey: .notes)
         // Added after the first release of schema 1: older results simply have none.
         thresholds = try c.decodeIfPresent([ThresholdVerdict].self, forKey: .thresholds) ?? []
+        generator = try c.decodeIfPresent(GeneratorReport.self, forKey: .generator)
+        capacity = try c.decodeIfPresent(CapacityReport.self, forKey: .capacity)
     }
 }
 
@@ -159,6 +170,10 @@ public struct IntervalRow: Codable, Sendable, Equatable {
     public var activeUsers: Int
     /// Series that had samples starting in this interval.
     public var metrics: [IntervalMetric]
+    /// Arrivals due in this interval that were dropped (open model); nil when nothing was due or woke in it.
+    public var droppedArrivals: Int?
+    /// The latest start or wake-up, against its due instant, of what was due in this interval.
+    public var maxScheduleLagMicros: Int?
 
     public init(index: Int, startSeconds: Double, activeUsers: Int, metrics: [IntervalMetric]) {
         self.index = index

@@ -22,7 +22,7 @@ public enum Profile {
     }
 
     static func plan(from root: ProfileReader, readFile: FileReader = { _ in nil }) throws(ProfileError) -> RunPlan {
-        try root.rejectUnknownKeys(allowed: ["name", "target", "load", "flows", "users", "timeouts", "connections", "metrics", "seed", "description", "thresholds"])
+        try root.rejectUnknownKeys(allowed: ["name", "target", "load", "flows", "users", "timeouts", "connections", "metrics", "seed", "description", "thresholds", "generator", "compare"])
         let name = try root.required("name").string()
         guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
             throw ProfileError("name", "use letters, digits, '-', '_' or '.' (it names the report directory)")
@@ -40,7 +40,7 @@ public enum Profile {
             seed = UInt64(value)
         }
         let targetReader = try root.required("target")
-        return RunPlan(
+        var plan = RunPlan(
             name: name,
             target: try target(targetReader),
             load: try load(root.required("load")),
@@ -54,6 +54,9 @@ public enum Profile {
             source: root.value,
             insecureSkipTLSVerify: try targetReader.optional("insecureSkipTLSVerify")?.bool() ?? false
         )
+        plan.generator = try generator(root.optional("generator"))
+        if let compare = try root.optional("compare") { plan.compare = try CompareTolerances.read(compare) }
+        return plan
     }
 
     static func target(_ reader: ProfileReader) throws(ProfileError) -> TargetPlan {
@@ -74,22 +77,6 @@ public enum Profile {
         case (nil, nil):
             throw reader.error("needs baseURL (a server to test) or embedded (the built-in staging server)")
         }
-    }
-
-    static func load(_ reader: ProfileReader) throws(ProfileError) -> LoadPlan {
-        try reader.rejectUnknownKeys(allowed: ["model", "users", "rampUp", "duration", "thinkTime", "gracefulStop"])
-        if let model = try reader.optional("model") { _ = try model.oneOf(["closed"]) }
-        let duration = try reader.required("duration").positiveDuration()
-        var plan = LoadPlan(users: try reader.required("users").positiveInt(), duration: duration)
-        if let rampUp = try reader.optional("rampUp") {
-            plan.rampUp = try rampUp.duration()
-            guard plan.rampUp <= duration else {
-                throw rampUp.error("must not be longer than load.duration (\(DurationText.format(duration)))")
-            }
-        }
-        if let think = try reader.optional("thinkTime") { plan.thinkTime = try thinkTime(think) }
-        if let grace = try reader.optional("gracefulStop") { plan.gracefulStop = try grace.duration() }
-        return plan
     }
 
     /// Reads `"2s"` (fixed) or `{"min": "1s", "max": "3s"}`.

@@ -19,6 +19,10 @@ public struct RunPlan: Sendable {
     public var seed: UInt64
     /// The profile as written, echoed into reports.
     public var source: JSONValue
+    /// When the generator itself failed to keep its schedule (exit 3): the run then says nothing about the server.
+    public var generator = GeneratorLimits()
+    /// What `authload compare` tolerates against a baseline run of this profile.
+    public var compare = CompareTolerances()
 
     public init(name: String, target: TargetPlan, load: LoadPlan, flows: [FlowPlan], users: UserFeeder,
                 timeouts: Timeouts = Timeouts(), connections: ConnectionPolicy = .perUser(idleTimeout: .seconds(30)),
@@ -46,9 +50,24 @@ public enum TargetPlan: Sendable {
     case embedded(ProfileReader)
 }
 
-/// The closed model: a fixed population of users, each looping flow → think → flow.
+/// How load is generated: who starts flows, and when.
+public enum LoadModel: String, Sendable, Equatable {
+    /// A population of users, each looping flow → think → flow: load follows the server's speed.
+    case closed
+    /// Arrivals at a rate, each a new user running one flow: load does not slow down with the server.
+    case open
+}
+
+/// The load: its model, how much of it, for how long, and its shape over time.
 public struct LoadPlan: Sendable, Equatable {
+    public var model: LoadModel
+    /// Closed model: the population (with stages, the highest target). Open model: the cap on users
+    /// alive at once (`maxUsers`); an arrival that finds the cap reached is dropped.
     public var users: Int
+    /// Open model without stages: arrivals per second.
+    public var arrivalRate: Double
+    /// The shape over time (users or arrivals per second); empty means constant, after `rampUp`.
+    public var stages: [LoadStage]
     public var rampUp: Duration
     public var duration: Duration
     public var thinkTime: ThinkTime
@@ -57,12 +76,43 @@ public struct LoadPlan: Sendable, Equatable {
 
     public init(users: Int, rampUp: Duration = .zero, duration: Duration, thinkTime: ThinkTime = ThinkTime(),
                 gracefulStop: Duration = .seconds(10)) {
+        self.model = .closed
         self.users = users
+        self.arrivalRate = 0
+        self.stages = []
         self.rampUp = rampUp
         self.duration = duration
         self.thinkTime = thinkTime
         self.gracefulStop = gracefulStop
     }
+
+    /// An open-model load: `rate` arrivals per second for `duration`, or the shape of `stages`.
+    public static func open(rate: Double = 0, duration: Duration = .zero, stages: [LoadStage] = [], maxUsers: Int = LoadPlan.defaultMaxUsers,
+                            gracefulStop: Duration = .seconds(10)) -> LoadPlan {
+        var plan = LoadPlan(users: maxUsers, duration: stages.isEmpty ? duration : stages.reduce(.zero) { $0 + $1.duration },
+                            gracefulStop: gracefulStop)
+        plan.model = .open
+        plan.arrivalRate = rate
+        plan.stages = stages
+        return plan
+    }
+
+    /// The open model's default cap on users alive at once.
+    public static let defaultMaxUsers = 10_000
+
+    /// The level over time: users (closed) or arrivals per second (open).
+    public var schedule: LoadSchedule {
+        if !stages.isEmpty { return LoadSchedule(stages: stages) }
+        switch model {
+        case .open: return LoadSchedule(constant: arrivalRate, duration: duration)
+        case .closed:
+            return LoadSchedule(stages: [LoadStage(duration: rampUp, target: Double(users)),
+                                         LoadStage(duration: duration - rampUp, target: Double(users))])
+        }
+    }
+
+    /// Where the load is what was asked for: after the ramp-up (closed model without stages), else from the start.
+    public var steadyFrom: Duration { stages.isEmpty && model == .closed ? rampUp : .zero }
 }
 
 /// A pause drawn uniformly from `min...max`.

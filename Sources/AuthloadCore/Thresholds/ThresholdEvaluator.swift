@@ -126,6 +126,18 @@ public struct ThresholdEvaluator: Sendable {
         }
     }
 
+    /// The thresholds that `samples` (one span's, e.g. a stage's) fail, judged on that span alone as one whole.
+    func failures(in samples: [MetricSamples], seconds: Double) -> [Threshold] {
+        entries.compactMap { entry in
+            let pooled = Self.pool(entry.metrics, samples)
+            let value = Self.value(of: entry.threshold.bound, count: pooled.count, errors: pooled.errors,
+                                   histogram: pooled.histogram, seconds: seconds)
+            // A stage without samples cannot be inside the SLO.
+            guard let value else { return entry.threshold }
+            return Self.passes(value, entry.threshold.bound) ? nil : entry.threshold
+        }
+    }
+
     /// A window of this length fits in the judged span (else the run is judged as one span).
     private func judgedAnyWindow(_ entry: Entry) -> Bool {
         guard let window = entry.window else { return false }

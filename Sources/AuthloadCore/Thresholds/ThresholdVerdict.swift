@@ -57,7 +57,8 @@ public struct ThresholdVerdict: Codable, Sendable, Equatable {
         guard scaled < 1e17 else { return String(value) }
         let whole = Int(scaled) / Int(scale), fraction = Int(scaled) % Int(scale)
         let digitsText = String(fraction)
-        let padded = String(repeating: "0", count: digits - digitsText.count) + digitsText
+        // With no decimals the fraction is 0 and has no padding (a negative count would trap).
+        let padded = String(repeating: "0", count: Swift.max(0, digits - digitsText.count)) + digitsText
         return (value < 0 && scaled > 0 ? "-" : "") + String(whole) + (digits > 0 ? "." + padded : "")
     }
 }

@@ -1,0 +1,35 @@
+import AuthloadCore
+import AuthloadReport
+import Foundation
+
+/// `authload compare BASE NEW`: a regression table of NEW against BASE; exit 2 beyond the tolerances.
+struct CompareCommand {
+    let options: Command.CompareOptions
+    let console: Console
+
+    func execute() throws(CLIError) -> ExitCode {
+        var tolerances = CompareTolerances()
+        if let path = options.profile { tolerances = try LoadedProfile.load(path).plan.compare }
+        if let p50 = options.p50 { tolerances.p50 = p50 }
+        if let p99 = options.p99 { tolerances.p99 = p99 }
+        if let rate = options.errorRate { tolerances.errorRate = rate }
+        if let delta = options.minLatencyDelta { tolerances.minLatencyDelta = delta }
+        let comparison = RunComparison(base: try load(options.base), new: try load(options.new), tolerances: tolerances)
+        console.line(comparison.render())
+        return comparison.regressed ? .thresholdFailed : .success
+    }
+
+    /// Reads a result.json, or the one in a report directory.
+    private func load(_ path: String) throws(CLIError) -> RunResult {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw CLIError("\(path): no such file or directory", exitCode: .usage)
+        }
+        let json = isDirectory.boolValue ? (path as NSString).appendingPathComponent("result.json") : path
+        do {
+            return try ReportWriter.load(resultJSON: json)
+        } catch {
+            throw CLIError("\(error)", exitCode: .usage)
+        }
+    }
+}

@@ -1,0 +1,84 @@
+/// The open model: arrivals at the schedule's rate, each a new user who runs one weighted flow and leaves.
+///
+/// Arrival k is due at `start + offset(k)`, computed from the start (never by adding up intervals), and
+/// its flow's time counts from that due instant: when the server stalls, or the generator starts the
+/// user late, the wait shows in full (no coordinated omission). An arrival is dropped — counted, not
+/// started — when `maxUsers` users are alive or the generator gets to it more than
+/// `generator.dropAfter` late. Every user is a child of the run's task group.
+extension Runner {
+    /// Thrown by the timekeeper when the grace period ends with flows still running: it cancels the group.
+    private struct GraceExpired: Error {}
+
+    func runArrivals(start: C.Instant, end: C.Instant) async -> Int {
+        let started = Locked(0)
+        // The generator (this task) counts as live before any child can park, or a driver could see a quiet run
+        // that has not started; it stops counting when it stops generating, not when its children end.
+        control.taskStarted()
+        do {
+            try await withThrowingDiscardingTaskGroup { group in
+                defer { control.taskEnded() }
+                // The timekeeper's live-task count is held by run() until the run has wound down.
+                group.addTask {
+                    if await !self.keepTime(end: end) { throw GraceExpired() }
+                }
+                let schedule = plan.load.schedule
+                let hook = hooks.beforeArrival
+                var number = 0
+                while let offset = schedule.arrivalOffset(number) {
+                    let due = start.advanced(by: offset)
+                    guard due < end, await sleepUnlessStopped(until: due) else { break }
+                    if let hook { await hook(number, offset) }
+                    guard clock.now < end, !Task.isCancelled, !control.wasStopRequested else { break }
+                    let lag = due.duration(to: clock.now)
+                    if lag > plan.generator.dropAfter {
+                        health.dropped(lag: lag, due: offset, atCap: false)
+                    } else {
+                        switch control.admitUser(limit: plan.load.users) {
+                        case .draining:
+                            return
+                        case .atCap:
+                            health.dropped(lag: lag, due: offset, atCap: true)
+                        case .admitted:
+                            let arrival = number
+                            control.taskStarted()
+                            group.addTask {
+                                defer { self.control.taskEnded() }
+                                if await self.visit(arrival, due: due, runStart: start) { started.withLock { $0 += 1 } }
+                            }
+                        }
+                    }
+                    number += 1
+                }
+            }
+        } catch {
+            // The grace period ended: the group has cancelled whatever was still running.
+        }
+        return started.withLock { $0 }
+    }
+
+    /// Sleeps until `deadline` unless a stop request comes first; false when one did (or the task was cancelled).
+    private func sleepUnlessStopped(until deadline: C.Instant) async -> Bool {
+        if clock.now < deadline {
+            let clock = self.clock, control = self.control
+            await race({ try? await clock.sleep(until: deadline, tolerance: nil) }, { await control.stopRequested.wait() })
+        }
+        return !Task.isCancelled && !control.wasStopRequested
+    }
+
+    /// One arrival's life: a new user runs one flow, timed from its due instant, and leaves.
+    ///
+    /// - Returns: whether the flow started (not when the run began draining first).
+    private func visit(_ number: Int, due: C.Instant, runStart: C.Instant) async -> Bool {
+        defer { control.userFinished() }
+        health.started(lag: due.duration(to: clock.now), due: runStart.duration(to: due), shard: number)
+        guard control.beginFlow() else { return false }
+        defer { control.endFlow() }
+        let user = VirtualUser(index: number, identity: plan.users.identity(for: number), seed: plan.seed)
+        await visit(user, due: due, runStart: runStart)
+        return true
+    }
+
+    private func visit(_ user: isolated VirtualUser, due: C.Instant, runStart: C.Instant) async {
+        await iterate(pickFlow(&user.random), user: user, runStart: runStart, due: due)
+    }
+}

@@ -1,0 +1,87 @@
+/// The profile's `generator` limits: beyond them the run exits 3.
+public struct GeneratorLimits: Sendable, Equatable {
+    /// The schedule lag's 99th percentile may not exceed this.
+    public var maxLagP99: Duration
+    /// Dropped arrivals ÷ arrivals due may not exceed this.
+    public var maxDroppedRate: Double
+    /// An arrival the generator gets to later than this is dropped rather than started (open model).
+    public var dropAfter: Duration
+
+    public init(maxLagP99: Duration = .milliseconds(100), maxDroppedRate: Double = 0.01, dropAfter: Duration = .seconds(1)) {
+        self.maxLagP99 = maxLagP99
+        self.maxDroppedRate = maxDroppedRate
+        self.dropAfter = dropAfter
+    }
+}
+
+/// The generator's own health over a run, as `result.json` holds it.
+public struct GeneratorReport: Codable, Sendable, Equatable {
+    /// `closed` or `open`.
+    public var model: String
+    /// Arrivals started (open model); 0 for the closed model.
+    public var started: Int
+    /// Arrivals not started because `maxUsers` users were alive.
+    public var droppedAtCap: Int
+    /// Arrivals not started because the generator got to them more than `dropAfter` late.
+    public var droppedLate: Int
+    public var lagSamples: Int
+    /// Schedule lag, microseconds, as a serialized ``Histogram``.
+    public var lagHistogram: String
+    public var lagP50Micros: Int
+    public var lagP99Micros: Int
+    public var lagMaxMicros: Int
+    /// The process's CPU time (user + system) over the run, seconds; nil where not measured (virtual time).
+    public var cpuSeconds: Double?
+    /// That CPU time as a share of the machine's cores over the run's wall time (0…1).
+    public var cpuShare: Double?
+    public var maxLagP99Micros: Int
+    public var maxDroppedRate: Double
+    public var dropAfterMicros: Int
+    /// Why the generator could not keep its schedule, one sentence each; empty when it could.
+    public var problems: [String] = []
+
+    public init(model: String, started: Int, droppedAtCap: Int, droppedLate: Int, lagSamples: Int, lagHistogram: String,
+                lagP50Micros: Int, lagP99Micros: Int, lagMaxMicros: Int, cpuSeconds: Double? = nil, cpuShare: Double? = nil,
+                maxLagP99Micros: Int, maxDroppedRate: Double, dropAfterMicros: Int) {
+        self.model = model
+        self.started = started
+        self.droppedAtCap = droppedAtCap
+        self.droppedLate = droppedLate
+        self.lagSamples = lagSamples
+        self.lagHistogram = lagHistogram
+        self.lagP50Micros = lagP50Micros
+        self.lagP99Micros = lagP99Micros
+        self.lagMaxMicros = lagMaxMicros
+        self.cpuSeconds = cpuSeconds
+        self.cpuShare = cpuShare
+        self.maxLagP99Micros = maxLagP99Micros
+        self.maxDroppedRate = maxDroppedRate
+        self.dropAfterMicros = dropAfterMicros
+        self.problems = judge()
+    }
+
+    /// Below this many lag samples the p99 is reported but not judged: it would be the one or two worst
+    /// wake-ups of a short run (a process warming up, a busy CI machine), not a schedule the generator lost.
+    public static let minimumLagSamples = 100
+
+    public var dropped: Int { droppedAtCap + droppedLate }
+    /// Arrivals due: started and dropped.
+    public var due: Int { started + dropped }
+    public var droppedRate: Double { due > 0 ? Double(dropped) / Double(due) : 0 }
+    public var keptSchedule: Bool { problems.isEmpty }
+
+    /// The limits this report breaks, in words.
+    func judge() -> [String] {
+        var problems: [String] = []
+        if lagSamples >= Self.minimumLagSamples && lagP99Micros > maxLagP99Micros {
+            problems.append("schedule lag p99 \(ThresholdVerdict.format(Double(lagP99Micros), .percentile)) exceeds generator.maxLagP99 " +
+                            ThresholdVerdict.format(Double(maxLagP99Micros), .percentile))
+        }
+        if dropped > 0 && droppedRate > maxDroppedRate {
+            problems.append("\(dropped) of \(due) arrivals dropped (\(ThresholdVerdict.format(droppedRate, .errorRate)): " +
+                            "\(droppedAtCap) at the maxUsers cap, \(droppedLate) late) exceeds generator.maxDroppedRate " +
+                            ThresholdVerdict.format(maxDroppedRate, .errorRate))
+        }
+        return problems
+    }
+}
