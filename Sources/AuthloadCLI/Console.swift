@@ -43,6 +43,9 @@ public struct Console: Sendable {
                 + Format.count(metric.count).leftPadding(11) + Format.count(metric.errors).leftPadding(9)
                 + [metric.p50Micros, metric.p95Micros, metric.p99Micros, metric.maxMicros].map { Format.millis($0).leftPadding(11) }.joined())
         }
+        for peak in result.peaks {
+            line("  peak \(peak.name) (\(peak.flow)): \(Format.count(peak.peak))")
+        }
         for error in result.errors.prefix(5) {
             line("  error: \(error.id) \(error.kind.rawValue) \(error.detail) ×\(Format.count(error.count))")
         }

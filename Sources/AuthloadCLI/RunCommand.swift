@@ -209,6 +209,6 @@ enum RunResultBuilder {
             status: outcome.stoppedEarly ? .interrupted : outcome.abortedBy != nil ? .aborted : .completed,
             metrics: outcome.measured.metrics, timeseries: outcome.measured.timeseries,
             errors: outcome.measured.errors, notes: notes, thresholds: outcome.measured.thresholds,
-            generator: outcome.generator, capacity: outcome.measured.capacity)
+            generator: outcome.generator, capacity: outcome.measured.capacity, peaks: outcome.peaks)
     }
 }

@@ -63,6 +63,7 @@ public struct StreemSessionFlow: Flow {
     public var stepNames: [String] { steps.map(\.rawValue) }
     public var eventSteps: Set<String> { [Step.expired.rawValue, Step.relogin.rawValue] }
     public var userFields: Set<String> { options.login == .invitation ? ["invitationCode"] : [] }
+    public var gauges: [String: ConcurrencyGauge] { ["concurrent refreshes": refreshes] }
 
     func index(_ step: Step) -> Int { steps.firstIndex(of: step)! }
 
@@ -75,23 +76,4 @@ public struct StreemSessionFlow: Flow {
         user.random = random
         return outcome
     }
-}
-
-/// Counts concurrent holders of something (refreshes in flight) and remembers the peak.
-public final class ConcurrencyGauge: Sendable {
-    private let state = Locked((current: 0, peak: 0))
-
-    public init() {}
-
-    public var current: Int { state.withLock { $0.current } }
-    public var peak: Int { state.withLock { $0.peak } }
-
-    func enter() {
-        state.withLock { state in
-            state.current += 1
-            state.peak = max(state.peak, state.current)
-        }
-    }
-
-    func leave() { state.withLock { $0.current -= 1 } }
 }

@@ -105,7 +105,7 @@ public enum HTMLReport {
             ("Error rate", Format.percent(rate), m.totalErrors > 0),
             ("Throughput", Format.rate(rps) + " req/s", false),
             ("Peak users", Format.count(m.peakUsers), false),
-        ]
+        ] + r.peaks.map { ("Peak \($0.name) (\($0.flow))", Format.count($0.peak), false) }
         var out = "<section class=\"tiles\" aria-label=\"Key figures\">\n"
         for (label, value, bad) in tiles {
             out += "<div class=\"tile\(bad ? " tile-bad" : "")\"><span>\(label)</span><strong>\(value)</strong></div>\n"

@@ -82,6 +82,7 @@ struct StreemLoadTests {
         let spread = await run(users: 5000, hold: .seconds(30), callInterval: .seconds(60), tokenLatency: latency) { $0.refreshJitter = jitter }
         #expect(storm.count("refresh") == 5000 && spread.count("refresh") == 5000)
         #expect(storm.flow.refreshes.peak == 5000, "every user refreshes in the same instant")
+        #expect(storm.outcome.peaks == [PeakReading(flow: "streem", name: "concurrent refreshes", peak: 5000)], "the run reports the peak")
         // Spread uniformly over the jitter, about 5,000 × 0.2 s ÷ 10 s = 100 refresh at once; allow twice the implied peak.
         let implied = jitter / latency
         #expect(Double(storm.flow.refreshes.peak) / Double(spread.flow.refreshes.peak) >= implied / 2,

@@ -122,6 +122,16 @@ struct HTMLReportTests {
         #expect(HTMLReport.render(run).contains("CreateChannel"))
     }
 
+    @Test("a flow's gauge peaks are key figures and survive result.json")
+    func peaks() throws {
+        var run = Fixtures.run()
+        run.peaks = [PeakReading(flow: "streem", name: "concurrent refreshes", peak: 97)]
+        let html = HTMLReport.render(run)
+        #expect(html.contains("<span>Peak concurrent refreshes (streem)</span><strong>97</strong>"))
+        let decoded = try JSONDecoder().decode(RunResult.self, from: JSONEncoder().encode(run))
+        #expect(decoded.peaks == run.peaks)
+    }
+
     // MARK: Helpers
 
     /// Every numeric attribute value inside the SVG charts.

@@ -15,6 +15,9 @@ public protocol Flow: Sendable {
     /// a profile whose users lack one is refused before the run.
     var userFields: Set<String> { get }
 
+    /// Gauges the flow keeps across all its users, by name (`concurrent refreshes`); each peak is reported.
+    var gauges: [String: ConcurrencyGauge] { get }
+
     func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome
         where C.Duration == Duration
 }
@@ -22,6 +25,7 @@ public protocol Flow: Sendable {
 extension Flow {
     public var eventSteps: Set<String> { [] }
     public var userFields: Set<String> { [] }
+    public var gauges: [String: ConcurrencyGauge] { [:] }
 }
 
 /// What a flow iteration may use: the clock, its HTTP client, its deadlines, and the recorder.

@@ -91,7 +91,10 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         return RunOutcome(
             measured: collector.finish(lastInterval: lastInterval, activeUsers: control.activeUsers, duration: elapsed),
             elapsed: elapsed, iterations: iterations, stoppedEarly: control.wasStopRequested && abortedBy == nil,
-            abortedBy: abortedBy, generator: health.report(model: plan.load.model, limits: plan.generator))
+            abortedBy: abortedBy, generator: health.report(model: plan.load.model, limits: plan.generator),
+            peaks: zip(plan.flows, flows).flatMap { plan, flow in
+                flow.gauges.sorted { $0.key < $1.key }.map { PeakReading(flow: plan.name, name: $0.key, peak: $0.value.peak) }
+            })
     }
 
     /// Waits for the planned end or a stop, starts draining, then waits for the drain to finish,
@@ -161,6 +164,8 @@ public struct RunOutcome: Sendable {
     public var abortedBy: Threshold?
     /// Whether the generator kept its schedule: lag, dropped arrivals.
     public var generator: GeneratorReport
+    /// The peak of every gauge the flows keep (concurrent refreshes).
+    public var peaks: [PeakReading]
 }
 
 /// Seams for tests; production runs use none.

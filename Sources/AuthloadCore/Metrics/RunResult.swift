@@ -25,13 +25,17 @@ public struct RunResult: Codable, Sendable, Equatable {
     public var generator: GeneratorReport?
     /// Per stage of a staged run: throughput, p50/p99, error rate, the last stage inside the SLO and the knee.
     public var capacity: CapacityReport?
+    /// The peaks of the flows' gauges (e.g. concurrent Streem refreshes); empty when no flow keeps one.
+    public var peaks: [PeakReading]
 
     public init(
         profileName: String, environment: RunEnvironment, startedAt: String, endedAt: String,
         durationSeconds: Double, intervalSeconds: Double, status: RunStatus,
         metrics: [MetricSummary], timeseries: [IntervalRow], errors: [ErrorCount], notes: [String] = [],
-        thresholds: [ThresholdVerdict] = [], generator: GeneratorReport? = nil, capacity: CapacityReport? = nil
+        thresholds: [ThresholdVerdict] = [], generator: GeneratorReport? = nil, capacity: CapacityReport? = nil,
+        peaks: [PeakReading] = []
     ) {
+        self.peaks = peaks
         self.profileName = profileName
         self.environment = environment
         self.startedAt = startedAt
@@ -56,7 +60,7 @@ public struct RunResult: Codable, Sendable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case schemaVersion, profileName, environment, startedAt, endedAt, durationSeconds, intervalSeconds, status
-        case metrics, timeseries, errors, notes, thresholds, generator, capacity
+        case metrics, timeseries, errors, notes, thresholds, generator, capacity, peaks
     }
 
     public init(from decoder: any Decoder) throws {
@@ -77,6 +81,7 @@ public struct RunResult: Codable, Sendable, Equatable {
         thresholds = try c.decodeIfPresent([ThresholdVerdict].self, forKey: .thresholds) ?? []
         generator = try c.decodeIfPresent(GeneratorReport.self, forKey: .generator)
         capacity = try c.decodeIfPresent(CapacityReport.self, forKey: .capacity)
+        peaks = try c.decodeIfPresent([PeakReading].self, forKey: .peaks) ?? []
     }
 }
 
