@@ -3,9 +3,7 @@ import AuthloadCore
 /// Builds the flow a profile entry names, reading and checking that flow's own options.
 public enum FlowCatalog {
     /// Every kind `flows[].kind` may name.
-    public static let kinds = ["fcsdk-login", "gccs-auth", "streem-session", "http"]
-    /// Kinds on the roadmap: named so a profile gets a clear answer instead of "unknown".
-    static let planned = ["okta-idx-mfa"]
+    public static let kinds = ["fcsdk-login", "okta-idx-mfa", "gccs-auth", "streem-session", "http"]
 
     public static func make(_ plan: FlowPlan, target basePath: String) throws(ProfileError) -> any Flow {
         let options = plan.options
@@ -28,11 +26,10 @@ public enum FlowCatalog {
             return try StreemSessionFlow.read(options, basePath: basePath)
         case "http":
             return try HTTPRequestFlow.read(options, basePath: basePath)
+        case "okta-idx-mfa":
+            return try OktaIDXFlow.read(options, basePath: basePath)
         default:
             let kind = try options.required("kind")
-            if planned.contains(plan.kind) {
-                throw kind.error("\"\(plan.kind)\" is not available in this version of authload (available: \(kinds.joined(separator: ", ")))")
-            }
             throw kind.error("\"\(plan.kind)\" is not a flow kind (known kinds: \(kinds.joined(separator: ", ")))")
         }
     }

@@ -8,18 +8,22 @@ public final class StagingServer: HTTPService, WebSocketService {
     public let fcsdk: FCSDKLoginService
     public let gccs: GCCSService
     public let streem: StreemService
+    public let okta: OktaIDXService
 
-    /// - Parameter now: the wall clock token lifetimes are measured on; a virtual-time run passes its own.
+    /// - Parameter now: the time since the Unix epoch for services that date their answers (token lifetimes,
+    ///   Okta's `Date`, rate-limit resets, expiries); a virtual-time run passes one derived from its clock.
     public init(configuration: StagingConfiguration, now: @escaping WallClock = WallTime.now) {
         fcsdk = FCSDKLoginService(options: configuration.fcsdk, seed: configuration.seed)
         gccs = GCCSService(options: configuration.gccs, seed: configuration.seed &+ 1)
         streem = StreemService(options: configuration.streem, seed: configuration.seed &+ 2, now: now)
+        okta = OktaIDXService(options: configuration.okta, seed: configuration.seed &+ 3, now: now)
     }
 
     public func respond(to request: HTTPRequest) -> ServiceReply {
         if let reply = fcsdk.respond(to: request) { return reply }
         if let reply = gccs.respond(to: request) { return reply }
         if let reply = streem.respond(to: request) { return reply }
+        if let reply = okta.respond(to: request) { return reply }
         return ServiceReply(.json(status: 404, ["error": .string("no staging service at \(request.path)")]))
     }
 
@@ -37,6 +41,7 @@ public struct StagingConfiguration: Sendable, Equatable {
     public var fcsdk = FCSDKLoginService.Options()
     public var gccs = GCCSService.Options()
     public var streem = StreemService.Options()
+    public var okta = OktaIDXService.Options()
     public var seed: UInt64 = 7
     /// Serve HTTPS with a self-signed certificate made for the run (`"tls": true`); the socket side reads it.
     public var tls = false
@@ -47,7 +52,7 @@ public struct StagingConfiguration: Sendable, Equatable {
 
     public static func read(_ reader: ProfileReader) throws(ProfileError) -> StagingConfiguration {
         var configuration = StagingConfiguration()
-        try reader.rejectUnknownKeys(allowed: ["fcsdk", "gccs", "streem", "seed", "tls", "capacity"])
+        try reader.rejectUnknownKeys(allowed: ["fcsdk", "gccs", "streem", "okta", "seed", "tls", "capacity"])
         if let tls = try reader.optional("tls") { configuration.tls = try tls.bool() }
         if let capacity = try reader.optional("capacity") { configuration.capacity = try CapacityModel.Options.read(capacity) }
         if let seed = try reader.optional("seed") { configuration.seed = UInt64(max(0, try seed.int())) }
@@ -68,6 +73,7 @@ public struct StagingConfiguration: Sendable, Equatable {
         }
         if let gccs = try reader.optional("gccs") { configuration.gccs = try GCCSService.Options.read(gccs) }
         if let streem = try reader.optional("streem") { configuration.streem = try StreemService.Options.read(streem) }
+        if let okta = try reader.optional("okta") { configuration.okta = try OktaIDXService.Options.read(okta) }
         return configuration
     }
 }

@@ -79,7 +79,7 @@ struct CLITests {
         let captured = Captured()
         let code = await Authload.main(["validate", path], console: captured.console)
         #expect(code == .usage)
-        #expect(captured.err == "error: bad.json: flows[0].kind: \"fcsdk-logon\" is not a flow kind (known kinds: fcsdk-login, gccs-auth, streem-session, http)\n")
+        #expect(captured.err == "error: bad.json: flows[0].kind: \"fcsdk-logon\" is not a flow kind (known kinds: fcsdk-login, okta-idx-mfa, gccs-auth, streem-session, http)\n")
     }
 
     @Test("validate names a bad embedded-server option")

@@ -1,0 +1,211 @@
+import AuthloadCore
+import AuthloadWire
+
+/// One IDX login of one user: the PKCE pair and handles it holds between steps, and the remediation loop.
+struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
+    typealias Step = OktaIDXFlow.Step
+
+    let flow: OktaIDXFlow
+    let context: FlowContext<C>
+    let username: String
+    let password: String
+    private var verifier = ""
+
+    init(flow: OktaIDXFlow, context: FlowContext<C>, username: String, password: String) {
+        self.flow = flow
+        self.context = context
+        self.username = username
+        self.password = password
+    }
+
+    private var options: OktaIDXFlow.Options { flow.options }
+    private var clock: C { context.clock }
+
+    /// How one attempt (interact → token) ended: an outcome, or an expired state handle not yet recorded.
+    private enum AttemptEnd {
+        case done(Outcome)
+        case expired(step: Step, start: C.Instant, latency: Duration)
+    }
+
+    /// An IDX call's answer: failed (already recorded), expired (not recorded: a restart may absorb it),
+    /// or an ION state to act on (recorded once the flow knows whether it can proceed).
+    private enum IDXAnswer {
+        case failed(Outcome)
+        case expired(step: Step, start: C.Instant, latency: Duration)
+        case state(IDXResponse, step: Step, start: C.Instant, latency: Duration)
+    }
+
+    /// An interact or token answer: its JSON when it succeeded, or how it failed (recorded).
+    private enum OAuthAnswer {
+        case json(JSONValue)
+        case failed(Outcome)
+    }
+
+    /// What the flow does with an ION state.
+    private enum NextAction {
+        case token(IDXRemediation)
+        case submit(IDXRemediation, step: Step, body: JSONValue)
+        case cannotProceed(String)
+    }
+
+    mutating func run() async -> Outcome {
+        var restarts = 0
+        while true {
+            let attemptStart = clock.now
+            switch await attempt() {
+            case .done(let outcome):
+                return outcome
+            case .expired(let step, let start, let latency):
+                if options.restartOnExpiry && restarts < options.maxRestarts {
+                    restarts += 1
+                    // Timed by what the expired attempt cost.
+                    context.record(step: OktaIDXFlow.index(.restart), start: attemptStart, outcome: .ok)
+                    continue
+                }
+                let outcome = Outcome(.protocolError, IDXMessageKey.sessionExpired)
+                context.record(step: OktaIDXFlow.index(step), start: start, outcome: outcome, latency: latency)
+                return outcome
+            }
+        }
+    }
+
+    // MARK: Steps
+
+    private mutating func attempt() async -> AttemptEnd {
+        // PKCE (RFC 7636): 64 random bytes give an 86-character verifier, within the 43–128 allowed.
+        verifier = Base64.urlEncoded(Digest.secureRandomBytes(count: 64))
+        let challenge = Base64.urlEncoded(Digest.sha256(Array(verifier.utf8)))
+        let state = Base64.urlEncoded(Digest.secureRandomBytes(count: 16))
+
+        // B1: interact.
+        var interact = HTTPRequest(method: "POST", target: flow.basePath + options.paths.interact, body: FormURLEncoding.encode([
+            ("client_id", options.clientID), ("scope", options.scope), ("redirect_uri", options.redirectURI),
+            ("code_challenge", challenge), ("code_challenge_method", "S256"), ("state", state),
+        ]))
+        interact.headers.add("Content-Type", IDXMediaType.form)
+        interact.headers.add("Accept", "application/json")
+        let interacted = await oauth(interact, step: .interact, requiring: "interaction_handle")
+        guard case .json(let json) = interacted, let handle = json["interaction_handle"]?.stringValue else {
+            if case .failed(let outcome) = interacted { return .done(outcome) }
+            return .done(Outcome(.protocolError, "no interaction_handle"))
+        }
+
+        // B2: introspect, then the remediations the server asks for.
+        var introspect = HTTPRequest(method: "POST", target: IDXPaths.introspect,
+                                     body: JSONValue.object(["interactionHandle": .string(handle)]).serialized())
+        introspect.headers.add("Content-Type", IDXMediaType.ion)
+        introspect.headers.add("Accept", IDXMediaType.ion)
+        var answer = await idx(introspect, step: .introspect)
+        var taken = 0
+        while true {
+            switch answer {
+            case .failed(let outcome):
+                return .done(outcome)
+            case .expired(let step, let start, let latency):
+                return .expired(step: step, start: start, latency: latency)
+            case .state(let response, let step, let start, let latency):
+                let action = taken < OktaIDXFlow.maxRemediations
+                    ? next(after: response) : .cannotProceed(response.remediations.first?.name ?? "(none)")
+                switch action {
+                case .cannotProceed(let name):
+                    let outcome = Outcome(.protocolError, "cannot proceed at remediation \(name)")
+                    context.record(step: OktaIDXFlow.index(step), start: start, outcome: outcome, latency: latency)
+                    return .done(outcome)
+                case .token(let success):
+                    context.record(step: OktaIDXFlow.index(step), start: start, outcome: .ok, latency: latency)
+                    return .done(await token(success))
+                case .submit(let remediation, let nextStep, let body):
+                    context.record(step: OktaIDXFlow.index(step), start: start, outcome: .ok, latency: latency)
+                    taken += 1
+                    var request = HTTPRequest(method: remediation.method, target: remediation.targetPath, body: body.serialized())
+                    request.headers.add("Content-Type", remediation.accepts ?? IDXMediaType.json)
+                    request.headers.add("Accept", IDXMediaType.ion)
+                    answer = await idx(request, step: nextStep)
+                }
+            }
+        }
+    }
+
+    /// Picks the remediation to follow and fills its form; anything else it cannot handle ends the attempt.
+    private func next(after response: IDXResponse) -> NextAction {
+        if let success = response.success { return .token(success) }
+        // The first remediation the flow knows, in the server's order; cancel, recover, redirect-idp and
+        // enrollment offers beside it are left alone.
+        let known: [String: Step] = ["identify": .identify, "select-authenticator-authenticate": .select, "challenge-authenticator": .answer, "skip": .skip]
+        guard let remediation = response.remediations.first(where: { known[$0.name] != nil }) else {
+            return .cannotProceed(response.remediations.first { $0.name != "cancel" }?.name ?? response.remediations.first?.name ?? "(none)")
+        }
+        var step = known[remediation.name]!
+        let isPassword = remediation.name == "identify" || response.currentAuthenticatorType == "password"
+        if step == .answer && isPassword { step = .password }
+        let secret = isPassword ? password : options.passcode
+        let method = options.factor.rawValue
+        let body = remediation.fields.filled(
+            value: { path in
+                switch path {
+                case ["identifier"]: .string(username)
+                case ["credentials", "passcode"]: .string(secret)
+                default: nil
+                }
+            },
+            choose: { field in field.options.first { $0.offers(method: method) } })
+        guard let body else { return .cannotProceed(remediation.name) }
+        return .submit(remediation, step: step, body: .object(body))
+    }
+
+    /// B6: the `successWithInteractionCode` form, posted as a form with the code verifier added.
+    private func token(_ success: IDXRemediation) async -> Outcome {
+        // Like the SDK, fields with no value (client_secret for a public client) are left out.
+        let fields = success.fields.filled(value: { $0 == ["code_verifier"] ? .string(verifier) : nil }, choose: { _ in nil }, omitMissing: true)
+        let pairs = (fields ?? JSONObject()).compactMap { member -> (String, String)? in
+            switch member.value {
+            case .string(let text): (member.key, text)
+            case .number, .bool: (member.key, member.value.serializedString)
+            default: nil
+            }
+        }
+        var request = HTTPRequest(method: success.method, target: success.targetPath, body: FormURLEncoding.encode(pairs))
+        request.headers.add("Content-Type", IDXMediaType.form)
+        request.headers.add("Accept", "application/json")
+        switch await oauth(request, step: .token, requiring: "access_token") {
+        case .json: return .ok
+        case .failed(let outcome): return outcome
+        }
+    }
+
+    // MARK: Exchanges
+
+    /// An interact or token call: retried on 429, recorded, and its JSON returned when it succeeded.
+    private func oauth(_ request: HTTPRequest, step: Step, requiring member: String) async -> OAuthAnswer {
+        let attempt = await context.sendWithBackoff(request, retryStep: OktaIDXFlow.index(.retry), maxRetries: options.maxRetries,
+                                         backoff: OktaIDXFlow.rateLimitWait)
+        let outcome = attempt.failure ?? attempt.response.map { OktaIDXFlow.classifyOAuth($0, requiring: member) } ?? .cancelled
+        context.record(step: OktaIDXFlow.index(step), start: attempt.start, outcome: outcome, latency: attempt.latency(now: clock.now))
+        guard outcome.isOK, let body = attempt.response?.body, let json = try? JSONValue.parse(body) else { return .failed(outcome) }
+        return .json(json)
+    }
+
+    /// An IDX call per wire-spec §B.5: 429 waited out and sent again (except on `/challenge/answer`, whose
+    /// 429 is ION), 200–499 read as ION, ERROR messages named by key, 5xx an HTTP error.
+    private func idx(_ request: HTTPRequest, step: Step) async -> IDXAnswer {
+        let retriable = !request.path.hasSuffix("/challenge/answer")
+        let attempt = await context.sendWithBackoff(request, retryStep: OktaIDXFlow.index(.retry), maxRetries: options.maxRetries) { response in
+            retriable ? OktaIDXFlow.rateLimitWait(response) : nil
+        }
+        let latency = attempt.latency(now: clock.now)
+        let failed = { (outcome: Outcome) -> IDXAnswer in
+            context.record(step: OktaIDXFlow.index(step), start: attempt.start, outcome: outcome, latency: latency)
+            return .failed(outcome)
+        }
+        guard let response = attempt.response else { return failed(attempt.failure ?? .cancelled) }
+        guard response.status < 500 else { return failed(Outcome(.httpError, "\(response.status)")) }
+        guard let ion = IDXResponse(body: response.body) else {
+            return failed(response.status == 200 ? Outcome(.protocolError, "not an ION response") : Outcome(.httpError, "\(response.status)"))
+        }
+        if ion.messages.contains(where: { $0.isError && $0.key == IDXMessageKey.sessionExpired }) {
+            return .expired(step: step, start: attempt.start, latency: latency)
+        }
+        if let error = ion.errors.first { return failed(OktaIDXFlow.outcome(for: error)) }
+        return .state(ion, step: step, start: attempt.start, latency: latency)
+    }
+}

@@ -1,0 +1,289 @@
+import AuthloadCore
+import AuthloadWire
+import Foundation
+
+/// The server side of Okta Identity Engine embedded login (wire-spec §B): interact, the IDX remediation
+/// endpoints answering ION, and the token endpoint.
+///
+/// `POST {issuer}/v1/interact` stores a PKCE challenge under an interaction handle; `POST /idp/idx/introspect`
+/// opens a transaction (its state handle) offering `identify`; identify, the password (identifier-first),
+/// `select-authenticator-authenticate` and the code answer move it on until `successWithInteractionCode`
+/// hands out an `interaction_code`, redeemable once, with the matching code verifier, at `{issuer}/v1/token`.
+/// [M] The code sent "by email or SMS" is `passcode` from the options, so a load tool can answer it.
+///
+/// The behaviours of §B.6 are options: the policy shape, the factors offered, a per-endpoint request budget
+/// answered 429 with Okta's `X-Rate-Limit-*` headers (ION on `/challenge/answer`), a share of answers
+/// rejected as `api.authn.error.PASSCODE_INVALID`, state handles that expire, slow email/SMS dispatch, and
+/// enrollment the client cannot do. "Now" comes from `now` (time since the Unix epoch), the wall clock by
+/// default, so virtual-time tests see exact `Date`, reset and expiry values. Every table is bounded.
+public final class OktaIDXService: Sendable {
+    public let options: Options
+    let now: WallClock
+    private let state: Locked<State>
+    private let random: Locked<SplitMix64>
+
+    struct State {
+        var interactions: ExpiringTable<OktaIDXInteraction>
+        var transactions: ExpiringTable<OktaIDXTransaction>
+        var grants: ExpiringTable<OktaIDXGrant>
+        /// Requests per rate-limited path in its current window: one entry per path, never more.
+        var windows: [String: (window: Int64, count: Int)] = [:]
+    }
+
+    /// The most paths the rate limiter keeps counts for.
+    static let rateLimitedPathCapacity = 64
+
+    /// - Parameters:
+    ///   - now: the time since the Unix epoch; tests derive it from their manual clock.
+    ///   - capacity: the most entries each table (interaction handles, state handles, codes) holds.
+    public init(options: Options, seed: UInt64 = 13, capacity: Int = 100_000,
+                now: @escaping WallClock = WallTime.now) {
+        self.options = options
+        self.now = now
+        state = Locked(State(interactions: ExpiringTable(capacity: capacity), transactions: ExpiringTable(capacity: capacity),
+                             grants: ExpiringTable(capacity: capacity)))
+        random = Locked(SplitMix64(seed: seed))
+    }
+
+    /// Entries held: interaction handles, transactions, unredeemed codes.
+    public var tableSizes: (interactions: Int, transactions: Int, grants: Int) {
+        state.withLock { ($0.interactions.count, $0.transactions.count, $0.grants.count) }
+    }
+
+    /// Paths the rate limiter holds a count for.
+    var rateLimitedPaths: Int { state.withLock { $0.windows.count } }
+
+    // MARK: Routing
+
+    /// Answers the request if it is for this service, nil otherwise.
+    func respond(to request: HTTPRequest) -> ServiceReply? {
+        let path = String(request.path)
+        guard path == options.paths.interact || path == options.paths.token || path.hasPrefix(IDXPaths.idxPrefix + "/") else { return nil }
+        let time = now()
+        var latency = random.withLock { options.latency.sample(using: &$0) }
+        var response: HTTPResponse
+        if let limited = rateLimited(path, request: request, at: time) {
+            response = limited
+        } else if request.method != "POST" {
+            response = .methodNotAllowed("POST")
+        } else {
+            switch path {
+            case options.paths.interact: response = interact(request, at: time)
+            case options.paths.token: response = token(request, at: time)
+            case IDXPaths.introspect: response = introspect(request, at: time)
+            default:
+                let (answer, dispatch) = remediate(path, request: request, at: time)
+                response = answer
+                latency += dispatch
+            }
+        }
+        response.headers.add("Date", HTTPDate.format(epochSeconds: time.components.seconds))
+        response.headers.add("x-okta-request-id", random.withLock { $0.hex(20) })
+        return ServiceReply(response, after: latency)
+    }
+
+    // MARK: OAuth endpoints
+
+    private func interact(_ request: HTTPRequest, at time: Duration) -> HTTPResponse {
+        let form = Dictionary(FormURLEncoding.decode(request.body), uniquingKeysWith: { first, _ in first })
+        if let expected = options.clientID, form["client_id"] != expected {
+            return Self.oauthError(401, "invalid_client", "Client authentication failed.")
+        }
+        guard let challenge = form["code_challenge"], !challenge.isEmpty, form["code_challenge_method"] == "S256" else {
+            return Self.oauthError(400, "invalid_request", "PKCE code challenge is required when the token endpoint authentication method is 'NONE'.")
+        }
+        let handle = random.withLock { $0.hex(24) }
+        let expiry = time + options.stateHandleLifetime
+        state.withLock {
+            $0.interactions.set(handle, OktaIDXInteraction(codeChallenge: challenge, expiresAt: expiry), expiresAt: expiry, now: time)
+        }
+        return .json(status: 200, ["interaction_handle": .string(handle)])
+    }
+
+    private func token(_ request: HTTPRequest, at time: Duration) -> HTTPResponse {
+        let form = Dictionary(FormURLEncoding.decode(request.body), uniquingKeysWith: { first, _ in first })
+        guard form["grant_type"] == "interaction_code" else {
+            return Self.oauthError(400, "unsupported_grant_type", "The grant_type is not supported.")
+        }
+        if let expected = options.clientID, form["client_id"] != expected {
+            return Self.oauthError(401, "invalid_client", "Client authentication failed.")
+        }
+        // Single use: the code is gone whether or not the rest checks out, as OAuth servers do.
+        let grant = state.withLock { state -> OktaIDXGrant? in
+            let grant = state.grants.value(form["interaction_code"] ?? "", now: time)
+            state.grants.remove(form["interaction_code"] ?? "")
+            return grant
+        }
+        guard let grant else { return Self.oauthError(400, "invalid_grant", "The interaction code is invalid or has expired.") }
+        let verifier = form["code_verifier"] ?? ""
+        guard (43...128).contains(verifier.utf8.count),
+              Base64.urlEncoded(Digest.sha256(Array(verifier.utf8))) == grant.codeChallenge else {
+            return Self.oauthError(400, "invalid_grant", "PKCE verification failed.")
+        }
+        let (access, refresh, id) = random.withLock { ($0.hex(64), $0.hex(48), $0.hex(64)) }
+        return .json(status: 200, [
+            "token_type": "Bearer", "expires_in": .number(Double(options.tokenLifetime.components.seconds)),
+            "access_token": .string(access), "scope": "openid profile offline_access",
+            "refresh_token": .string(refresh), "id_token": .string(id),
+        ])
+    }
+
+    static func oauthError(_ status: Int, _ error: String, _ description: String) -> HTTPResponse {
+        .json(status: status, ["error": .string(error), "error_description": .string(description)])
+    }
+
+    // MARK: IDX
+
+    private func introspect(_ request: HTTPRequest, at time: Duration) -> HTTPResponse {
+        let body = (try? JSONValue.parse(request.body)) ?? .null
+        let origin = origin(of: request)
+        if let handle = body["stateHandle"]?.stringValue {
+            guard let transaction = state.withLock({ $0.transactions.value(handle, now: time) }) else { return expired(origin) }
+            return ion(transaction, handle: handle, origin: origin)
+        }
+        let interactionHandle = body["interactionHandle"]?.stringValue ?? ""
+        let newHandle = random.withLock { "02" + $0.hex(40) }
+        let opened: (String, OktaIDXTransaction)? = state.withLock { state in
+            guard var interaction = state.interactions.value(interactionHandle, now: time) else { return nil }
+            if let handle = interaction.stateHandle, let transaction = state.transactions.value(handle, now: time) {
+                return (handle, transaction)
+            }
+            let transaction = OktaIDXTransaction(codeChallenge: interaction.codeChallenge, expiresAt: time + options.stateHandleLifetime)
+            interaction.stateHandle = newHandle
+            state.interactions.set(interactionHandle, interaction, expiresAt: interaction.expiresAt, now: time)
+            state.transactions.set(newHandle, transaction, expiresAt: transaction.expiresAt, now: time)
+            return (newHandle, transaction)
+        }
+        guard let (handle, transaction) = opened else { return expired(origin) }
+        return ion(transaction, handle: handle, origin: origin)
+    }
+
+    /// A remediation call: the transaction its `stateHandle` names moves on, or the call is refused in ION.
+    ///
+    /// - Returns: the answer and any extra time it takes (sending the email or SMS).
+    private func remediate(_ path: String, request: HTTPRequest, at time: Duration) -> (HTTPResponse, Duration) {
+        let body = (try? JSONValue.parse(request.body)) ?? .null
+        let origin = origin(of: request)
+        let handle = body["stateHandle"]?.stringValue ?? ""
+        guard var transaction = state.withLock({ $0.transactions.value(handle, now: time) }) else { return (expired(origin), .zero) }
+        let passcode = body["credentials"]?["passcode"]?.stringValue ?? ""
+        var dispatch = Duration.zero
+        let response: HTTPResponse
+        switch (path, transaction.phase) {
+        case (IDXPaths.identify, .identify):
+            let identifier = body["identifier"]?.stringValue ?? ""
+            guard !identifier.isEmpty else { return (invalid(transaction, handle: handle, origin: origin), .zero) }
+            transaction.username = identifier
+            if options.policy == .singleForm {
+                guard passwordMatches(passcode) else {
+                    return (ion(transaction, handle: handle, origin: origin, status: 401, passcodeError: Self.incorrectPassword), .zero)
+                }
+                transaction.phase = .select
+            } else {
+                transaction.phase = .password
+            }
+            response = store(transaction, handle: handle, origin: origin)
+        case (IDXPaths.answer, .password):
+            guard passwordMatches(passcode) else {
+                return (ion(transaction, handle: handle, origin: origin, status: 401, passcodeError: Self.incorrectPassword), .zero)
+            }
+            transaction.phase = .select
+            response = store(transaction, handle: handle, origin: origin)
+        case (IDXPaths.challenge, .select) where !options.requireEnrollment:
+            let id = body["authenticator"]?["id"]?.stringValue ?? ""
+            let method = body["authenticator"]?["methodType"]?.stringValue ?? (id == Self.authenticatorID("email") ? "email" : "")
+            guard options.factors.contains(method), id == Self.authenticatorID(method) else {
+                return (invalid(transaction, handle: handle, origin: origin), .zero)
+            }
+            transaction.phase = .code(method: method)
+            dispatch = random.withLock { options.dispatchLatency.sample(using: &$0) }
+            response = store(transaction, handle: handle, origin: origin)
+        case (IDXPaths.resend, .code):
+            dispatch = random.withLock { options.dispatchLatency.sample(using: &$0) }
+            response = ion(transaction, handle: handle, origin: origin)
+        case (IDXPaths.poll, .code):
+            response = ion(transaction, handle: handle, origin: origin)
+        case (IDXPaths.answer, .code):
+            let rejected = random.withLock { $0.chance(options.wrongPasscodeRate) }
+            guard !rejected, passcode == options.passcode else {
+                transaction.failedPasscodes += 1
+                state.withLock { $0.transactions.set(handle, transaction, expiresAt: transaction.expiresAt, now: time) }
+                return (ion(transaction, handle: handle, origin: origin, status: 400, passcodeError: Self.passcodeInvalid), .zero)
+            }
+            response = succeed(transaction, handle: handle, origin: origin, at: time)
+        case (IDXPaths.cancel, _):
+            // A fresh identify with a new state handle (wire-spec §B.4).
+            let fresh = OktaIDXTransaction(codeChallenge: transaction.codeChallenge, expiresAt: time + options.stateHandleLifetime)
+            let newHandle = random.withLock { "02" + $0.hex(40) }
+            state.withLock {
+                $0.transactions.remove(handle)
+                $0.transactions.set(newHandle, fresh, expiresAt: fresh.expiresAt, now: time)
+            }
+            response = ion(fresh, handle: newHandle, origin: origin)
+        default:
+            response = invalid(transaction, handle: handle, origin: origin)
+        }
+        return (response, dispatch)
+
+        func store(_ transaction: OktaIDXTransaction, handle: String, origin: String) -> HTTPResponse {
+            state.withLock { $0.transactions.set(handle, transaction, expiresAt: transaction.expiresAt, now: time) }
+            return ion(transaction, handle: handle, origin: origin)
+        }
+    }
+
+    /// The code was right: the transaction ends and its interaction code waits for the token request.
+    private func succeed(_ transaction: OktaIDXTransaction, handle: String, origin: String, at time: Duration) -> HTTPResponse {
+        let code = random.withLock { $0.hex(43) }
+        state.withLock { state in
+            state.transactions.remove(handle)
+            let grant = OktaIDXGrant(codeChallenge: transaction.codeChallenge, username: transaction.username,
+                                     expiresAt: time + options.interactionCodeLifetime)
+            state.grants.set(code, grant, expiresAt: grant.expiresAt, now: time)
+        }
+        return success(transaction, code: code, origin: origin)
+    }
+
+    private func passwordMatches(_ password: String) -> Bool {
+        options.password.map { $0 == password } ?? !password.isEmpty
+    }
+
+    /// The origin hrefs start with: the configured one, or the one the client addressed.
+    private func origin(of request: HTTPRequest) -> String {
+        if let origin = options.origin { return origin }
+        return request.headers["Host"].map { "http://\($0)" } ?? ""
+    }
+
+    // MARK: Rate limit
+
+    /// A 429 when `path` is over its budget in the current window; otherwise the request is counted.
+    private func rateLimited(_ path: String, request: HTTPRequest, at time: Duration) -> HTTPResponse? {
+        guard let limit = options.rateLimit, limit.paths.isEmpty || limit.paths.contains(path) else { return nil }
+        let windowSeconds = max(1, limit.window.components.seconds)
+        let window = time.components.seconds / windowSeconds
+        let over = state.withLock { state -> Bool in
+            // Paths nobody configured (anything under /idp/idx/) must not grow the table: past a few dozen, new ones go uncounted.
+            guard state.windows[path] != nil || state.windows.count < Self.rateLimitedPathCapacity else { return false }
+            var entry = state.windows[path] ?? (window, 0)
+            if entry.window != window { entry = (window, 0) }
+            entry.count += 1
+            state.windows[path] = entry
+            return entry.count > limit.limit
+        }
+        guard over else { return nil }
+        var response: HTTPResponse
+        let handle = ((try? JSONValue.parse(request.body)) ?? .null)["stateHandle"]?.stringValue ?? ""
+        if path == IDXPaths.answer, let transaction = state.withLock({ $0.transactions.value(handle, now: time) }) {
+            // On /challenge/answer a 429 carries the state in ION (wire-spec §B.5).
+            response = ion(transaction, handle: handle, origin: origin(of: request), status: 429, topError: Self.rateLimitMessage)
+        } else {
+            response = .json(status: 429, [
+                "errorCode": "E0000047", "errorSummary": .string(Self.rateLimitMessage.text), "errorLink": "E0000047",
+                "errorId": .string(random.withLock { "oae" + $0.hex(20) }), "errorCauses": [],
+            ])
+        }
+        response.headers.add("X-Rate-Limit-Limit", "\(limit.limit)")
+        response.headers.add("X-Rate-Limit-Remaining", "0")
+        response.headers.add("X-Rate-Limit-Reset", "\((window + 1) * windowSeconds)")
+        return response
+    }
+}

@@ -1,0 +1,239 @@
+import AuthloadCore
+
+// The Okta Identity Engine (IDX) vocabulary of wire-spec §B, shared by the flow and the staging service
+// so the two read and write the same ION shapes.
+
+/// Content types of the IDX protocol (wire-spec §B.1).
+public enum IDXMediaType {
+    /// What IDX responses are (`produces`) and what clients ask for (`Accept`).
+    public static let ion = "application/ion+json; okta-version=1.0.0"
+    /// What live remediations accept.
+    public static let json = "application/json; okta-version=1.0.0"
+    /// What interact and token accept.
+    public static let form = "application/x-www-form-urlencoded"
+}
+
+/// Where the IDX endpoints are: the authorization server's (`{issuerPath}/v1/…`) and the origin's `/idp/idx/…`.
+public struct IDXPaths: Sendable, Equatable {
+    /// The issuer's path on the target, e.g. `/oauth2/default` (empty for the org authorization server,
+    /// whose endpoints are `/oauth2/v1/…`).
+    public var issuerPath = "/oauth2/default"
+
+    public init() {}
+
+    /// `{issuer}/v1/interact`, with `/oauth2` added for an org issuer as the Swift SDK does (wire-spec §B.1).
+    public var interact: String { authorizationServer + "/v1/interact" }
+    /// `{issuer}/v1/token`: where the staging service points `successWithInteractionCode`.
+    public var token: String { authorizationServer + "/v1/token" }
+
+    private var authorizationServer: String { issuerPath.hasPrefix("/oauth2") ? issuerPath : issuerPath + "/oauth2" }
+
+    /// The IDX endpoints always live at the origin (wire-spec §B.1).
+    public static let idxPrefix = "/idp/idx"
+    public static let introspect = idxPrefix + "/introspect"
+    public static let identify = idxPrefix + "/identify"
+    public static let challenge = idxPrefix + "/challenge"
+    public static let answer = idxPrefix + "/challenge/answer"
+    public static let resend = idxPrefix + "/challenge/resend"
+    public static let poll = idxPrefix + "/challenge/poll"
+    public static let skip = idxPrefix + "/skip"
+    public static let cancel = idxPrefix + "/cancel"
+    public static let enroll = idxPrefix + "/credential/enroll"
+}
+
+/// Well-known i18n keys of IDX ERROR messages (wire-spec §B.2).
+public enum IDXMessageKey {
+    public static let passcodeInvalid = "api.authn.error.PASSCODE_INVALID"
+    public static let sessionExpired = "idx.session.expired"
+    /// [I] what Okta answers a wrong password with.
+    public static let incorrectPassword = "incorrectPassword"
+    /// [I] an identifier the org does not know.
+    public static let unknownUser = "idx.unknown.user"
+    public static let answerInvalid = "authfactor.challenge.question_factor.answer_invalid"
+    /// [M] the ERROR a rate-limited `/challenge/answer` carries in its ION body (Okta's error code E0000047).
+    public static let rateLimited = "E0000047"
+    /// [M] a remediation call the state does not allow, or a form without its required fields.
+    public static let invalidRequest = "api.idx.invalid.request"
+}
+
+/// One entry of an ION `messages` array: a class (`ERROR`, `INFO`), an i18n key and the text for people.
+public struct IDXMessage: Sendable, Equatable {
+    public var level: String
+    public var key: String
+    public var text: String
+
+    public init(level: String = "ERROR", key: String, text: String) {
+        self.level = level
+        self.key = key
+        self.text = text
+    }
+
+    public var isError: Bool { level == "ERROR" }
+
+    /// Reads the `value` array of an ION `messages` object; entries without a key keep their text as key.
+    static func list(_ json: JSONValue?) -> [IDXMessage] {
+        (json?["value"]?.arrayValue ?? []).compactMap { entry in
+            guard entry.objectValue != nil else { return nil }
+            let text = entry["message"]?.stringValue ?? ""
+            return IDXMessage(level: entry["class"]?.stringValue ?? "INFO", key: entry["i18n"]?["key"]?.stringValue ?? text, text: text)
+        }
+    }
+}
+
+/// A field of a remediation form (wire-spec §B.2): a scalar, a nested form, or a choice among options.
+public struct IDXField: Sendable, Equatable {
+    public var name: String
+    public var label: String?
+    public var type: String?
+    public var required = false
+    public var secret = false
+    public var visible: Bool?
+    public var mutable: Bool?
+    /// The value the server filled in (e.g. `stateHandle`), if any.
+    public var value: JSONValue?
+    /// The nested fields of an object field (`credentials` → `passcode`).
+    public var form: [IDXField]?
+    public var options: [IDXOption] = []
+    public var messages: [IDXMessage] = []
+
+    public init(name: String, label: String? = nil, type: String? = nil, required: Bool = false, secret: Bool = false,
+                visible: Bool? = nil, mutable: Bool? = nil, value: JSONValue? = nil, form: [IDXField]? = nil,
+                options: [IDXOption] = [], messages: [IDXMessage] = []) {
+        self.name = name
+        self.label = label
+        self.type = type
+        self.required = required
+        self.secret = secret
+        self.visible = visible
+        self.mutable = mutable
+        self.value = value
+        self.form = form
+        self.options = options
+        self.messages = messages
+    }
+
+    init?(json: JSONValue) {
+        guard let name = json["name"]?.stringValue else { return nil }
+        self.name = name
+        label = json["label"]?.stringValue
+        type = json["type"]?.stringValue
+        required = json["required"]?.boolValue ?? false
+        secret = json["secret"]?.boolValue ?? false
+        visible = json["visible"]?.boolValue
+        mutable = json["mutable"]?.boolValue
+        value = json["value"]
+        form = json["form"]?["value"]?.arrayValue.map { $0.compactMap(IDXField.init(json:)) }
+        options = (json["options"]?.arrayValue ?? []).compactMap(IDXOption.init(json:))
+        messages = IDXMessage.list(json["messages"])
+    }
+
+    /// ERROR messages on this field and on the fields nested in it, in form order.
+    var errors: [IDXMessage] {
+        messages.filter(\.isError) + (form ?? []).flatMap(\.errors) + options.flatMap { $0.form.flatMap(\.errors) }
+    }
+}
+
+/// One choice of an `options` field: a scalar value (`"sms"`) or a form of its own (an authenticator).
+public struct IDXOption: Sendable, Equatable {
+    public var label: String
+    /// The scalar value, when the option is not a form.
+    public var value: JSONValue?
+    /// The option's fields, when its value is `{"form": {"value": [...]}}`.
+    public var form: [IDXField]
+    public var relatesTo: String?
+
+    public init(label: String, value: JSONValue? = nil, form: [IDXField] = [], relatesTo: String? = nil) {
+        self.label = label
+        self.value = value
+        self.form = form
+        self.relatesTo = relatesTo
+    }
+
+    init?(json: JSONValue) {
+        guard json.objectValue != nil else { return nil }
+        label = json["label"]?.stringValue ?? ""
+        relatesTo = json["relatesTo"]?.stringValue
+        if let fields = json["value"]?["form"]?["value"]?.arrayValue {
+            form = fields.compactMap(IDXField.init(json:))
+            value = nil
+        } else {
+            form = []
+            value = json["value"]
+        }
+    }
+}
+
+/// A form the server offers as a next step: where to send it, how, and its fields.
+public struct IDXRemediation: Sendable, Equatable {
+    public var name: String
+    public var href: String
+    public var method: String
+    /// The request content type the server wants; absent means JSON.
+    public var accepts: String?
+    public var produces: String?
+    public var relatesTo: [String]
+    public var fields: [IDXField]
+
+    public init(name: String, href: String, method: String = "POST", accepts: String? = IDXMediaType.json,
+                produces: String? = IDXMediaType.ion, relatesTo: [String] = [], fields: [IDXField]) {
+        self.name = name
+        self.href = href
+        self.method = method
+        self.accepts = accepts
+        self.produces = produces
+        self.relatesTo = relatesTo
+        self.fields = fields
+    }
+
+    init?(json: JSONValue) {
+        guard let name = json["name"]?.stringValue, let href = json["href"]?.stringValue else { return nil }
+        self.name = name
+        self.href = href
+        method = json["method"]?.stringValue ?? "POST"
+        accepts = json["accepts"]?.stringValue
+        produces = json["produces"]?.stringValue
+        relatesTo = (json["relatesTo"]?.arrayValue ?? []).compactMap(\.stringValue)
+        fields = (json["value"]?.arrayValue ?? []).compactMap(IDXField.init(json:))
+    }
+
+    /// The href's path and query: IDX hrefs are absolute (`https://{org}/idp/idx/…`), but every request
+    /// goes to the profile's target, so only the part after the origin is used.
+    public var targetPath: String {
+        guard !href.hasPrefix("/"), let colon = href.firstIndex(of: ":"), href[colon...].hasPrefix("://") else { return href }
+        let rest = href[href.index(colon, offsetBy: 3)...]
+        guard let slash = rest.firstIndex(of: "/") else { return "/" }
+        return String(rest[slash...])
+    }
+}
+
+/// What one IDX response says, read from its ION body (wire-spec §B.2).
+public struct IDXResponse: Sendable {
+    public var stateHandle: String?
+    public var expiresAt: String?
+    public var remediations: [IDXRemediation]
+    /// Top-level messages (e.g. `idx.session.expired`).
+    public var messages: [IDXMessage]
+    /// The `successWithInteractionCode` form: the login is done, the token request is next.
+    public var success: IDXRemediation?
+    /// The `type` of the authenticator being challenged (`password`, `email`, `phone`), if any.
+    public var currentAuthenticatorType: String?
+
+    /// Reads an ION body; nil when it is not a JSON object with at least a state handle, remediations,
+    /// messages or a success form.
+    public init?(body: [UInt8]) {
+        guard let json = try? JSONValue.parse(body), json.objectValue != nil else { return nil }
+        stateHandle = json["stateHandle"]?.stringValue
+        expiresAt = json["expiresAt"]?.stringValue
+        remediations = (json["remediation"]?["value"]?.arrayValue ?? []).compactMap(IDXRemediation.init(json:))
+        messages = IDXMessage.list(json["messages"])
+        success = json["successWithInteractionCode"].flatMap(IDXRemediation.init(json:))
+        let current = json["currentAuthenticatorEnrollment"]?["value"] ?? json["currentAuthenticator"]?["value"]
+        currentAuthenticatorType = current?["type"]?.stringValue
+        guard stateHandle != nil || !remediations.isEmpty || !messages.isEmpty || success != nil else { return nil }
+    }
+
+    /// Every ERROR message: top-level first, then those on fields, remediation by remediation.
+    public var errors: [IDXMessage] {
+        messages.filter(\.isError) + remediations.flatMap { $0.fields.flatMap(\.errors) }
+    }
+}

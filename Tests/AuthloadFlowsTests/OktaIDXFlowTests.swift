@@ -1,0 +1,296 @@
+import AuthloadCore
+@testable import AuthloadFlows
+import AuthloadStaging
+import AuthloadTesting
+import AuthloadWire
+import Testing
+
+/// Passes requests to the staging server, letting a test see or change them on the way.
+final class TappedService: HTTPService, Sendable {
+    let server: StagingServer
+    let tap: @Sendable (inout HTTPRequest) -> Void
+    /// Answers instead of the server when it returns a response.
+    let answer: @Sendable (HTTPRequest) -> HTTPResponse?
+    private let seen = Locked<[HTTPRequest]>([])
+
+    init(_ server: StagingServer, answer: @escaping @Sendable (HTTPRequest) -> HTTPResponse? = { _ in nil },
+         tap: @escaping @Sendable (inout HTTPRequest) -> Void = { _ in }) {
+        self.server = server
+        self.answer = answer
+        self.tap = tap
+    }
+
+    var requests: [HTTPRequest] { seen.withLock { $0 } }
+
+    func respond(to request: HTTPRequest) -> ServiceReply {
+        var request = request
+        tap(&request)
+        seen.withLock { $0.append(request) }
+        if let response = answer(request) { return ServiceReply(response, after: .milliseconds(10)) }
+        return server.respond(to: request)
+    }
+}
+
+/// A clock for one flow against an HTTP-only service: a sleep notes its deadline and moves the manual clock
+/// there at once (an in-process host with no WebSocket schedules nothing else), so a test can assert an exact
+/// back-off without driving the clock from outside.
+struct JumpingClock: Clock {
+    typealias Instant = ManualClock.Instant
+    let base: ManualClock
+    let log: Locked<[ManualClock.Instant]>
+
+    var now: Instant { base.now }
+    var minimumResolution: Duration { .zero }
+
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        try Task.checkCancellation()
+        log.withLock { $0.append(deadline) }
+        base.advance(to: deadline)
+    }
+}
+
+@Suite("Okta IDX flow against the staging service, in virtual time", .timeLimit(.minutes(1)))
+struct OktaIDXFlowTests {
+    let clock = ManualClock()
+    /// The staging service's "now" at virtual time zero: a whole multiple of every rate-limit window used here.
+    static let epoch: Duration = .seconds(1_800_000_000)
+
+    /// Every call answers in 10 ms; the email or SMS goes out in 300 ms.
+    func staging(_ configure: (inout OktaIDXService.Options) -> Void = { _ in }) -> StagingServer {
+        var configuration = StagingConfiguration()
+        configuration.okta.latency = .fixed(.milliseconds(10))
+        configuration.okta.dispatchLatency = .fixed(.milliseconds(300))
+        configure(&configuration.okta)
+        let clock = self.clock
+        return StagingServer(configuration: configuration, now: { Self.epoch + clock.now.offset })
+    }
+
+    func flow(_ configure: (inout OktaIDXFlow.Options) -> Void = { _ in }) -> OktaIDXFlow {
+        var options = OktaIDXFlow.Options()
+        configure(&options)
+        return OktaIDXFlow(options: options)
+    }
+
+    /// Runs one iteration on a ``JumpingClock``, so back-offs pass at once and their deadlines are noted.
+    func probe(_ flow: OktaIDXFlow, _ service: any HTTPService) async -> FlowProbe.Result {
+        await probeNotingSleeps(flow, service).result
+    }
+
+    func probeNotingSleeps(_ flow: OktaIDXFlow, _ service: any HTTPService) async -> (result: FlowProbe.Result, sleeps: [ManualClock.Instant]) {
+        let host = InProcessHost(clock: clock, service: service)
+        let log = Locked<[ManualClock.Instant]>([])
+        let flowClock = JumpingClock(base: clock, log: log)
+        let catalog = MetricCatalog(flows: [("okta", flow.stepNames)])
+        let recorder = MetricsRecorder(metricCount: catalog.count, interval: .seconds(1))
+        let collector = Collector(catalog: catalog, recorder: recorder, lag: 1)
+        let start = flowClock.now
+        let context = FlowContext(clock: flowClock, client: host.makeClient(for: Endpoint(host: "staging", port: 80)),
+                                  stepTimeout: .seconds(10), deadline: start.advanced(by: .seconds(120)), recorder: recorder,
+                                  firstStepMetric: catalog.stepMetric(flow: 0, step: 0), shard: 0, runStart: start)
+        let user = VirtualUser(index: 0, identity: UserIdentity(username: "user0", password: "pw"), seed: 1)
+        let outcome = await flow.run(context, user: user)
+        let elapsed = start.duration(to: flowClock.now)
+        recorder.record(metric: catalog.flowMetric(0), startOffset: .zero, latency: elapsed, outcome: outcome, shard: 0)
+        let measured = collector.finish(lastInterval: Int(elapsed.seconds) + 1, activeUsers: 0, duration: elapsed)
+        return (FlowProbe.Result(outcome: outcome, elapsed: elapsed, measured: measured), log.withLock { $0 })
+    }
+
+    /// A request another user sent, using up rate-limit budget.
+    func spend(_ server: StagingServer, _ path: String) {
+        _ = server.respond(to: HTTPRequest(method: "POST", target: path, body: Array(#"{"stateHandle": "other"}"#.utf8)))
+    }
+
+    @Test("a login follows the remediations of both policy shapes to a token, with exact step latencies", arguments: [
+        (OktaIDXService.Policy.identifierFirst, OktaIDXFlow.Factor.email),
+        (.identifierFirst, .sms), (.singleForm, .email), (.singleForm, .sms),
+    ])
+    func happyPath(policy: OktaIDXService.Policy, factor: OktaIDXFlow.Factor) async throws {
+        let server = staging { $0.policy = policy }
+        let result = await probe(flow { $0.factor = factor }, server)
+        #expect(result.outcome == .ok)
+        let identifierFirst = policy == .identifierFirst
+        // Each call 10 ms; select also sends the code (300 ms); identifier-first adds the password step.
+        #expect(result.elapsed == .milliseconds(identifierFirst ? 370 : 360))
+        for step in ["interact", "introspect", "identify", "answer", "token"] {
+            #expect(result.metric("okta", step)?.count == 1, "\(step)")
+            #expect(isNear(result.metric("okta", step)?.p50Micros, .milliseconds(10)), "\(step)")
+        }
+        #expect(isNear(result.metric("okta", "select-authenticator")?.p50Micros, .milliseconds(310)))
+        #expect(result.metric("okta", "password")?.count == (identifierFirst ? 1 : 0))
+        #expect(result.metric("okta", "retry")?.count == 0)
+        #expect(result.metric("okta", "restart")?.count == 0)
+        #expect(result.measured.errors.isEmpty)
+        #expect(server.okta.tableSizes.transactions == 0, "a finished login leaves no transaction")
+        #expect(server.okta.tableSizes.grants == 0, "the interaction code was redeemed")
+    }
+
+    @Test("the flow sends the chosen factor and the forms as nested JSON, and PKCE S256 with an 86-character verifier")
+    func requestBodies() async throws {
+        let tapped = TappedService(staging())
+        let result = await probe(flow { $0.factor = .sms }, tapped)
+        #expect(result.outcome == .ok)
+        let select = try #require(tapped.requests.first { $0.path == IDXPaths.challenge })
+        let body = try JSONValue.parse(select.body)
+        #expect(body["authenticator"] == ["id": "aut-phone", "methodType": "sms", "enrollmentId": "pae-authload"])
+        #expect(body["stateHandle"]?.stringValue?.isEmpty == false)
+        #expect(select.headers["Content-Type"] == IDXMediaType.json)
+        #expect(select.headers["Accept"] == IDXMediaType.ion)
+        let interact = Dictionary(FormURLEncoding.decode(try #require(tapped.requests.first).body), uniquingKeysWith: { a, _ in a })
+        let token = Dictionary(FormURLEncoding.decode(try #require(tapped.requests.last).body), uniquingKeysWith: { a, _ in a })
+        let verifier = try #require(token["code_verifier"])
+        #expect(verifier.count == 86)
+        #expect(interact["code_challenge"] == Base64.urlEncoded(Digest.sha256(Array(verifier.utf8))))
+        #expect(interact["code_challenge_method"] == "S256")
+        #expect(token["grant_type"] == "interaction_code" && token["client_secret"] == nil)
+    }
+
+    @Test("a wrong passcode is an auth failure named api.authn.error.PASSCODE_INVALID on the answer step")
+    func wrongPasscode() async throws {
+        let result = await probe(flow(), staging { $0.wrongPasscodeRate = 1 })
+        #expect(result.outcome == Outcome(.authFailure, IDXMessageKey.passcodeInvalid))
+        #expect(result.errors("okta", "answer", .authFailure, IDXMessageKey.passcodeInvalid) == 1)
+        #expect(result.metric("okta", "token")?.count == 0)
+    }
+
+    @Test("a wrong password is an auth failure on the password step, keyed, never showing the password")
+    func wrongPassword() async throws {
+        let result = await probe(flow(), staging { $0.password = "the-right-one" })
+        #expect(result.outcome == Outcome(.authFailure, IDXMessageKey.incorrectPassword))
+        #expect(result.errors("okta", "password", .authFailure, IDXMessageKey.incorrectPassword) == 1)
+        #expect(!result.measured.errors.contains { $0.detail.contains("pw") })
+    }
+
+    @Test("a 429 on introspect is waited out until X-Rate-Limit-Reset by the server's Date, then retried, and counted as a retry")
+    func rateLimitedIntrospect() async throws {
+        let server = staging { $0.rateLimit = .init(limit: 1, window: .seconds(10), paths: [IDXPaths.introspect]); $0.dispatchLatency = .none }
+        spend(server, IDXPaths.introspect)
+        let (result, sleeps) = await probeNotingSleeps(flow(), server)
+        // interact 0–10 ms; introspect 10–20 ms answers 429 with Date = epoch and reset = epoch + 10 s.
+        #expect(sleeps == [ManualClock.Instant(offset: .milliseconds(10_020))])
+        #expect(result.outcome == .ok)
+        #expect(result.elapsed == .milliseconds(10_080))
+        #expect(result.metric("okta", "retry")?.count == 1)
+        #expect(isNear(result.metric("okta", "retry")?.p50Micros, .seconds(10)))
+        #expect(result.metric("okta", "introspect")?.count == 1)
+        #expect(result.metric("okta", "introspect")?.errors == 0)
+        #expect(result.measured.errors.isEmpty, "a retry is not an error")
+    }
+
+    @Test("a 429 on challenge/answer is read as ION and not retried")
+    func rateLimitedAnswer() async throws {
+        let server = staging { $0.policy = .singleForm; $0.rateLimit = .init(limit: 1, window: .seconds(10), paths: [IDXPaths.answer]) }
+        spend(server, IDXPaths.answer)
+        let result = await probe(flow(), server)
+        #expect(result.outcome == Outcome(.protocolError, IDXMessageKey.rateLimited))
+        #expect(result.errors("okta", "answer", .protocolError, IDXMessageKey.rateLimited) == 1)
+        #expect(result.metric("okta", "retry")?.count == 0)
+        #expect(result.elapsed == .milliseconds(350))
+    }
+
+    /// The state handle lives 5 s; the select budget (2 per 10 s) is spent, so the first select waits 10 s for
+    /// the next window and then finds its state handle expired.
+    func expiringStaging() -> StagingServer {
+        let server = staging {
+            $0.stateHandleLifetime = .seconds(5)
+            $0.dispatchLatency = .none
+            $0.rateLimit = .init(limit: 2, window: .seconds(10), paths: [IDXPaths.challenge])
+        }
+        spend(server, IDXPaths.challenge)
+        spend(server, IDXPaths.challenge)
+        return server
+    }
+
+    @Test("an expired state handle starts the login over from interact when the profile allows it")
+    func expiryRestarts() async throws {
+        let server = expiringStaging()
+        let (result, sleeps) = await probeNotingSleeps(flow { $0.restartOnExpiry = true }, server)
+        #expect(sleeps == [ManualClock.Instant(offset: .milliseconds(10_050))])
+        #expect(result.outcome == .ok)
+        // The retried select answers expired at 10.060 s; the second attempt takes 7 × 10 ms.
+        #expect(result.elapsed == .milliseconds(10_130))
+        #expect(result.metric("okta", "restart")?.count == 1)
+        #expect(isNear(result.metric("okta", "restart")?.p50Micros, .milliseconds(10_060)))
+        #expect(result.metric("okta", "interact")?.count == 2)
+        #expect(result.metric("okta", "select-authenticator")?.count == 1)
+        #expect(result.measured.errors.isEmpty)
+    }
+
+    @Test("an expired state handle is a protocol error named idx.session.expired when restarts are off")
+    func expiryFails() async throws {
+        let server = expiringStaging()
+        let result = await probe(flow(), server)
+        #expect(result.outcome == Outcome(.protocolError, IDXMessageKey.sessionExpired))
+        #expect(result.errors("okta", "select-authenticator", .protocolError, IDXMessageKey.sessionExpired) == 1)
+        #expect(result.elapsed == .milliseconds(10_060))
+        #expect(result.metric("okta", "restart")?.count == 0)
+    }
+
+    @Test("a PKCE mismatch at the token endpoint is invalid_grant")
+    func pkceMismatch() async throws {
+        let tampered = TappedService(staging(), tap: { request in
+            guard request.path == IDXPaths().token else { return }
+            let pairs = FormURLEncoding.decode(request.body).map { $0.0 == "code_verifier" ? ($0.0, String(repeating: "x", count: 86)) : $0 }
+            request.body = FormURLEncoding.encode(pairs)
+        })
+        let result = await probe(flow(), tampered)
+        #expect(result.outcome == Outcome(.protocolError, "invalid_grant"))
+        #expect(result.errors("okta", "token", .protocolError, "invalid_grant") == 1)
+    }
+
+    @Test("a replayed interaction code is invalid_grant")
+    func replayedCode() async throws {
+        let tapped = TappedService(staging())
+        #expect(await probe(flow(), tapped).outcome == .ok)
+        let token = try #require(tapped.requests.last)
+        let replay = tapped.server.respond(to: token)
+        guard case .success(let response) = replay.result else { Issue.record("no response"); return }
+        #expect(response.status == 400)
+        #expect(try JSONValue.parse(response.body)["error"] == "invalid_grant")
+    }
+
+    @Test("a remediation the flow cannot handle ends the login with cannot proceed at remediation X", arguments: [
+        ("factor", "select-authenticator-authenticate", "password"),
+        ("enroll", "select-authenticator-enroll", "password"),
+    ])
+    func cannotProceed(shape: String, remediation: String, step: String) async throws {
+        let server = staging { options in
+            if shape == "factor" { options.factors = ["email"] } else { options.requireEnrollment = true }
+        }
+        let result = await probe(flow { $0.factor = .sms }, server)
+        let expected = Outcome(.protocolError, "cannot proceed at remediation \(remediation)")
+        #expect(result.outcome == expected)
+        #expect(result.errors("okta", step, expected.kind, expected.detail) == 1)
+        #expect(result.metric("okta", "select-authenticator")?.count == 0)
+    }
+
+    @Test("IDX answers are classified by status and body", arguments: [
+        (IDXPaths.identify, 503, "{}", Outcome(.httpError, "503"), "identify"),
+        (IDXPaths.introspect, 200, "<html>maintenance</html>", Outcome(.protocolError, "not an ION response"), "introspect"),
+        (IDXPaths.introspect, 404, #"{"error": "not found"}"#, Outcome(.httpError, "404"), "introspect"),
+        (IDXPaths.identify, 403, #"{"version": "1.0.0", "messages": {"type": "array", "value": [{"class": "ERROR", "i18n": {"key": "E0000005"}, "message": "Invalid session"}]}}"#,
+         Outcome(.protocolError, "E0000005"), "identify"),
+        (IDXPaths.identify, 200, #"{"version": "1.0.0", "stateHandle": "s", "remediation": {"type": "array", "value": [{"name": "redirect-idp", "href": "/sso/idps/1", "method": "GET", "value": []}]}}"#,
+         Outcome(.protocolError, "cannot proceed at remediation redirect-idp"), "identify"),
+        (IDXPaths.identify, 200, #"{"version": "1.0.0", "stateHandle": "s"}"#,
+         Outcome(.protocolError, "cannot proceed at remediation (none)"), "identify"),
+    ])
+    func classification(path: String, status: Int, body: String, expected: Outcome, step: String) async throws {
+        let service = TappedService(staging(), answer: { request in
+            request.path == path ? HTTPResponse(status: status, headers: ["Content-Type": IDXMediaType.ion], body: Array(body.utf8)) : nil
+        })
+        let result = await probe(flow(), service)
+        #expect(result.outcome == expected)
+        #expect(result.errors("okta", step, expected.kind, expected.detail) == 1)
+        #expect(OktaIDXFlow.classifyOAuth(HTTPResponse(status: 503), requiring: "access_token") == Outcome(.httpError, "503"))
+    }
+
+    @Test("rate-limit waits come from the server's Date, not the client's clock")
+    func rateLimitWait() {
+        var response = HTTPResponse(status: 429, headers: ["Date": HTTPDate.format(epochSeconds: 1_000), "X-Rate-Limit-Reset": "1007"])
+        #expect(OktaIDXFlow.rateLimitWait(response) == .seconds(7))
+        response.headers.set("X-Rate-Limit-Reset", "990")
+        #expect(OktaIDXFlow.rateLimitWait(response) == .zero)
+        #expect(OktaIDXFlow.rateLimitWait(HTTPResponse(status: 429, headers: ["Retry-After": "3"])) == .seconds(3))
+        #expect(OktaIDXFlow.rateLimitWait(HTTPResponse(status: 200)) == nil)
+    }
+}
