@@ -35,7 +35,7 @@ struct LoadedProfile {
             }
             let flows = try plan.flows.map { plan throws(ProfileError) in try FlowCatalog.make(plan, target: basePath) }
             try Runner<ContinuousClock>.validate(plan, flows: flows)
-            try plan.users.check(users: plan.load.users,
+            try plan.users.check(users: plan.load.identitiesNeeded,
                                  flowsNeeding: flows.enumerated().map { ("flows[\($0.offset)]", $0.element.userFields) })
             return LoadedProfile(plan: plan, flows: flows, staging: staging)
         } catch {

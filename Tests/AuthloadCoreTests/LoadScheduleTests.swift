@@ -10,6 +10,7 @@ struct LoadScheduleTests {
         #expect(schedule.arrivalOffset(57) == .milliseconds(570))
         #expect(schedule.arrivalOffset(5999) == .milliseconds(59_990))
         #expect(schedule.arrivalOffset(6000) == nil)
+        #expect(schedule.arrivalCount == 6000)
     }
 
     @Test("a linear ramp of the rate spaces arrivals by the integral of the rate")
@@ -22,6 +23,7 @@ struct LoadScheduleTests {
         #expect(schedule.arrivalOffset(550) == .milliseconds(10_500))
         #expect(schedule.arrivalOffset(1499) == .milliseconds(19_990))
         #expect(schedule.arrivalOffset(1500) == nil)
+        #expect(schedule.arrivalCount == 1500)
         #expect(schedule.level(at: .seconds(5)) == 50)
     }
 

@@ -164,6 +164,20 @@ struct LoadModelCLITests {
         #expect(failed.err == "error: bad.json: load.arrivalRate: \"fast\" is not a rate (write e.g. \"100/s\", \"600/m\" or a number per second)\n")
     }
 
+    @Test("an open model with a unique user feeder needs a row per arrival, since each arrival is a new user")
+    func uniqueFeederPerArrival() async throws {
+        let path = try temporaryFile("open.json", """
+            {"name": "open", "target": {"embedded": {}}, "load": {"model": "open", "arrivalRate": 5, "duration": "2s"},
+             "users": {"csv": "users.csv", "assignment": "unique"}, "flows": [{"name": "login", "kind": "fcsdk-login"}]}
+            """)
+        let csv = (path as NSString).deletingLastPathComponent + "/users.csv"
+        try "username,password\na,p\nb,p\nc,p\n".write(toFile: csv, atomically: true, encoding: .utf8)
+        let captured = Captured()
+        #expect(await Authload.main(["validate", path], console: captured.console) == .usage)
+        #expect(captured.err.hasPrefix("error: open.json: users.assignment: unique needs a row per user: users.csv has 3 rows for 10 users"),
+                "\(captured.err)")
+    }
+
     @Test("--users on an open-model profile is refused with the field to set instead")
     func usersOverrideOnOpen() async throws {
         let path = try temporaryFile("open.json", """

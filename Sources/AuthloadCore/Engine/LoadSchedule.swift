@@ -62,6 +62,12 @@ public struct LoadSchedule: Sendable, Equatable {
     /// The highest level the schedule reaches.
     public var peak: Double { segments.reduce(0) { Swift.max($0, $1.from, $1.to) } }
 
+    /// How many arrivals the schedule has: arrival k exists while k is below the integral of the rate.
+    public var arrivalCount: Int {
+        let total = segments.last.map { $0.before + $0.area } ?? 0
+        return Int(total.rounded(.up))
+    }
+
     /// When arrival number `k` (0-based) is due: where the integral of the rate reaches `k`; nil when the
     /// schedule ends first.
     public func arrivalOffset(_ k: Int) -> Duration? {

@@ -111,6 +111,12 @@ public struct LoadPlan: Sendable, Equatable {
         }
     }
 
+    /// How many users get an identity over the run: the population (closed), or every arrival (open:
+    /// each arrival is a new user), so a `unique` feeder can be checked before the run.
+    public var identitiesNeeded: Int {
+        model == .closed ? users : schedule.arrivalCount
+    }
+
     /// Where the load is what was asked for: after the ramp-up (closed model without stages), else from the start.
     public var steadyFrom: Duration { stages.isEmpty && model == .closed ? rampUp : .zero }
 }
