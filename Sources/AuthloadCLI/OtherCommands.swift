@@ -108,6 +108,10 @@ struct ReportCommand {
         do {
             let result = try ReportWriter.load(resultJSON: json)
             let files = try ReportWriter.write(result, to: (json as NSString).deletingLastPathComponent)
+            if result.status == .running {
+                console.line("note: rebuilt from a checkpoint: the run ended without its final report; " +
+                             "\(result.timeseries.count) intervals (\(Int(result.durationSeconds)) s) were saved")
+            }
             console.line("report: \(files.html)")
             return .success
         } catch {

@@ -53,9 +53,23 @@ struct RunCommand {
         }
 
         let startedAt = Date()
+        let directory = options.output ?? Self.defaultDirectory(for: plan.name, at: startedAt)
         let cpuAtStart = ProcessCPU.seconds()
         let progress = options.quiet ? nil : ProgressReporter(console: console, plan: plan, runner: runner).start()
-        var outcome = await runner.run()
+        let checkpoints = Checkpointer(runner: runner, plan: plan, directory: directory, startedAt: startedAt,
+                                       target: targetDescription, tlsVerificationOff: verificationOff,
+                                       console: console, logs: !options.quiet && !console.isTerminal)
+        var outcome = await withTaskGroup(of: RunOutcome?.self) { group in
+            group.addTask { await runner.run() }
+            group.addTask {
+                await checkpoints.run()
+                return nil
+            }
+            var outcome: RunOutcome?
+            while outcome == nil, let next = await group.next() { outcome = next }
+            group.cancelAll()
+            return outcome!
+        }
         progress?.cancel()
         let endedAt = Date()
         let cpu = ProcessCPU.seconds() - cpuAtStart
@@ -66,7 +80,6 @@ struct RunCommand {
             plan: plan, outcome: outcome, startedAt: startedAt, endedAt: endedAt, target: targetDescription,
             tlsVerificationOff: verificationOff)
 
-        let directory = options.output ?? Self.defaultDirectory(for: plan.name, at: startedAt)
         let files: ReportFiles
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

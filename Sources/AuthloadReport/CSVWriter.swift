@@ -55,10 +55,16 @@ public enum CSVWriter {
     /// One row per interval and series; an interval without samples still gets a row (empty `flow` and
     /// `step`) so that `active_users` over time has no holes.
     public static func timeseries(_ result: RunResult) -> String {
-        var doc = Document(header: timeseriesHeader)
+        timeseries(result, from: 0, header: true)
+    }
+
+    /// The rows of intervals `from` on, with or without the header: what a checkpoint appends.
+    public static func timeseries(_ result: RunResult, from first: Int, header: Bool) -> String {
+        var doc = Document(header: header ? timeseriesHeader : nil)
+        let intervals = result.timeseries.dropFirst(first)
         // A 24-hour soak has over a million rows here, so rows go straight into one string.
-        doc.reserve(rows: result.timeseries.reduce(0) { $0 + max(1, $1.metrics.count) }, bytes: 64)
-        for interval in result.timeseries {
+        doc.reserve(rows: intervals.reduce(0) { $0 + max(1, $1.metrics.count) }, bytes: 64)
+        for interval in intervals {
             let lead = [
                 String(interval.index), Format.fixed(interval.startSeconds, decimals: 3), String(interval.activeUsers),
             ].joined(separator: ",")
@@ -140,7 +146,9 @@ public enum CSVWriter {
     private struct Document {
         private(set) var text = ""
 
-        init(header: [String]) { row(header) }
+        init(header: [String]?) {
+            if let header { row(header) }
+        }
 
         mutating func reserve(rows: Int, bytes: Int) { text.reserveCapacity(text.utf8.count + rows * bytes) }
 

@@ -87,6 +87,9 @@ public enum HTMLReport {
         case .failed:
             headline = "Run failed: it could not go on, and these figures are incomplete."
             style = "callout callout-bad"
+        case .running:
+            headline = "Rebuilt from a checkpoint: the run ended without its final report (killed or crashed); these figures cover it up to the last checkpoint."
+            style = "callout callout-bad"
         }
         var out = "<div class=\"\(style)\" role=\"note\">\n<strong>\(headline)</strong>\n"
         if !r.notes.isEmpty {

@@ -73,6 +73,39 @@ public struct ReportWriter {
         return files
     }
 
+    /// Saves a checkpoint of a run still going: rewrites `result.json` atomically and appends the intervals
+    /// from `firstNewInterval` on to `timeseries.csv` (writing its header first when `firstNewInterval` is 0).
+    ///
+    /// After a `kill -9`, ``load(resultJSON:)`` and ``write(_:to:)`` (`authload report DIR`) rebuild the
+    /// rest from the last checkpoint; the run's own final report replaces every file when it ends.
+    ///
+    /// - Returns: how many intervals `timeseries.csv` now holds, the `firstNewInterval` of the next checkpoint.
+    public static func writeCheckpoint(_ result: RunResult, to directory: String, firstNewInterval: Int) throws -> Int {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw ReportError.unwritable(directory, reason(error))
+        }
+        let files = ReportFiles(directory: directory)
+        try writeAtomically(try encode(result, path: files.resultJSON), to: files.resultJSON)
+        let rows = CSVWriter.timeseries(result, from: firstNewInterval, header: firstNewInterval == 0)
+        do {
+            if firstNewInterval == 0 || !FileManager.default.fileExists(atPath: files.timeseriesCSV) {
+                try writeAtomically(Data(CSVWriter.timeseries(result).utf8), to: files.timeseriesCSV)
+            } else if !rows.isEmpty {
+                let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: files.timeseriesCSV))
+                defer { try? handle.close() }
+                try handle.seekToEnd()
+                try handle.write(contentsOf: Data(rows.utf8))
+            }
+        } catch let error as ReportError {
+            throw error
+        } catch {
+            throw ReportError.unwritable(files.timeseriesCSV, reason(error))
+        }
+        return result.timeseries.count
+    }
+
     /// Reads a `result.json` written by ``write(_:to:)``.
     ///
     /// - Throws: ``ReportError`` naming `path` and the problem: unreadable file, invalid JSON (with line

@@ -1,3 +1,4 @@
+import AuthloadCLI
 import AuthloadCore
 import Foundation
 import Testing
@@ -14,7 +15,7 @@ final class RunningAuthload: Sendable {
     let process: Process
     private let pipes: (out: Pipe, err: Pipe)
     private let output = Locked((out: "", err: ""))
-    private let sawLine: Locked<[(String, AsyncFlag)]> = Locked([])
+    private let sawLine: Locked<[(@Sendable (String) -> Bool, AsyncFlag)]> = Locked([])
     private let exited = AsyncFlag()
 
     init(_ arguments: [String]) throws {
@@ -29,7 +30,7 @@ final class RunningAuthload: Sendable {
         out.fileHandleForReading.readabilityHandler = { [output, sawLine] handle in
             let text = String(decoding: handle.availableData, as: UTF8.self)
             let all = output.withLock { $0.out += text; return $0.out }
-            for (needle, flag) in sawLine.withLock({ $0 }) where all.contains(needle) { flag.set() }
+            for (seen, flag) in sawLine.withLock({ $0 }) where seen(all) { flag.set() }
         }
         err.fileHandleForReading.readabilityHandler = { [output] handle in
             let text = String(decoding: handle.availableData, as: UTF8.self)
@@ -45,9 +46,14 @@ final class RunningAuthload: Sendable {
 
     /// Returns once standard output contains `needle`, or the process has exited.
     func waitFor(_ needle: String) async {
+        await waitUntil { $0.contains(needle) }
+    }
+
+    /// Returns once standard output so far satisfies `seen`, or the process has exited.
+    func waitUntil(_ seen: @escaping @Sendable (String) -> Bool) async {
         let flag = AsyncFlag()
-        sawLine.withLock { $0.append((needle, flag)) }
-        if stdout.contains(needle) { flag.set() }
+        sawLine.withLock { $0.append((seen, flag)) }
+        if seen(stdout) { flag.set() }
         await race({ await flag.wait() }, { await self.exited.wait() })
     }
 
@@ -111,5 +117,43 @@ struct BinaryTests {
         #expect(run.stdout.contains("stopping: no new flows"))
         let result = try String(contentsOfFile: "\(out)/result.json", encoding: .utf8)
         #expect(result.contains("\"status\" : \"interrupted\""))
+    }
+
+    @Test("a run killed with SIGKILL leaves checkpoints from which authload report rebuilds every saved interval")
+    func killedRunRebuilds() async throws {
+        let profile = try temporaryFile("soak.json", """
+            {"name": "soak", "target": {"embedded": {"fcsdk": {"latency": {"fixed": "1ms"}}}},
+             "load": {"users": 10, "duration": "60s", "thinkTime": "50ms"},
+             "flows": [{"name": "login", "kind": "fcsdk-login"}],
+             "timeouts": {"step": "1s"}, "metrics": {"checkpoint": "1s"}}
+            """)
+        let out = (profile as NSString).deletingLastPathComponent + "/report"
+        let run = try RunningAuthload(["run", profile, "--out", out])
+        // Several checkpoints, the last of them with at least 3 final intervals.
+        await run.waitUntil { $0.components(separatedBy: "checkpoint: ").count > 4 && Self.savedIntervals($0) >= 3 }
+        kill(run.process.processIdentifier, SIGKILL)
+        let status = await run.waitForExit()
+        #expect(run.process.terminationReason == .uncaughtSignal && status == SIGKILL, "stdout: \(run.stdout) stderr: \(run.stderr)")
+        let saved = Self.savedIntervals(run.stdout)
+        #expect(saved >= 3)
+        #expect(!FileManager.default.fileExists(atPath: "\(out)/report.html"), "the final report was never written")
+
+        let captured = Captured()
+        let code = await Authload.main(["report", out], console: captured.console)
+        #expect(code == .success, "\(captured.err)")
+        #expect(captured.out.contains("note: rebuilt from a checkpoint"))
+        let timeseries = try String(contentsOfFile: "\(out)/timeseries.csv", encoding: .utf8)
+        let intervals = Set(timeseries.split(whereSeparator: \.isNewline).dropFirst().compactMap { Int($0.prefix { $0 != "," }) })
+        #expect(Set(0..<saved).isSubset(of: intervals), "every interval up to the last checkpoint: \(intervals.sorted())")
+        let summary = try String(contentsOfFile: "\(out)/summary.csv", encoding: .utf8)
+        #expect(summary.contains("login,login,"))
+        let html = try String(contentsOfFile: "\(out)/report.html", encoding: .utf8)
+        #expect(html.contains("Rebuilt from a checkpoint"))
+    }
+
+    /// The interval count of the last `checkpoint: N intervals saved` line, or 0.
+    static func savedIntervals(_ stdout: String) -> Int {
+        stdout.split(separator: "\n").last { $0.hasPrefix("checkpoint: ") }
+            .flatMap { Int($0.dropFirst("checkpoint: ".count).prefix { $0.isNumber }) } ?? 0
     }
 }

@@ -16,6 +16,23 @@ struct ReportWriterTests {
         try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
     }
 
+    @Test("checkpoints rewrite result.json and append only the new intervals to timeseries.csv")
+    func checkpoints() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let full = Fixtures.run()
+        var early = full
+        early.timeseries = Array(full.timeseries.prefix(2))
+        early.status = .running
+        #expect(try ReportWriter.writeCheckpoint(early, to: dir, firstNewInterval: 0) == 2)
+        #expect(try Self.listing(dir) == ["result.json", "timeseries.csv"])
+        var later = full
+        later.status = .running
+        #expect(try ReportWriter.writeCheckpoint(later, to: dir, firstNewInterval: 2) == full.timeseries.count)
+        #expect(try String(contentsOfFile: dir + "/timeseries.csv", encoding: .utf8) == CSVWriter.timeseries(full))
+        #expect(try ReportWriter.load(resultJSON: dir + "/result.json") == later)
+    }
+
     @Test("writes the six files into a new directory and lists their paths")
     func writesFiles() throws {
         let dir = Self.scratch() + "/nested/report"

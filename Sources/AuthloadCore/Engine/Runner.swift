@@ -15,6 +15,8 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
     public let control: RunControl
     public let collector: Collector
     public let health: GeneratorHealth
+    /// When ``run()`` began, for checkpoints taken while it goes on.
+    private let started = Locked<C.Instant?>(nil)
     let plan: RunPlan
     let flows: [any Flow]
     let cumulativeWeights: [Double]
@@ -67,6 +69,7 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
     /// Runs the load to its end (or until stopped) and returns what it measured.
     public func run() async -> RunOutcome {
         let start = clock.now
+        started.withLock { $0 = start }
         let end = start.advanced(by: plan.load.duration)
         var iterations = 0
         // One live task for the timekeeper, held past its end until the run has read the clock for the last
@@ -91,10 +94,21 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         return RunOutcome(
             measured: collector.finish(lastInterval: lastInterval, activeUsers: control.activeUsers, duration: elapsed),
             elapsed: elapsed, iterations: iterations, stoppedEarly: control.wasStopRequested && abortedBy == nil,
-            abortedBy: abortedBy, generator: health.report(model: plan.load.model, limits: plan.generator),
-            peaks: zip(plan.flows, flows).flatMap { plan, flow in
-                flow.gauges.sorted { $0.key < $1.key }.map { PeakReading(flow: plan.name, name: $0.key, peak: $0.value.peak) }
-            })
+            abortedBy: abortedBy, generator: health.report(model: plan.load.model, limits: plan.generator), peaks: peaks)
+    }
+
+    /// What the run has measured so far, while it goes on: for a checkpoint. Nil before the run starts.
+    public func checkpoint() -> RunOutcome? {
+        guard let start = started.withLock({ $0 }) else { return nil }
+        let elapsed = start.duration(to: clock.now)
+        return RunOutcome(measured: collector.snapshot(duration: elapsed), elapsed: elapsed, iterations: 0, stoppedEarly: false,
+                          abortedBy: nil, generator: health.report(model: plan.load.model, limits: plan.generator), peaks: peaks)
+    }
+
+    private var peaks: [PeakReading] {
+        zip(plan.flows, flows).flatMap { plan, flow in
+            flow.gauges.sorted { $0.key < $1.key }.map { PeakReading(flow: plan.name, name: $0.key, peak: $0.value.peak) }
+        }
     }
 
     /// Waits for the planned end or a stop, starts draining, then waits for the drain to finish,

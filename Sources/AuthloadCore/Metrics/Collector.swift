@@ -74,6 +74,24 @@ public final class Collector: Sendable {
     /// The figures of the last tick, for the progress line.
     public var live: LiveStats { state.withLock { $0.live } }
 
+    /// What has been measured so far, without finalizing anything: the cumulative figures of every sample
+    /// drained up to the last tick and the intervals already final. A checkpoint saves it while the run goes on.
+    public func snapshot(duration: Duration) -> MeasuredRun {
+        let catalog = self.catalog
+        return state.withLock { state in
+            MeasuredRun(
+                metrics: state.cumulative.enumerated().map {
+                    Self.summary(catalog.ids[$0.offset], $0.element, event: catalog.isEvent($0.offset))
+                },
+                timeseries: state.rows,
+                errors: Self.errorCounts(state.cumulative, catalog: catalog),
+                lateSamples: state.lateSamples,
+                thresholds: state.thresholds.verdicts(cumulative: state.cumulative, duration: duration, abortedBy: state.abortedBy),
+                capacity: nil
+            )
+        }
+    }
+
     /// Drains what is left, finalizes every interval up to `lastInterval` and judges the thresholds.
     ///
     /// - Parameter duration: how long the run lasted, for whole-run throughput; by default up to the

@@ -108,6 +108,9 @@ public enum RunStatus: String, Codable, Sendable, Equatable {
     case aborted
     /// The run could not go on (e.g. the embedded server failed to start).
     case failed
+    /// A checkpoint of a run that had not ended when it was written: what `authload report` finds after
+    /// the process was killed.
+    case running
 }
 
 /// Names one series: a whole flow (`step == nil`) or one step of it.

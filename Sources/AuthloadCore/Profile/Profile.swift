@@ -29,9 +29,11 @@ public enum Profile {
         }
         let timeouts = try self.timeouts(root.optional("timeouts"))
         var interval = Duration.seconds(1)
+        var checkpoint = Duration.seconds(10)
         if let metrics = try root.optional("metrics") {
-            try metrics.rejectUnknownKeys(allowed: ["interval"])
+            try metrics.rejectUnknownKeys(allowed: ["interval", "checkpoint"])
             if let i = try metrics.optional("interval") { interval = try i.positiveDuration() }
+            if let c = try metrics.optional("checkpoint") { checkpoint = try c.positiveDuration() }
         }
         var seed: UInt64 = 1
         if let s = try root.optional("seed") {
@@ -55,6 +57,7 @@ public enum Profile {
             insecureSkipTLSVerify: try targetReader.optional("insecureSkipTLSVerify")?.bool() ?? false
         )
         plan.generator = try generator(root.optional("generator"))
+        plan.checkpoint = checkpoint
         if let compare = try root.optional("compare") { plan.compare = try CompareTolerances.read(compare) }
         return plan
     }

@@ -15,6 +15,9 @@ public struct RunPlan: Sendable {
     public var thresholds: [Threshold]
     /// Length of one time-series interval (default 1 s).
     public var interval: Duration
+    /// How often a running run saves `result.json` and appends to `timeseries.csv` (`metrics.checkpoint`),
+    /// so a killed run still leaves a report to rebuild.
+    public var checkpoint: Duration = .seconds(10)
     /// Seeds every random choice of the run (think times, flow picks), so runs can be repeated.
     public var seed: UInt64
     /// The profile as written, echoed into reports.

@@ -1,0 +1,45 @@
+import AuthloadCore
+import AuthloadReport
+import Foundation
+
+/// Saves what a run has measured every `metrics.checkpoint` while it goes on: `result.json` rewritten
+/// atomically, new intervals appended to `timeseries.csv`. A run killed with `kill -9` then still leaves a
+/// report: `authload report DIR` rebuilds the rest from the last checkpoint.
+struct Checkpointer: Sendable {
+    let runner: Runner<ContinuousClock>
+    let plan: RunPlan
+    let directory: String
+    let startedAt: Date
+    let target: String
+    let tlsVerificationOff: Bool
+    let console: Console
+    /// Log each checkpoint (log mode: on a terminal the progress line says enough).
+    let logs: Bool
+
+    /// Writes a checkpoint every interval until cancelled; a failed write is reported once and retried at the next.
+    func run() async {
+        var intervalsWritten = 0
+        var warned = false
+        let clock = ContinuousClock()
+        var next = clock.now.advanced(by: plan.checkpoint)
+        while true {
+            do {
+                try await clock.sleep(until: next, tolerance: nil)
+            } catch {
+                return
+            }
+            next = next.advanced(by: plan.checkpoint)
+            guard let outcome = runner.checkpoint() else { continue }
+            var result = RunResultBuilder.build(plan: plan, outcome: outcome, startedAt: startedAt, endedAt: Date(),
+                                                target: target, tlsVerificationOff: tlsVerificationOff)
+            result.status = .running
+            do {
+                intervalsWritten = try ReportWriter.writeCheckpoint(result, to: directory, firstNewInterval: intervalsWritten)
+                if logs { console.line("checkpoint: \(intervalsWritten) intervals saved to \(directory)") }
+            } catch {
+                if !warned { console.err("warning: cannot save a checkpoint: \(error) (the run goes on; its final report is written at the end)\n") }
+                warned = true
+            }
+        }
+    }
+}
