@@ -284,10 +284,6 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
     }
 }
 
-extension StreemSession.Sent {
-    init(_ result: StepResult) { self.init(outcome: result.outcome, response: result.response) }
-}
-
 private extension StepResult {
     var json: JSONValue? { response.flatMap { try? JSONValue.parse($0.body) } }
 }

@@ -51,12 +51,7 @@ public struct ReportWriter {
     /// - Throws: ``ReportError`` naming the directory or file that could not be written.
     @discardableResult
     public static func write(_ result: RunResult, to directory: String) throws -> ReportFiles {
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw ReportError.unwritable(directory, reason(error))
-        }
-        let files = ReportFiles(directory: directory)
+        let files = try prepare(directory)
         // result.json goes first: it is the source of truth, and `authload report` can rebuild the rest from it.
         try writeAtomically(try encode(result, path: files.resultJSON), to: files.resultJSON)
         try writeAtomically(Data(CSVWriter.summary(result).utf8), to: files.summaryCSV)
@@ -81,18 +76,12 @@ public struct ReportWriter {
     ///
     /// - Returns: how many intervals `timeseries.csv` now holds, the `firstNewInterval` of the next checkpoint.
     public static func writeCheckpoint(_ result: RunResult, to directory: String, firstNewInterval: Int) throws -> Int {
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw ReportError.unwritable(directory, reason(error))
-        }
-        let files = ReportFiles(directory: directory)
+        let files = try prepare(directory)
         try writeAtomically(try encode(result, path: files.resultJSON), to: files.resultJSON)
-        let rows = CSVWriter.timeseries(result, from: firstNewInterval, header: firstNewInterval == 0)
         do {
             if firstNewInterval == 0 || !FileManager.default.fileExists(atPath: files.timeseriesCSV) {
                 try writeAtomically(Data(CSVWriter.timeseries(result).utf8), to: files.timeseriesCSV)
-            } else if !rows.isEmpty {
+            } else if case let rows = CSVWriter.timeseries(result, from: firstNewInterval, header: false), !rows.isEmpty {
                 let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: files.timeseriesCSV))
                 defer { try? handle.close() }
                 try handle.seekToEnd()
@@ -104,6 +93,16 @@ public struct ReportWriter {
             throw ReportError.unwritable(files.timeseriesCSV, reason(error))
         }
         return result.timeseries.count
+    }
+
+    /// Creates `directory` if needed and names the report's files in it.
+    private static func prepare(_ directory: String) throws -> ReportFiles {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw ReportError.unwritable(directory, reason(error))
+        }
+        return ReportFiles(directory: directory)
     }
 
     /// Reads a `result.json` written by ``write(_:to:)``.

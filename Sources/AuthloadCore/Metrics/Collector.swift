@@ -78,18 +78,7 @@ public final class Collector: Sendable {
     /// drained up to the last tick and the intervals already final. A checkpoint saves it while the run goes on.
     public func snapshot(duration: Duration) -> MeasuredRun {
         let catalog = self.catalog
-        return state.withLock { state in
-            MeasuredRun(
-                metrics: state.cumulative.enumerated().map {
-                    Self.summary(catalog.ids[$0.offset], $0.element, event: catalog.isEvent($0.offset))
-                },
-                timeseries: state.rows,
-                errors: Self.errorCounts(state.cumulative, catalog: catalog),
-                lateSamples: state.lateSamples,
-                thresholds: state.thresholds.verdicts(cumulative: state.cumulative, duration: duration, abortedBy: state.abortedBy),
-                capacity: nil
-            )
-        }
+        return state.withLock { Self.measured($0, catalog: catalog, duration: duration, capacity: nil) }
     }
 
     /// Drains what is left, finalizes every interval up to `lastInterval` and judges the thresholds.
@@ -109,17 +98,20 @@ public final class Collector: Sendable {
             if state.activeUsers[lastInterval] == nil { state.activeUsers[lastInterval] = activeUsers }
             let last = max(lastInterval, state.window.keys.max() ?? 0)
             Self.finalize(upTo: last + 1, state: &state, catalog: catalog, interval: intervalSeconds)
-            return MeasuredRun(
-                metrics: state.cumulative.enumerated().map {
-                    Self.summary(catalog.ids[$0.offset], $0.element, event: catalog.isEvent($0.offset))
-                },
-                timeseries: state.rows,
-                errors: Self.errorCounts(state.cumulative, catalog: catalog),
-                lateSamples: state.lateSamples,
-                thresholds: state.thresholds.verdicts(cumulative: state.cumulative, duration: duration, abortedBy: state.abortedBy),
-                capacity: state.stages?.report(catalog: catalog, thresholds: state.thresholds)
-            )
+            return Self.measured(state, catalog: catalog, duration: duration,
+                                 capacity: state.stages?.report(catalog: catalog, thresholds: state.thresholds))
         }
+    }
+
+    private static func measured(_ state: State, catalog: MetricCatalog, duration: Duration, capacity: CapacityReport?) -> MeasuredRun {
+        MeasuredRun(
+            metrics: state.cumulative.enumerated().map { summary(catalog.ids[$0.offset], $0.element, event: catalog.isEvent($0.offset)) },
+            timeseries: state.rows,
+            errors: errorCounts(state.cumulative, catalog: catalog),
+            lateSamples: state.lateSamples,
+            thresholds: state.thresholds.verdicts(cumulative: state.cumulative, duration: duration, abortedBy: state.abortedBy),
+            capacity: capacity
+        )
     }
 
     private static func absorb(_ drained: [Int: IntervalSamples], into state: inout State,
