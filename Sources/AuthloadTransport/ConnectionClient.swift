@@ -20,7 +20,8 @@ public struct SocketTransportConfiguration: Sendable {
 ///
 /// Its connection lives on one event loop and is touched only there (hence `@unchecked Sendable`:
 /// `connection`, `cancelled` and `webSockets` are read and written on `loop` alone). Callers on any
-/// task go through ``execute(_:timeout:)``, which hops onto the loop.
+/// task go through ``execute(_:timeout:isolation:)``, which starts the request at once when the caller
+/// runs on the loop, and hops onto it otherwise.
 final class ConnectionClient: HTTPClient, @unchecked Sendable {
     private let loop: EventLoop
     private let endpoint: Endpoint
@@ -41,36 +42,40 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
         self.tls = tls
     }
 
-    func execute(_ request: HTTPRequest, timeout: Duration) async throws -> HTTPResponse {
-        // Loads the trust store here, off the loop, the first time; connections then only read it.
-        if endpoint.tls { _ = try tls.get() }
-        let address = try await resolver.resolve(host: endpoint.host, port: endpoint.port)
+    func execute(_ request: HTTPRequest, timeout: Duration, isolation: isolated (any Actor)?) async throws -> HTTPResponse {
+        // Loads the trust store off the loop the first time; connections then only read it.
+        if endpoint.tls, !tls.isLoaded { try await tls.load() }
+        let address = try await resolver.resolve(host: endpoint.host, port: endpoint.port, isolation: isolation)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256 + request.body.count)
         request.serialize(into: &bytes, host: endpoint.hostHeader)
         do {
-            return try await send(bytes, method: request.method, address: address, timeout: timeout)
+            return try await send(bytes, method: request.method, address: address, timeout: timeout, isolation: isolation)
         } catch let error as TransportError where error.kind == .closed && error.detail == ClientConnection.staleDetail {
-            return try await send(bytes, method: request.method, address: address, timeout: timeout)
+            return try await send(bytes, method: request.method, address: address, timeout: timeout, isolation: isolation)
         }
     }
 
-    private func send(_ bytes: [UInt8], method: String, address: SocketAddress, timeout: Duration) async throws -> HTTPResponse {
+    private func send(_ bytes: [UInt8], method: String, address: SocketAddress, timeout: Duration,
+                      isolation: isolated (any Actor)?) async throws -> HTTPResponse {
         try Task.checkCancellation()
         let start = Monotonic.now
         let deadline = start + Monotonic.nanoseconds(timeout)
         let connectDeadline = start + Monotonic.nanoseconds(min(timeout, configuration.connectTimeout))
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
-                loop.execute {
-                    let request = PendingRequest(bytes: bytes, method: method, deadline: deadline,
-                                                 continuation: continuation, start: start)
-                    self.startOnLoop(request, address: address, connectDeadline: connectDeadline)
+        return try await withTaskCancellationHandler(operation: {
+            try await withCheckedThrowingContinuation(isolation: isolation) { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
+                let request = PendingRequest(bytes: bytes, method: method, deadline: deadline,
+                                             continuation: continuation, start: start)
+                // A user whose actor runs on this loop (see `EventLoop+Executor.swift`) starts its request at once.
+                if loop.inLoop {
+                    startOnLoop(request, address: address, connectDeadline: connectDeadline)
+                } else {
+                    loop.execute { self.startOnLoop(request, address: address, connectDeadline: connectDeadline) }
                 }
             }
-        } onCancel: {
+        }, onCancel: {
             loop.execute { self.cancelOnLoop() }
-        }
+        }, isolation: isolation)
     }
 
     private func startOnLoop(_ request: PendingRequest, address: SocketAddress, connectDeadline: Int64) {
@@ -112,7 +117,7 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
     }
 
     func openWebSocket(_ request: HTTPRequest, protocols: [String], timeout: Duration) async throws -> any WebSocketConnection {
-        if endpoint.tls { _ = try tls.get() }
+        if endpoint.tls, !tls.isLoaded { try await tls.load() }
         let address = try await resolver.resolve(host: endpoint.host, port: endpoint.port)
         try Task.checkCancellation()
         let key = WebSocketHandshake.makeKey()

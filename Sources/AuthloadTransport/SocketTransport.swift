@@ -32,9 +32,16 @@ public final class SocketTransport: Transport {
         self.poolSize = sharedConnections ?? 0
     }
 
+    /// Users are spread over the loops; each user runs on its loop (see `EventLoop+Executor.swift`).
+    public func executor(forUser user: Int) -> (any SerialExecutor & TaskExecutor)? {
+        group.loops[user % group.loops.count]
+    }
+
     public func makeClient(for endpoint: Endpoint) -> any HTTPClient {
         guard let pool else {
-            return ConnectionClient(loop: group.next(), endpoint: endpoint, resolver: resolver, configuration: configuration, tls: tls)
+            // A user running on a loop keeps its connection there: its requests then take no thread hop.
+            return ConnectionClient(loop: group.current ?? group.next(), endpoint: endpoint, resolver: resolver,
+                                    configuration: configuration, tls: tls)
         }
         return pool.withLock { pools in
             if let existing = pools[endpoint] { return existing }
@@ -63,10 +70,10 @@ final class ConnectionPool: HTTPClient {
         state = Locked(State(idle: (0..<size).map { _ in make() }))
     }
 
-    func execute(_ request: HTTPRequest, timeout: Duration) async throws -> HTTPResponse {
-        let client = await acquire()
+    func execute(_ request: HTTPRequest, timeout: Duration, isolation: isolated (any Actor)?) async throws -> HTTPResponse {
+        let client = await acquire(isolation: isolation)
         defer { release(client) }
-        return try await client.execute(request, timeout: timeout)
+        return try await client.execute(request, timeout: timeout, isolation: isolation)
     }
 
     /// A WebSocket holds its connection for its whole life, so it gets one of its own, outside the pool.
@@ -77,8 +84,8 @@ final class ConnectionPool: HTTPClient {
     /// Pooled connections outlive any one user's flow.
     func shutdown() {}
 
-    private func acquire() async -> ConnectionClient {
-        await withCheckedContinuation { continuation in
+    private func acquire(isolation: isolated (any Actor)?) async -> ConnectionClient {
+        await withCheckedContinuation(isolation: isolation) { continuation in
             let client = state.withLock { state -> ConnectionClient? in
                 if let client = state.idle.popLast() { return client }
                 state.waiters.append(continuation)
@@ -111,6 +118,9 @@ public final class EventLoopGroup: Sendable {
         for index in 0..<max(1, count) { loops.append(try EventLoop(name: "authload-loop-\(index)")) }
         self.loops = loops
     }
+
+    /// The loop whose thread this is, if any.
+    var current: EventLoop? { loops.first { $0.inLoop } }
 
     /// The next loop, round-robin.
     public func next() -> EventLoop {

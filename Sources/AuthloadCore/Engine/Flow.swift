@@ -50,7 +50,11 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// latency is the transport's own measure (hand-off to the transport → last byte parsed), as wrk
     /// measures: the generator's task scheduling after that must not pass for server time. A request
     /// without a response counts the time on the clock until it failed.
-    public func exchange(step: Int, _ request: HTTPRequest, classify: (HTTPResponse) -> Outcome) async -> StepResult {
+    ///
+    /// It runs in the caller's isolation (the user's actor), and so does the client's `execute`: hopping
+    /// off the actor and back for every request cost more than the rest of the engine's work.
+    public func exchange(step: Int, _ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation,
+                         classify: (HTTPResponse) -> Outcome) async -> StepResult {
         let start = clock.now
         let timeout = min(stepTimeout, start.duration(to: deadline))
         let result: StepResult
@@ -58,7 +62,7 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
             result = StepResult(response: nil, outcome: Outcome(.timeout, "flow deadline passed"))
         } else {
             do {
-                let response = try await client.execute(request, timeout: timeout)
+                let response = try await client.execute(request, timeout: timeout, isolation: isolation)
                 result = StepResult(response: response, outcome: classify(response))
             } catch {
                 result = StepResult(response: nil, outcome: Outcome(error))

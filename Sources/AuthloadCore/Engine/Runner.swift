@@ -85,7 +85,10 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
             for index in 0..<users {
                 // User n starts at (n+1)/users of the ramp: after each k-th of it, exactly k·users/steps are active.
                 let startAt = start.advanced(by: (plan.load.rampUp * (index + 1)) / users)
-                group.addTask { .user(iterations: await self.runUser(index, at: startAt, runStart: start, end: end)) }
+                let executor = transport.executor(forUser: index)
+                group.addTask(executorPreference: executor) {
+                    .user(iterations: await self.runUser(index, at: startAt, runStart: start, end: end, executor: executor))
+                }
             }
             group.addTask {
                 await self.keepTime(end: end)
@@ -123,7 +126,8 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
             { await control.cancelRequested.wait() })
     }
 
-    private func runUser(_ index: Int, at startAt: C.Instant, runStart: C.Instant, end: C.Instant) async -> Int {
+    private func runUser(_ index: Int, at startAt: C.Instant, runStart: C.Instant, end: C.Instant,
+                         executor: (any SerialExecutor & TaskExecutor)?) async -> Int {
         do {
             try await clock.sleep(until: startAt, tolerance: nil)
         } catch {
@@ -131,7 +135,8 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         }
         guard clock.now < end, control.userStarted() else { return 0 }
         defer { control.userFinished() }
-        let user = VirtualUser(index: index, identity: plan.users.identity(for: index), seed: plan.seed)
+        let user = VirtualUser(index: index, identity: plan.users.identity(for: index), seed: plan.seed,
+                               executor: executor)
         return await loop(user, runStart: runStart, end: end)
     }
 
