@@ -25,7 +25,11 @@ public struct SocketTransportConfiguration: Sendable {
 final class ConnectionClient: HTTPClient, @unchecked Sendable {
     private let loop: EventLoop
     private let endpoint: Endpoint
+    /// Worked out once: building it per request showed in the profile.
+    private let hostHeader: String
     private let resolver: Resolver
+    /// The endpoint's address once resolved: the resolver's cache costs a key string and a lock per request.
+    private let address = Locked<SocketAddress?>(nil)
     private let configuration: SocketTransportConfiguration
     private let tls: LazyTLSClientContext
     private var connection: ClientConnection?
@@ -37,6 +41,7 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
          tls: LazyTLSClientContext) {
         self.loop = loop
         self.endpoint = endpoint
+        self.hostHeader = endpoint.hostHeader
         self.resolver = resolver
         self.configuration = configuration
         self.tls = tls
@@ -45,10 +50,16 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
     func execute(_ request: HTTPRequest, timeout: Duration, isolation: isolated (any Actor)?) async throws -> HTTPResponse {
         // Loads the trust store off the loop the first time; connections then only read it.
         if endpoint.tls, !tls.isLoaded { try await tls.load() }
-        let address = try await resolver.resolve(host: endpoint.host, port: endpoint.port, isolation: isolation)
+        let address: SocketAddress
+        if let resolved = self.address.withLock({ $0 }) {
+            address = resolved
+        } else {
+            address = try await resolver.resolve(host: endpoint.host, port: endpoint.port, isolation: isolation)
+            self.address.withLock { $0 = address }
+        }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256 + request.body.count)
-        request.serialize(into: &bytes, host: endpoint.hostHeader)
+        request.serialize(into: &bytes, host: hostHeader)
         do {
             return try await send(bytes, method: request.method, address: address, timeout: timeout, isolation: isolation)
         } catch let error as TransportError where error.kind == .closed && error.detail == ClientConnection.staleDetail {
@@ -96,9 +107,10 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
             connection = fresh
             fresh.send(request)
             if connectDeadline < request.deadline {
-                _ = loop.schedule(at: connectDeadline) { [weak fresh] in
+                // Holds the connection until the connect deadline; not weak, which would slow every retain of it.
+                _ = loop.schedule(at: connectDeadline) {
                     // The TLS handshake is part of connecting: a server that accepts but never answers it times out here too.
-                    guard let fresh, fresh.state == .connecting || fresh.state == .handshaking else { return }
+                    guard fresh.state == .connecting || fresh.state == .handshaking else { return }
                     fresh.close(failing: TransportError(.connectTimeout, fresh.state == .handshaking ? "TLS handshake" : ""))
                 }
             }
@@ -122,8 +134,8 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
         try Task.checkCancellation()
         let key = WebSocketHandshake.makeKey()
         var bytes: [UInt8] = []
-        WebSocketHandshake.makeRequest(extending: request, host: endpoint.hostHeader, key: key, protocols: protocols)
-            .serialize(into: &bytes, host: endpoint.hostHeader)
+        WebSocketHandshake.makeRequest(extending: request, host: hostHeader, key: key, protocols: protocols)
+            .serialize(into: &bytes, host: hostHeader)
         let start = Monotonic.now
         let upgrade = WebSocketClientConnection.Upgrade(
             bytes: bytes, key: key, protocols: protocols, start: start,

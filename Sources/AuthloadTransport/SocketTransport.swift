@@ -71,7 +71,13 @@ final class ConnectionPool: HTTPClient {
     }
 
     func execute(_ request: HTTPRequest, timeout: Duration, isolation: isolated (any Actor)?) async throws -> HTTPResponse {
-        let client = await acquire(isolation: isolation)
+        // A free connection is taken without a continuation; only a request that must wait in line makes one.
+        let client: ConnectionClient
+        if let idle = state.withLock({ $0.idle.popLast() }) {
+            client = idle
+        } else {
+            client = await acquire(isolation: isolation)
+        }
         defer { release(client) }
         return try await client.execute(request, timeout: timeout, isolation: isolation)
     }
