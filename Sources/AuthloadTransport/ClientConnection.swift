@@ -8,7 +8,9 @@ struct PendingRequest {
     let bytes: [UInt8]
     let method: String
     let deadline: Int64
-    let continuation: CheckedContinuation<HTTPResponse, any Error>
+    /// Unsafe rather than checked: the checked one allocates per request, and exactly-once is kept by
+    /// construction here: whoever takes `pending` (``complete(_:keepAlive:)`` or ``close(failing:)``) resumes it.
+    let continuation: UnsafeContinuation<HTTPResponse, any Error>
     let start: Int64
     var connected: Int64?
     var secured: Int64?

@@ -159,6 +159,9 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         return iterations
     }
 
+    // Inlined into `loop`: every async call costs an executor check that takes the task's status lock
+    // when the task prefers an executor (as users on a socket transport do), twice per iteration here.
+    @inline(__always)
     private func iterate(_ flowIndex: Int, user: isolated VirtualUser, runStart: C.Instant) async {
         let flowStart = clock.now
         let client = transport.makeClient(for: endpoint)
