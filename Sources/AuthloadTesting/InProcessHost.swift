@@ -103,7 +103,13 @@ public final class InProcessHost: Transport, Sendable {
     private struct Client: HTTPClient {
         let host: InProcessHost
 
-        func execute(_ request: HTTPRequest, timeout: Duration) async throws -> HTTPResponse {
+        /// Answers off the caller's actor, as it did before clients took the caller's isolation:
+        /// virtual-time runs keep their exact schedule.
+        func execute(_ request: HTTPRequest, timeout: Duration, isolation: isolated (any Actor)?) async throws -> HTTPResponse {
+            try await respond(to: request, timeout: timeout)
+        }
+
+        private func respond(to request: HTTPRequest, timeout: Duration) async throws -> HTTPResponse {
             try Task.checkCancellation()
             let start = host.clock.now
             let reply = host.service.respond(to: request)

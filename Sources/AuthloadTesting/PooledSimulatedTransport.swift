@@ -60,7 +60,9 @@ public final class PooledSimulatedTransport<C: Clock>: Transport, Sendable where
     private struct Client: HTTPClient {
         let pool: PooledSimulatedTransport
 
-        func execute(_ request: HTTPRequest, timeout: Duration) async throws -> HTTPResponse {
+        /// Answers off the caller's actor (the pool is a nonisolated async call), so virtual-time runs keep
+        /// their exact schedule.
+        func execute(_ request: HTTPRequest, timeout: Duration, isolation: isolated (any Actor)?) async throws -> HTTPResponse {
             try await pool.execute(request, timeout: timeout)
         }
 

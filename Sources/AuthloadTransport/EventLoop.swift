@@ -13,6 +13,9 @@ protocol EventHandler: AnyObject {
 /// Sockets, handlers and timers belong to exactly one loop and are touched only on its thread;
 /// other threads reach them through ``execute(_:)``. That rule is what makes the `@unchecked Sendable`
 /// below safe: the only state shared across threads is `submitted`, which is behind a lock.
+///
+/// A loop is also an executor (see `EventLoop+Executor.swift`): virtual users' tasks and actors run
+/// their jobs between its I/O rounds, so a user's request and its response never cross threads.
 public final class EventLoop: @unchecked Sendable {
     private let epollFD: Int32
     private let wakeFD: Int32
@@ -23,12 +26,23 @@ public final class EventLoop: @unchecked Sendable {
     /// Written once by the loop's thread before `init` returns, read-only afterwards.
     private var threadID: pthread_t?
     private var running = true
+    /// Runs the jobs of users still on this loop once it has stopped.
+    let afterStop = DispatchQueue(label: "authload.loop.after-stop")
     /// Scratch space for reads; one per loop, since a loop reads one socket at a time.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
     private struct Submitted {
-        var work: [@Sendable () -> Void] = []
+        var work: [Work] = []
+        /// The loop will look at `work` before it next blocks: no need to write to the eventfd.
         var wakePending = false
+        /// The loop has stopped: jobs go to `afterStop` instead (see `EventLoop+Executor.swift`).
+        var stopped = false
+    }
+
+    /// Something to run on the loop's thread: a closure, or a job of a task that prefers this loop.
+    enum Work {
+        case closure(@Sendable () -> Void)
+        case job(UnownedJob)
     }
 
     init(name: String) throws(TransportError) {
@@ -59,16 +73,32 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs `work` on the loop's thread, soon; callable from any thread.
     public func execute(_ work: @escaping @Sendable () -> Void) {
-        let wake = submitted.withLock { state in
+        submit(.closure(work))
+    }
+
+    /// Queues `work` for the loop's thread, waking it only when it may be blocked in `epoll_wait`.
+    ///
+    /// On the loop's own thread no wake-up is needed: the loop looks at the queue before it blocks.
+    func submit(_ work: Work) {
+        let inLoop = self.inLoop
+        let (accepted, wake) = submitted.withLock { state -> (Bool, Bool) in
+            guard !state.stopped else { return (false, false) }
             state.work.append(work)
             defer { state.wakePending = true }
-            return !state.wakePending
+            return (true, !state.wakePending && !inLoop)
+        }
+        guard accepted else {
+            // A stopped loop runs nothing more; its closures are dropped, but a task must still finish.
+            if case .job(let job) = work { runAfterStop(job) }
+            return
         }
         if wake {
             var one: UInt64 = 1
             _ = write(wakeFD, &one, 8)
         }
     }
+
+    var hasStopped: Bool { submitted.withLock { $0.stopped } }
 
     /// Stops the loop after the work already submitted; sockets still registered are closed.
     func shutdown() {
@@ -113,6 +143,12 @@ public final class EventLoop: @unchecked Sendable {
         let capacity = 256
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
         defer {
+            let leftover = submitted.withLock { state in
+                state.stopped = true
+                defer { state.work = [] }
+                return state.work
+            }
+            for case .job(let job) in leftover { runAfterStop(job) }
             events.deallocate()
             for fd in handlers.keys { _ = Glibc.close(fd) }
             handlers.removeAll()
@@ -121,7 +157,7 @@ public final class EventLoop: @unchecked Sendable {
             readBuffer.deallocate()
         }
         while running {
-            let timeout = timers.nanosecondsUntilNext(now: Monotonic.now)
+            let timeout = hasSubmittedWork() ? 0 : timers.nanosecondsUntilNext(now: Monotonic.now)
             let count = authload_epoll_wait_ns(epollFD, events, Int32(capacity), timeout)
             if count < 0 && errno != EINTR { fatalError("epoll_wait: \(SocketError.text(errno))") }
             for i in 0..<max(0, Int(count)) {
@@ -152,15 +188,32 @@ public final class EventLoop: @unchecked Sendable {
         pthread_sigmask(SIG_BLOCK, &signals, nil)
     }
 
+    /// Work queued while the loop ran (by itself, or by a thread that saw a wake-up already pending)
+    /// means `epoll_wait` must not block. Otherwise clears `wakePending`, so the next submitter writes
+    /// to the eventfd.
+    private func hasSubmittedWork() -> Bool {
+        submitted.withLock { state in
+            if state.work.isEmpty { state.wakePending = false }
+            return !state.work.isEmpty
+        }
+    }
+
+    /// Runs what was submitted before this call; what that submits runs after the next `epoll_wait`
+    /// (which then does not block), so a task that keeps re-enqueueing itself cannot starve the sockets.
     private func runSubmitted() {
         let work = submitted.withLock { state in
             defer {
                 state.work = []
-                state.wakePending = false
+                state.wakePending = true
             }
             return state.work
         }
-        for item in work { item() }
+        for item in work {
+            switch item {
+            case .closure(let closure): closure()
+            case .job(let job): run(job)
+            }
+        }
     }
 }
 

@@ -109,14 +109,15 @@ final class Resolver: Sendable {
     private let cache = Locked<[String: SocketAddress]>([:])
     private let queue = DispatchQueue(label: "authload.resolver")
 
-    func resolve(host: String, port: Int) async throws(TransportError) -> SocketAddress {
+    /// - Parameter isolation: the caller's; a cached name is answered without leaving it.
+    func resolve(host: String, port: Int, isolation: isolated (any Actor)? = #isolation) async throws(TransportError) -> SocketAddress {
         let key = "\(host):\(port)"
         if let cached = cache.withLock({ $0[key] }) { return cached }
         if let numeric = SocketAddress(numericHost: host, port: port) {
             cache.withLock { $0[key] = numeric }
             return numeric
         }
-        let result: Result<SocketAddress, TransportError> = await withCheckedContinuation { continuation in
+        let result: Result<SocketAddress, TransportError> = await withCheckedContinuation(isolation: isolation) { continuation in
             queue.async { continuation.resume(returning: Self.lookUp(host: host, port: port)) }
         }
         let address = try result.get()

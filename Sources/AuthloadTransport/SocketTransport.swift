@@ -32,9 +32,16 @@ public final class SocketTransport: Transport {
         self.poolSize = sharedConnections ?? 0
     }
 
+    /// Users are spread over the loops; each user runs on its loop (see `EventLoop+Executor.swift`).
+    public func executor(forUser user: Int) -> (any SerialExecutor & TaskExecutor)? {
+        group.loops[user % group.loops.count]
+    }
+
     public func makeClient(for endpoint: Endpoint) -> any HTTPClient {
         guard let pool else {
-            return ConnectionClient(loop: group.next(), endpoint: endpoint, resolver: resolver, configuration: configuration, tls: tls)
+            // A user running on a loop keeps its connection there: its requests then take no thread hop.
+            return ConnectionClient(loop: group.current ?? group.next(), endpoint: endpoint, resolver: resolver,
+                                    configuration: configuration, tls: tls)
         }
         return pool.withLock { pools in
             if let existing = pools[endpoint] { return existing }
@@ -64,14 +71,20 @@ final class ConnectionPool: HTTPClient {
     }
 
     /// The wait for a free connection counts in the request's timing and its timeout: it is time the user
-    /// waits, and timing from the send alone would hide a queue (coordinated omission).
-    func execute(_ request: HTTPRequest, timeout: Duration) async throws -> HTTPResponse {
+    /// waits, and timing from the send alone would hide a queue (coordinated omission). A free connection is
+    /// taken without a continuation; only a request that must wait in line makes one.
+    func execute(_ request: HTTPRequest, timeout: Duration, isolation: isolated (any Actor)?) async throws -> HTTPResponse {
         let handedOff = ContinuousClock.now
-        let client = await acquire()
+        let client: ConnectionClient
+        if let idle = state.withLock({ $0.idle.popLast() }) {
+            client = idle
+        } else {
+            client = await acquire(isolation: isolation)
+        }
         defer { release(client) }
         let waited = handedOff.duration(to: .now)
         guard waited < timeout else { throw TransportError(.timeout) }
-        var response = try await client.execute(request, timeout: timeout - waited)
+        var response = try await client.execute(request, timeout: timeout - waited, isolation: isolation)
         response.timing.timeToFirstByte += waited
         response.timing.total += waited
         return response
@@ -85,8 +98,8 @@ final class ConnectionPool: HTTPClient {
     /// Pooled connections outlive any one user's flow.
     func shutdown() {}
 
-    private func acquire() async -> ConnectionClient {
-        await withCheckedContinuation { continuation in
+    private func acquire(isolation: isolated (any Actor)?) async -> ConnectionClient {
+        await withCheckedContinuation(isolation: isolation) { continuation in
             let client = state.withLock { state -> ConnectionClient? in
                 if let client = state.idle.popLast() { return client }
                 state.waiters.append(continuation)
@@ -119,6 +132,9 @@ public final class EventLoopGroup: Sendable {
         for index in 0..<max(1, count) { loops.append(try EventLoop(name: "authload-loop-\(index)")) }
         self.loops = loops
     }
+
+    /// The loop whose thread this is, if any.
+    var current: EventLoop? { loops.first { $0.inLoop } }
 
     /// The next loop, round-robin.
     public func next() -> EventLoop {

@@ -104,4 +104,16 @@ final class LazyTLSClientContext: Sendable {
         }
         return try result.get()
     }
+
+    /// Whether ``get()`` has been called: then it answers at once.
+    var isLoaded: Bool { state.withLock { $0 != nil } }
+
+    /// Loads the context on Swift's global pool, not where the caller runs: reading the trust store
+    /// takes milliseconds, and a virtual user's task runs on an event loop. Check ``isLoaded`` first.
+    func load() async throws(TransportError) {
+        let result = await withTaskExecutorPreference(globalConcurrentExecutor, isolation: nil) {
+            Result { () throws(TransportError) in try self.get() }
+        }
+        _ = try result.get()
+    }
 }

@@ -65,8 +65,12 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// measures: the generator's task scheduling after that must not pass for server time. A request
     /// without a response counts the time on the clock until it failed. Step 0 of a flow that started after
     /// it was due counts from the due instant instead, and is filed under it.
-    public func exchange(step: Int, _ request: HTTPRequest, classify: (HTTPResponse) -> Outcome) async -> StepResult {
-        var (start, result) = await send(request)
+    ///
+    /// It runs in the caller's isolation (the user's actor), and so does the client's `execute`: hopping
+    /// off the actor and back for every request cost more than the rest of the engine's work.
+    public func exchange(step: Int, _ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation,
+                         classify: (HTTPResponse) -> Outcome) async -> StepResult {
+        var (start, result) = await send(request, isolation: isolation)
         if let response = result.response { result.outcome = classify(response) }
         let late = step == 0 ? due.map { Swift.max(.zero, $0.duration(to: start)) } ?? .zero : .zero
         record(step: step, start: start.advanced(by: .zero - late), outcome: result.outcome,
@@ -78,12 +82,12 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// a flow that decides from the response which step it was (a 401 that is an expected token expiry).
     ///
     /// - Returns: when it was sent, and the response (outcome `.ok`, not yet classified) or the outcome of getting none.
-    public func send(_ request: HTTPRequest) async -> (start: C.Instant, result: StepResult) {
+    public func send(_ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation) async -> (start: C.Instant, result: StepResult) {
         let start = clock.now
         let timeout = min(stepTimeout, start.duration(to: deadline))
         guard timeout > .zero else { return (start, StepResult(response: nil, outcome: Outcome(.timeout, "flow deadline passed"))) }
         do {
-            return (start, StepResult(response: try await client.execute(request, timeout: timeout), outcome: .ok))
+            return (start, StepResult(response: try await client.execute(request, timeout: timeout, isolation: isolation), outcome: .ok))
         } catch {
             return (start, StepResult(response: nil, outcome: Outcome(error)))
         }

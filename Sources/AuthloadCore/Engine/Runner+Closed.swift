@@ -17,10 +17,12 @@ extension Runner {
                 // User n starts at (n+1)/users of the ramp: after each k-th of it, exactly k·users/steps are active.
                 let startAt = start.advanced(by: (plan.load.rampUp * (index + 1)) / users)
                 control.taskStarted()
-                group.addTask {
+                // On a socket transport the user's task and actor run on the event loop that carries its requests.
+                let executor = transport.executor(forUser: index)
+                group.addTask(executorPreference: executor) {
                     defer { self.control.taskEnded() }
-                    if staged { return .user(iterations: await self.runStagedUser(index, runStart: start, end: end)) }
-                    return .user(iterations: await self.runUser(index, at: startAt, runStart: start, end: end))
+                    if staged { return .user(iterations: await self.runStagedUser(index, runStart: start, end: end, executor: executor)) }
+                    return .user(iterations: await self.runUser(index, at: startAt, runStart: start, end: end, executor: executor))
                 }
             }
             // The timekeeper's live-task count is held by run() until the run has wound down.
@@ -45,7 +47,8 @@ extension Runner {
         }
     }
 
-    private func runUser(_ index: Int, at startAt: C.Instant, runStart: C.Instant, end: C.Instant) async -> Int {
+    private func runUser(_ index: Int, at startAt: C.Instant, runStart: C.Instant, end: C.Instant,
+                         executor: (any SerialExecutor & TaskExecutor)?) async -> Int {
         do {
             try await clock.sleep(until: startAt, tolerance: nil)
         } catch {
@@ -54,12 +57,13 @@ extension Runner {
         health.woke(lag: startAt.duration(to: clock.now), due: runStart.duration(to: startAt), shard: index)
         guard clock.now < end, control.userStarted() else { return 0 }
         defer { control.userFinished() }
-        let user = VirtualUser(index: index, identity: plan.users.identity(for: index), seed: plan.seed)
+        let user = VirtualUser(index: index, identity: plan.users.identity(for: index), seed: plan.seed, executor: executor)
         return await loop(user, runStart: runStart, end: end, level: nil)
     }
 
     /// A user of a staged closed model: active whenever the schedule's level covers its number.
-    private func runStagedUser(_ index: Int, runStart: C.Instant, end: C.Instant) async -> Int {
+    private func runStagedUser(_ index: Int, runStart: C.Instant, end: C.Instant,
+                               executor: (any SerialExecutor & TaskExecutor)?) async -> Int {
         let schedule = plan.load.schedule
         let level = Double(index + 1)
         var iterations = 0
@@ -75,7 +79,7 @@ extension Runner {
             }
             health.woke(lag: due.duration(to: clock.now), due: on, shard: index)
             guard control.userStarted() else { break }
-            let current = user ?? VirtualUser(index: index, identity: plan.users.identity(for: index), seed: plan.seed)
+            let current = user ?? VirtualUser(index: index, identity: plan.users.identity(for: index), seed: plan.seed, executor: executor)
             user = current
             let done = await loop(current, runStart: runStart, end: end, level: level)
             control.userFinished()

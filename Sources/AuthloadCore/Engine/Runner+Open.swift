@@ -41,9 +41,11 @@ extension Runner {
                         case .admitted:
                             let arrival = number
                             control.taskStarted()
-                            group.addTask {
+                            // On a socket transport the visit runs on the event loop that carries its requests.
+                            let executor = transport.executor(forUser: arrival)
+                            group.addTask(executorPreference: executor) {
                                 defer { self.control.taskEnded() }
-                                if await self.visit(arrival, due: due, runStart: start) { started.withLock { $0 += 1 } }
+                                if await self.visit(arrival, due: due, runStart: start, executor: executor) { started.withLock { $0 += 1 } }
                             }
                         }
                     }
@@ -68,12 +70,12 @@ extension Runner {
     /// One arrival's life: a new user runs one flow, timed from its due instant, and leaves.
     ///
     /// - Returns: whether the flow started (not when the run began draining first).
-    private func visit(_ number: Int, due: C.Instant, runStart: C.Instant) async -> Bool {
+    private func visit(_ number: Int, due: C.Instant, runStart: C.Instant, executor: (any SerialExecutor & TaskExecutor)?) async -> Bool {
         defer { control.userFinished() }
         health.started(lag: due.duration(to: clock.now), due: runStart.duration(to: due), shard: number)
         guard control.beginFlow() else { return false }
         defer { control.endFlow() }
-        let user = VirtualUser(index: number, identity: plan.users.identity(for: number), seed: plan.seed)
+        let user = VirtualUser(index: number, identity: plan.users.identity(for: number), seed: plan.seed, executor: executor)
         await visit(user, due: due, runStart: runStart)
         return true
     }

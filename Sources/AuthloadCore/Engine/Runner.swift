@@ -131,6 +131,10 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// Runs one flow; with `due`, its time and deadline count from that instant rather than from now.
+    ///
+    /// Inlined into its callers: every async call costs an executor check that takes the task's status lock
+    /// when the task prefers an executor (as users on a socket transport do).
+    @inline(__always)
     func iterate(_ flowIndex: Int, user: isolated VirtualUser, runStart: C.Instant, due: C.Instant? = nil) async {
         let flowStart = due ?? clock.now
         let client = transport.makeClient(for: endpoint)

@@ -27,7 +27,13 @@ public struct SimulatedTransport<C: Clock>: Transport where C.Duration == Durati
         let endpoint: Endpoint
         let respond: Responder
 
-        func execute(_ request: HTTPRequest, timeout: Duration) async throws -> HTTPResponse {
+        /// Answers off the caller's actor, as it did before clients took the caller's isolation:
+        /// virtual-time runs keep their exact schedule.
+        func execute(_ request: HTTPRequest, timeout: Duration, isolation: isolated (any Actor)?) async throws -> HTTPResponse {
+            try await respond(to: request, timeout: timeout)
+        }
+
+        private func respond(to request: HTTPRequest, timeout: Duration) async throws -> HTTPResponse {
             let start = clock.now
             let reply = respond(request, endpoint)
             try await clock.sleep(until: start.advanced(by: min(reply.latency, timeout)), tolerance: nil)

@@ -1,6 +1,9 @@
 /// One simulated user: an actor that owns its session between and within flow iterations.
 ///
 /// Flows run isolated to their user, so the session needs no locks. Metrics never go through the actor.
+///
+/// The actor runs on the executor its transport offers (the event loop that carries its requests, so a
+/// request and its response cost no thread hop), or else serially on an executor of its own, like any actor.
 public actor VirtualUser {
     /// The user's number, 0-based; it picks the identity and the metrics shard.
     public nonisolated let index: Int
@@ -10,13 +13,31 @@ public actor VirtualUser {
     public var sessionID: String?
     /// Seeded per user so runs repeat; flows may draw from it too.
     public var random: SplitMix64
+    /// Where the actor runs; `executorOwner` keeps it alive, since an unowned reference does not.
+    private nonisolated let executor: UnownedSerialExecutor
+    private nonisolated let executorOwner: any AnyObject & Sendable
 
-    public init(index: Int, identity: UserIdentity, seed: UInt64) {
+    /// - Parameter executor: where the actor runs; by default, on an executor of its own.
+    public init(index: Int, identity: UserIdentity, seed: UInt64, executor: (any SerialExecutor)? = nil) {
         self.index = index
         self.identity = identity
         self.random = SplitMix64(seed: seed ^ (UInt64(truncatingIfNeeded: index) &* 0xD1B5_4A32_D192_ED03))
+        if let executor {
+            self.executor = executor.asUnownedSerialExecutor()
+            self.executorOwner = executor
+        } else {
+            // A plain actor's executor, lent to the user: it is scheduled exactly as a plain actor is.
+            let own = OwnIsolation()
+            self.executor = own.unownedExecutor
+            self.executorOwner = own
+        }
     }
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor }
 }
+
+/// The isolation of a user whose transport offers no executor: an actor with nothing in it but its executor.
+private actor OwnIsolation {}
 
 /// The cookies a user's server has set, bounded so a misbehaving server cannot grow it without limit.
 public struct CookieJar: Sendable, Equatable {

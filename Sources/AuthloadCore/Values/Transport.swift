@@ -52,9 +52,11 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
 public protocol HTTPClient: Sendable {
     /// Sends `request` and waits for its response, for at most `timeout`.
     ///
+    /// - Parameter isolation: the caller's actor (pass `#isolation`). A transport that can, sends and
+    ///   waits in it, so a virtual user's request costs no hop off its actor and back.
     /// - Throws: ``TransportError`` (kind `.timeout` when `timeout` passes first),
     ///   or `CancellationError` when the calling task is cancelled.
-    func execute(_ request: HTTPRequest, timeout: Duration) async throws -> HTTPResponse
+    func execute(_ request: HTTPRequest, timeout: Duration, isolation: isolated (any Actor)?) async throws -> HTTPResponse
 
     /// Opens a WebSocket to this client's endpoint (`ws://`, or `wss://` when the endpoint uses TLS)
     /// on a connection of its own, sending `request` (a `GET` with the target and any extra headers)
@@ -73,4 +75,20 @@ public protocol HTTPClient: Sendable {
 /// The shared transport that every virtual user sends through.
 public protocol Transport: Sendable {
     func makeClient(for endpoint: Endpoint) -> any HTTPClient
+
+    /// Where virtual user number `user` should run (its actor, and its task's nonisolated code), when the
+    /// transport would rather carry its requests without a thread hop: an event loop that is also an
+    /// executor. Nil leaves the user to Swift's global pool.
+    func executor(forUser user: Int) -> (any SerialExecutor & TaskExecutor)?
+}
+
+extension HTTPClient {
+    /// Sends `request` from no particular isolation; see ``execute(_:timeout:isolation:)``.
+    public func execute(_ request: HTTPRequest, timeout: Duration) async throws -> HTTPResponse {
+        try await execute(request, timeout: timeout, isolation: nil)
+    }
+}
+
+extension Transport {
+    public func executor(forUser user: Int) -> (any SerialExecutor & TaskExecutor)? { nil }
 }

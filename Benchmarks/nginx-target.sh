@@ -1,0 +1,43 @@
+# Sourced by the HTTP benchmarks: one nginx worker pinned to CPU 0 serving a small JSON file on
+# 127.0.0.1:$port, and an authload profile for it in $work/bench.json (50 users, shared pool of 50
+# keep-alive connections, no think time). Expects $duration and $port; sets $work and an EXIT trap
+# that stops nginx and removes $work.
+
+need=()
+command -v nginx >/dev/null || need+=(nginx)
+command -v wrk >/dev/null || need+=(wrk)
+if [ ${#need[@]} -gt 0 ]; then apt-get update -qq && apt-get install -y -qq "${need[@]}" >/dev/null; fi
+
+work=$(mktemp -d)
+chmod 755 "$work"  # the nginx worker runs as an unprivileged user
+printf '{"status":"ok","service":"bench","items":[1,2,3]}' > "$work/small.json"
+cat > "$work/nginx.conf" <<CONF
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/error.log;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    keepalive_requests 10000000;
+    server {
+        listen 127.0.0.1:$port;
+        root $work;
+        location / { default_type application/json; }
+    }
+}
+CONF
+taskset -c 0 nginx -c "$work/nginx.conf"
+trap 'kill $(cat "$work/nginx.pid") 2>/dev/null || true; rm -rf "$work"' EXIT
+sleep 0.5
+curl -sf "http://127.0.0.1:$port/small.json" >/dev/null
+
+cat > "$work/bench.json" <<JSON
+{
+  "name": "http-throughput",
+  "target": { "baseURL": "http://127.0.0.1:$port" },
+  "load": { "users": 50, "duration": "${duration}s", "thinkTime": "0s", "gracefulStop": "2s" },
+  "flows": [ { "name": "get", "kind": "http", "path": "/small.json" } ],
+  "connections": { "policy": "shared", "poolSize": 50 },
+  "timeouts": { "step": "5s" }
+}
+JSON
