@@ -54,3 +54,16 @@ extension StagingServer {
         return CapacityLimitedService(server, options: capacity, clock: clock, seed: configuration.seed &+ 1)
     }
 }
+
+/// The capacity model limits HTTP requests; WebSocket upgrades and connection faults pass to the server it wraps,
+/// so a GCCS status stream or a failed TLS handshake works the same with or without it.
+extension CapacityLimitedService: WebSocketService, ConnectionFaultInjecting {
+    public func upgrade(_ request: HTTPRequest, offeredProtocols: [String], peer: any WebSocketPeer) -> WebSocketUpgrade {
+        guard let sockets = service as? any WebSocketService else {
+            return .reject(.json(status: 404, ["error": .string("no WebSocket endpoint at \(request.path)")]))
+        }
+        return sockets.upgrade(request, offeredProtocols: offeredProtocols, peer: peer)
+    }
+
+    public func connectionFault() -> WireFault? { (service as? any ConnectionFaultInjecting)?.connectionFault() }
+}

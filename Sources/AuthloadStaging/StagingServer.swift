@@ -4,11 +4,13 @@ import AuthloadCore
 ///
 /// It never knows whether it sits behind a socket (`authload serve`, embedded targets) or an
 /// in-process transport (virtual-time tests).
-public final class StagingServer: HTTPService, WebSocketService {
+public final class StagingServer: HTTPService, WebSocketService, ConnectionFaultInjecting {
     public let fcsdk: FCSDKLoginService
     public let gccs: GCCSService
     public let streem: StreemService
     public let okta: OktaIDXService
+    private let faults: FaultInjection?
+    private let faultDraws: Locked<SplitMix64>
 
     /// - Parameter now: the time since the Unix epoch for services that date their answers (token lifetimes,
     ///   Okta's `Date`, rate-limit resets, expiries); a virtual-time run passes one derived from its clock.
@@ -17,9 +19,24 @@ public final class StagingServer: HTTPService, WebSocketService {
         gccs = GCCSService(options: configuration.gccs, seed: configuration.seed &+ 1)
         streem = StreemService(options: configuration.streem, seed: configuration.seed &+ 2, now: now)
         okta = OktaIDXService(options: configuration.okta, seed: configuration.seed &+ 3, now: now)
+        faults = configuration.faults
+        faultDraws = Locked(SplitMix64(seed: configuration.seed &+ 4))
     }
 
+    /// The service's answer, broken on the wire when fault injection draws a fault for it.
     public func respond(to request: HTTPRequest) -> ServiceReply {
+        var reply = route(request)
+        if let faults { reply.fault = faultDraws.withLock { faults.draw(path: String(request.path), using: &$0) } }
+        return reply
+    }
+
+    public func connectionFault() -> WireFault? {
+        guard let faults else { return nil }
+        return faultDraws.withLock { faults.drawHandshake(using: &$0) } ? .tlsHandshake : nil
+    }
+
+    private func route(_ request: HTTPRequest) -> ServiceReply {
+        if request.path == "/health" { return ServiceReply(.json(status: 200, ["status": "ok"])) }
         if let reply = fcsdk.respond(to: request) { return reply }
         if let reply = gccs.respond(to: request) { return reply }
         if let reply = streem.respond(to: request) { return reply }
@@ -47,13 +64,16 @@ public struct StagingConfiguration: Sendable, Equatable {
     public var tls = false
     /// Workers and a queue in front of every service (`"capacity"`); nil: unlimited. See ``CapacityModel``.
     public var capacity: CapacityModel.Options?
+    /// Per-request (and per-connection) faults (`"faults"`); nil: none. See ``FaultInjection``.
+    public var faults: FaultInjection?
 
     public init() {}
 
     public static func read(_ reader: ProfileReader) throws(ProfileError) -> StagingConfiguration {
         var configuration = StagingConfiguration()
-        try reader.rejectUnknownKeys(allowed: ["fcsdk", "gccs", "streem", "okta", "seed", "tls", "capacity"])
+        try reader.rejectUnknownKeys(allowed: ["fcsdk", "gccs", "streem", "okta", "seed", "tls", "capacity", "faults"])
         if let tls = try reader.optional("tls") { configuration.tls = try tls.bool() }
+        if let faults = try reader.optional("faults") { configuration.faults = try FaultInjection.read(faults) }
         if let capacity = try reader.optional("capacity") { configuration.capacity = try CapacityModel.Options.read(capacity) }
         if let seed = try reader.optional("seed") { configuration.seed = UInt64(max(0, try seed.int())) }
         if let fcsdk = try reader.optional("fcsdk") {

@@ -113,6 +113,10 @@ public final class InProcessHost: Transport, Sendable {
             try Task.checkCancellation()
             let start = host.clock.now
             let reply = host.service.respond(to: request)
+            if let fault = reply.fault {
+                host.run(until: start.advanced(by: fault.endsInTimeout ? timeout : min(reply.latency, timeout)))
+                throw fault.clientError
+            }
             guard reply.latency <= timeout else {
                 host.run(until: start.advanced(by: timeout))
                 throw TransportError(.timeout)

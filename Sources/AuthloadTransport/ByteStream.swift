@@ -77,3 +77,11 @@ final class PlainStream: ByteStream {
 
     func shutdown() {}
 }
+
+extension TransportError {
+    static let closedDuringHandshake = TransportError(.tls, "the server closed the connection during the TLS handshake")
+
+    /// How a failure of a stream's handshake is reported: a reset is the server closing with our
+    /// ClientHello unread, the same failed handshake as a close.
+    func duringHandshake() -> TransportError { kind == .connectionReset ? .closedDuringHandshake : self }
+}

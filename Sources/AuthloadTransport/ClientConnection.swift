@@ -131,7 +131,9 @@ final class ClientConnection: EventHandler {
         let now = Monotonic.now
         if let request = pending {
             if now >= request.deadline {
-                fail(TransportError(state == .open ? .timeout : .connectTimeout))
+                // A response that had begun (it trickles) is told apart from one that never came.
+                fail(state != .open ? TransportError(.connectTimeout)
+                     : TransportError(.timeout, request.firstByte == nil ? "" : TransportError.incompleteDetail))
             } else {
                 watch(until: request.deadline)
             }
@@ -167,9 +169,9 @@ final class ClientConnection: EventHandler {
         case .wouldBlock(let interest):
             setInterest(interest)
         case .end:
-            fail(TransportError(.tls, "the server closed the connection during the TLS handshake"))
+            fail(.closedDuringHandshake)
         case .failed(let error):
-            fail(error)
+            fail(error.duringHandshake())
         }
     }
 
@@ -209,7 +211,7 @@ final class ClientConnection: EventHandler {
             case .done(let count):
                 if pending != nil, pending?.firstByte == nil { pending?.firstByte = Monotonic.now }
                 guard pending != nil else {
-                    fail(TransportError(.protocolViolation, "\(count) bytes arrived while no request was pending"))
+                    fail(.badResponse(.unsolicitedBytes))
                     return
                 }
                 parser.feed(UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]))
@@ -234,10 +236,15 @@ final class ClientConnection: EventHandler {
     private func deliverParsed() -> Bool {
         do {
             guard case .response(let response, let keepAlive) = try parser.next() else { return true }
+            // One request at a time: bytes after a complete response are more body than Content-Length said.
+            guard !parser.hasReceivedBytes else {
+                fail(.badResponse(.bodyLongerThanContentLength))
+                return false
+            }
             complete(response, keepAlive: keepAlive)
             return state == .open
         } catch {
-            fail(TransportError(.protocolViolation, "\(error)"))
+            fail(.badResponse(Self.problem(error)))
             return false
         }
     }
@@ -254,10 +261,23 @@ final class ClientConnection: EventHandler {
                 return
             }
         } catch {
-            fail(TransportError(.protocolViolation, "\(error)"))
+            fail(.badResponse(Self.problem(error)))
             return
         }
         failOrRetry(TransportError(.closed, "the server closed the connection before responding"))
+    }
+
+    /// The stable name of what a parse error says about the response.
+    static func problem(_ error: HTTPParseError) -> TransportError.ResponseProblem {
+        switch error.kind {
+        case .malformedStartLine, .unsupportedVersion: .malformedStatusLine
+        case .malformedHeader, .obsoleteLineFolding, .invalidHost: .malformedHeader
+        case .headerTooLarge: .headersTooLarge
+        // The decoder says what it still expected; only a Content-Length body expects "more body bytes".
+        case .truncated: error.description.contains("more body bytes") ? .bodyShorterThanContentLength : .cutShort
+        case .invalidContentLength, .conflictingContentLength, .unsupportedTransferEncoding, .invalidTransferEncoding,
+             .invalidChunkSize, .malformedChunk, .bodyTooLarge: .malformedBody
+        }
     }
 
     /// A kept-alive connection the server had already closed fails before any byte arrives; that

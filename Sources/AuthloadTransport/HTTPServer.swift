@@ -45,7 +45,7 @@ public final class HTTPServer: Sendable {
         }
         self.port = SocketAddress(copying: &bound).port
         self.host = host
-        self.listener = Listener(fd: fd, group: group, service: service) { fd throws(TransportError) in
+        self.listener = Listener(fd: fd, group: group, service: service, tls: tls != nil) { fd throws(TransportError) in
             if let tls { try tls.makeStream(fd: fd) } else { PlainStream(fd: fd) }
         }
         let listener = self.listener
@@ -69,10 +69,13 @@ private final class Listener: EventHandler, @unchecked Sendable {
     let service: any HTTPService
     /// Wraps an accepted socket, on the loop that will own it.
     let makeStream: @Sendable (Int32) throws(TransportError) -> any ByteStream
+    /// Set when a service injects failed TLS handshakes and this server speaks TLS.
+    let handshakeFaults: (any ConnectionFaultInjecting)?
     private var open = true
 
-    init(fd: Int32, group: EventLoopGroup, service: any HTTPService,
+    init(fd: Int32, group: EventLoopGroup, service: any HTTPService, tls: Bool,
          makeStream: @escaping @Sendable (Int32) throws(TransportError) -> any ByteStream) {
+        self.handshakeFaults = tls ? service as? any ConnectionFaultInjecting : nil
         self.fd = fd
         self.group = group
         self.loop = group.next()
@@ -94,6 +97,11 @@ private final class Listener: EventHandler, @unchecked Sendable {
             if client < 0 {
                 // EMFILE: leave the connection in the backlog; the next readiness retries.
                 return
+            }
+            if handshakeFaults?.connectionFault() == .tlsHandshake {
+                // The handshake fails: the connection closes before the server says a word of TLS.
+                Glibc.close(client)
+                continue
             }
             _ = authload_set_nonblocking(client)
             var one: Int32 = 1
@@ -241,6 +249,9 @@ private final class ServerConnection: EventHandler {
 
     private func deliver(_ reply: ServiceReply, keepAlive: Bool, head: Bool) {
         guard !closed else { return }
+        if let fault = reply.fault, case .success(let response) = reply.result {
+            return inject(fault, into: response)
+        }
         awaitingReply = false
         switch reply.result {
         case .success(let response):
@@ -253,6 +264,31 @@ private final class ServerConnection: EventHandler {
         case .failure:
             resetAndClose()
         }
+    }
+
+    /// Breaks the answer on the wire (fault injection); the connection serves nothing after it.
+    private func inject(_ fault: WireFault, into response: HTTPResponse) {
+        switch fault.serverAction(for: response) {
+        case .reset:
+            resetAndClose()
+        case .silent:
+            break  // awaitingReply stays set: nothing more is read or answered until the client gives up.
+        case .writeAndClose(let bytes):
+            closeAfterWrite = true
+            enqueue(bytes)
+        case .trickle(let bytes):
+            trickle(bytes[...])
+        }
+    }
+
+    /// Writes one byte a second until the response is out or the client has gone.
+    private func trickle(_ bytes: ArraySlice<UInt8>) {
+        guard !closed, let first = bytes.first else {
+            if !closed { close() }
+            return
+        }
+        enqueue([first])
+        _ = loop.schedule(at: Monotonic.now + 1_000_000_000) { [weak self] in self?.trickle(bytes.dropFirst()) }
     }
 
     private func enqueue(_ bytes: [UInt8]) {
@@ -289,17 +325,18 @@ private final class ServerConnection: EventHandler {
         loop.modify(fd, events: events)
     }
 
-    /// Closes with RST instead of FIN (SO_LINGER 0), as a crashed or reset peer would.
+    /// Closes with RST instead of FIN (SO_LINGER 0), as a crashed or reset peer would: without a TLS
+    /// close_notify first, or the client would read a clean end before the reset.
     private func resetAndClose() {
         var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
         setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
-        close()
+        close(graceful: false)
     }
 
-    private func close() {
+    private func close(graceful: Bool = true) {
         guard !closed else { return }
         closed = true
-        stream.shutdown()
+        if graceful { stream.shutdown() }
         loop.close(fd)
     }
 }

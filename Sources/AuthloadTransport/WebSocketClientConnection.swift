@@ -135,9 +135,9 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
         case .wouldBlock(let wanted):
             setInterest(wanted)
         case .end:
-            fail(TransportError(.tls, "the server closed the connection during the TLS handshake"))
+            fail(TransportError.closedDuringHandshake)
         case .failed(let error):
-            fail(error)
+            fail(error.duringHandshake())
         }
     }
 

@@ -21,7 +21,13 @@ public struct Outcome: Sendable, Hashable, CustomStringConvertible {
         switch error {
         case let error as TransportError:
             switch error.kind {
-            case .timeout: self.init(.timeout, "no response within the step timeout")
+            case .timeout:
+                self.init(.timeout, error.detail == TransportError.incompleteDetail
+                    ? "response incomplete within the step timeout" : "no response within the step timeout")
+            case .protocolViolation:
+                // Only the stable problem names go into the detail; free text would split the breakdown.
+                let problem = TransportError.ResponseProblem(rawValue: error.detail)
+                self.init(.transportError, problem.map { "bad response: \($0.rawValue)" } ?? "bad response")
             case .cancelled: self = .cancelled
             // The kind alone ("tls") would not say which check failed or how to fix it; the few TLS details are stable texts.
             case .tls: self.init(.transportError, error.description)

@@ -36,7 +36,10 @@ public struct SimulatedTransport<C: Clock>: Transport where C.Duration == Durati
         private func respond(to request: HTTPRequest, timeout: Duration) async throws -> HTTPResponse {
             let start = clock.now
             let reply = respond(request, endpoint)
-            try await clock.sleep(until: start.advanced(by: min(reply.latency, timeout)), tolerance: nil)
+            // A fault that leaves the client waiting ends at its timeout; the others where the answer would have come.
+            let arrival = reply.fault?.endsInTimeout == true ? timeout : reply.latency
+            try await clock.sleep(until: start.advanced(by: min(arrival, timeout)), tolerance: nil)
+            if let fault = reply.fault { throw fault.clientError }
             if reply.latency > timeout { throw TransportError(.timeout) }
             switch reply.result {
             case .success(var response):
@@ -47,7 +50,8 @@ public struct SimulatedTransport<C: Clock>: Transport where C.Duration == Durati
             }
         }
 
-        // Replaced by the WebSocket work of issue 3; until then a flow that opens a socket fails clearly.
+        // In-process WebSockets are InProcessHost's (AuthloadTesting), for one flow at a time; a flow that
+        // opens a socket through this many-user transport fails clearly.
         func openWebSocket(_ request: HTTPRequest, protocols: [String], timeout: Duration) async throws -> any WebSocketConnection {
             throw TransportError(.other, "WebSocket is not implemented on this transport yet")
         }
@@ -68,6 +72,8 @@ public protocol HTTPService: Sendable {
 public struct ServiceReply: Sendable {
     public var result: Result<HTTPResponse, TransportError>
     public var latency: Duration
+    /// Break the answer on the wire this way instead (fault injection); `result` is what gets broken.
+    public var fault: WireFault?
 
     public init(_ response: HTTPResponse, after latency: Duration = .zero) {
         self.result = .success(response)

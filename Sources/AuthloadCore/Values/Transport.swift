@@ -43,6 +43,26 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     }
 
     public var description: String { detail.isEmpty ? kind.rawValue : "\(kind.rawValue): \(detail)" }
+
+    /// What was wrong with a response, as the stable detail of a `.protocolViolation`, so the error
+    /// breakdown groups by cause (never by offsets or counts).
+    public enum ResponseProblem: String, Sendable, CaseIterable {
+        case malformedStatusLine = "malformed status line"
+        case malformedHeader = "malformed header"
+        case headersTooLarge = "headers too large"
+        case cutShort = "cut short"
+        case bodyShorterThanContentLength = "body shorter than Content-Length"
+        case bodyLongerThanContentLength = "body longer than Content-Length"
+        case unsolicitedBytes = "bytes while no request was pending"
+        case malformedBody = "malformed body"
+    }
+
+    public static func badResponse(_ problem: ResponseProblem) -> TransportError {
+        TransportError(.protocolViolation, problem.rawValue)
+    }
+
+    /// The detail of a `.timeout` after some of the response had arrived (it trickled).
+    public static let incompleteDetail = "response incomplete"
 }
 
 /// A client's view of one simulated device's HTTP connection(s) to an endpoint.
