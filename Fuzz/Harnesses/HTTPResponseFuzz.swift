@@ -5,7 +5,7 @@
 // Invariants beyond "does not crash":
 // - the bytes parse the same whole, cut in two at the split offset, and cut into 1–16-byte reads:
 //   the same responses and the same error at the same offset;
-// - after an error the parser throws that error again;
+// - after an error the parser throws that error again, and its offset lies within the bytes fed;
 // - no body exceeds the body limit;
 // - a parsed response, serialized with `serialize(into:keepAlive:)` and parsed again, keeps its
 //   status, reason, headers (framing fields aside) and body.
@@ -114,6 +114,9 @@ public func fuzzHTTPResponse(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
     let reads = run(pieces(bytes.count, seed: methodByte))
     require(reads == whole, "odd reads gave \(reads), whole gave \(whole)")
 
+    if let error = whole.error {
+        require((0...bytes.count).contains(error.offset), "error offset \(error.offset) outside the \(bytes.count) bytes: \(error)")
+    }
     for case .response(let response, _) in whole.responses {
         require(response.body.count <= maxBodyBytes, "body of \(response.body.count) bytes over the \(maxBodyBytes) limit")
         checkRoundTrip(response)

@@ -4,7 +4,8 @@
 // stream (one or more WebSocket messages' worth of frames and heart-beats).
 // Invariants beyond "does not crash":
 // - the stream decodes to the same frames, heart-beats and error whole, cut in two at the split offset,
-//   and cut into 1–16-byte reads; after an error the decoder throws that error again;
+//   and cut into 1–16-byte reads; after an error the decoder throws that error again, and its offset
+//   lies within the bytes fed;
 // - no body exceeds the body limit;
 // - every decoded frame, encoded, decodes to one frame with the same command, headers and body, plus the
 //   `content-length` the encoder adds to a body that had none; encoding that frame gives the same bytes.
@@ -95,6 +96,9 @@ public func fuzzStomp(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let reads = decode(bytes, maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes, pieces: pieces(bytes.count, seed: seed))
     require(reads == whole, "odd reads gave \(reads), whole gave \(whole)")
 
+    if let error = whole.error {
+        require((0...bytes.count).contains(error.offset), "error offset \(error.offset) outside the \(bytes.count) bytes: \(error)")
+    }
     for case .frame(let frame) in whole.events {
         require(frame.body.count <= maxBodyBytes, "body of \(frame.body.count) bytes over the \(maxBodyBytes) limit")
         checkRoundTrip(frame)

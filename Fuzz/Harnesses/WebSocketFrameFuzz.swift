@@ -6,6 +6,7 @@
 // Invariants beyond "does not crash":
 // - the decoder and the channel give the same frames, actions and error whole, cut in two at the split
 //   offset, and cut into 1–16-byte reads; after an error the decoder throws that error again;
+// - an error's offset (framing errors count from the stream, payload errors from the payload) lies within the bytes;
 // - no frame or message exceeds its limit; control frames are final and at most 125 bytes;
 // - every decoded frame, encoded again with the key it came with, decodes to the same frame;
 // - every Close payload that decodes encodes back to the same bytes;
@@ -73,6 +74,9 @@ public func fuzzWebSocketFrames(_ data: UnsafePointer<UInt8>?, _ size: Int) -> C
     let reads = decode(bytes, role: role, maxFrame: maxFrame, maxMessage: maxMessage, pieces: pieces(bytes.count, seed: seed))
     require(reads == whole, "odd reads gave \(reads), whole gave \(whole)")
 
+    if let error = whole.error, let offset = error.offset {
+        require(offset >= 0 && offset <= bytes.count, "error offset \(offset) outside the \(bytes.count) bytes: \(error)")
+    }
     var decoder = WebSocketFrameDecoder(role: role, maxFrameSize: maxFrame, maxMessageSize: maxMessage)
     decoder.feed(bytes)
     do {
