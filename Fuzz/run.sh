@@ -70,15 +70,16 @@ run_target() {
     local status=0 dict=()
     [ -f "Fuzz/dicts/$target.dict" ] && dict=(-dict="Fuzz/dicts/$target.dict")
     # One worker and one job: the machine is shared. The RSS limit turns runaway allocation into a finding.
+    local started=$SECONDS
     "$OUT/$harness" "$corpus" "Fuzz/seeds/$target" \
         -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=8192 -timeout=10 \
         -print_final_stats=1 -artifact_prefix="Fuzz/crash-$target-" "${dict[@]}" >"$log" 2>&1 || status=$?
-    local execs
+    local execs elapsed=$((SECONDS - started))
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     if [ "$status" -eq 0 ]; then
-        echo "$target: ${execs:-?} executions in ${seconds}s, no crash, corpus $(find "$corpus" -type f | wc -l) inputs"
+        echo "$target: ${execs:-?} executions in ${elapsed}s, no crash, corpus $(find "$corpus" -type f | wc -l) inputs"
     else
-        echo "$target: CRASH (exit $status) after ${execs:-?} executions; input: $(ls -t Fuzz/crash-"$target"-* 2>/dev/null | head -1)"
+        echo "$target: CRASH (exit $status) after ${execs:-?} executions in ${elapsed}s; input: $(ls -t Fuzz/crash-"$target"-* 2>/dev/null | head -1)"
         grep -m1 -A12 -E '^==[0-9]+==ERROR|Fatal error|fuzz invariant' "$log" || tail -20 "$log"
         return 1
     fi
