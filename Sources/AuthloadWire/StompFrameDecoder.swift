@@ -265,9 +265,12 @@ public struct StompFrameDecoder: Sendable {
         }
         var length = 0
         for digit in value.utf8 {
-            // Past the limit the number is too large whatever follows, which also rules out overflow.
-            length = length * 10 + Int(digit - 0x30)
-            if length > limit { throw .bodyTooLarge(limit: limit, at: offset) }
+            // Past the limit the number is too large whatever follows. The limit may be as large as
+            // Int.max / 4, so a number still under it can overflow on the next digit: that is too large too.
+            let (times10, overflow1) = length.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times10.addingReportingOverflow(Int(digit - 0x30))
+            guard !overflow1, !overflow2, sum <= limit else { throw .bodyTooLarge(limit: limit, at: offset) }
+            length = sum
         }
         return length
     }

@@ -23,6 +23,34 @@ struct UserFeederTests {
         #expect(UserFeeder().identity(for: 0) == UserIdentity(username: "user0", password: "demo-password"))
     }
 
+    // Found with the profile fuzz harness (Fuzz/run.sh profile): `{n:99999999999}` passed validation and then made
+    // every user's identity allocate about 100 GB, so the first user crashed the run.
+    @Test("a profile template padding to more than 64 digits is refused, naming its field", arguments: [
+        (#""username": "u{n:99999999999}""#, "users.username: {n:99999999999} pads to more than 64 digits"),
+        (#""password": "{n:65}""#, "users.password: {n:65} pads to more than 64 digits"),
+        (#""fields": {"invitationCode": "1{n:8}{n:1000}"}"#, "users.fields.invitationCode: {n:1000} pads to more than 64 digits"),
+    ])
+    func hugePaddingIsRefused(users: String, expected: String) throws {
+        let text = """
+            {"name": "demo", "target": {"embedded": {}}, "load": {"users": 1, "duration": "1s"},
+             "users": {\(users)}, "flows": [{"name": "a", "kind": "x"}]}
+            """
+        let error = try #require(throws: ProfileError.self) { try Profile.parse(text, fileName: "demo.json") }
+        #expect(error.description == expected)
+    }
+
+    @Test("a template padding to exactly 64 digits is accepted, and wider padding built in code is clamped to 64")
+    func paddingLimit() throws {
+        let text = """
+            {"name": "demo", "target": {"embedded": {}}, "load": {"users": 1, "duration": "1s"},
+             "users": {"username": "u{n:64}"}, "flows": [{"name": "a", "kind": "x"}]}
+            """
+        let plan = try Profile.parse(text, fileName: "demo.json")
+        #expect(plan.users.identity(for: 7).username == "u" + String(repeating: "0", count: 63) + "7")
+        let feeder = UserFeeder(templates: ["username": "{n:99999999999}"])
+        #expect(feeder.identity(for: 7).username == String(repeating: "0", count: 63) + "7")
+    }
+
     @Test("a CSV with quotes, commas, CRLF and a trailing blank line gives one identity per row")
     func parsesCSV() throws {
         let feeder = try UserFeeder.csv(Self.csv, fileName: "users.csv", assignment: .sequential)

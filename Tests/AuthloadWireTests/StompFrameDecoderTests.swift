@@ -184,6 +184,18 @@ struct StompFrameDecoderTests {
         #expect(stompDecode(stompBytes("SEND\ncontent-length:11\n\n"), maxBodyBytes: 10).error?.kind == .bodyTooLarge)
     }
 
+    // Found by Fuzz/run.sh stomp: with the largest limit, a 19-digit content-length overflowed Int and trapped.
+    @Test("rejects a content-length too large for Int as too large, even with the largest body limit")
+    func contentLengthPastIntUnderLargestLimit() {
+        for digits in ["9999999999999999999", "99999999999999999999999", "2305843009213693952"] {
+            let outcome = stompDecode(stompBytes("SEND\ncontent-length:\(digits)\n\n\0"), maxHeaderBytes: .max, maxBodyBytes: .max)
+            #expect(outcome.error?.kind == .bodyTooLarge, "content-length:\(digits)")
+            #expect(outcome.error?.offset == 20)
+        }
+        let fits = stompDecode(stompBytes("SEND\ncontent-length:3\n\nabc\0"), maxHeaderBytes: .max, maxBodyBytes: .max)
+        #expect(fits.frames == [StompFrame(command: .send, headers: ["content-length": "3"], body: stompBytes("abc"))])
+    }
+
     @Test("reports buffered bytes of a partial frame, and none once it completes")
     func bufferedByteCount() throws {
         var decoder = StompFrameDecoder()

@@ -132,10 +132,15 @@ public enum Profile {
         }
         if let assignment = try reader.optional("assignment") { throw assignment.error("applies to a csv file only") }
         var templates: [String: String] = [:]
-        if let u = try reader.optional("username") { templates["username"] = try u.string() }
-        if let p = try reader.optional("password") { templates["password"] = try p.string() }
+        func template(_ reader: ProfileReader) throws(ProfileError) -> String {
+            let text = try reader.string()
+            if let problem = UserFeeder.problem(inTemplate: text) { throw reader.error(problem) }
+            return text
+        }
+        if let u = try reader.optional("username") { templates["username"] = try template(u) }
+        if let p = try reader.optional("password") { templates["password"] = try template(p) }
         if let fields = try reader.optional("fields") {
-            for key in try fields.object().keys { templates[key] = try fields.required(key).string() }
+            for key in try fields.object().keys { templates[key] = try template(fields.required(key)) }
         }
         return UserFeeder(templates: templates)
     }

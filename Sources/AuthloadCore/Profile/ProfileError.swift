@@ -14,5 +14,23 @@ public struct ProfileError: Error, Sendable, Equatable, CustomStringConvertible 
         self.message = message
     }
 
-    public var description: String { path.isEmpty ? message : "\(path): \(message)" }
+    /// The error on one line. Paths and messages quote the profile's own keys and values, so line breaks
+    /// and other control characters in them are written as escapes (`\n`, `\u{1B}`): a key like `"c\nnect"`
+    /// must not split the line a CI log greps, nor send escape sequences to a terminal.
+    public var description: String {
+        let text = path.isEmpty ? message : "\(path): \(message)"
+        guard text.unicodeScalars.contains(where: Self.needsEscape) else { return text }
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            if Self.needsEscape(scalar) { escaped += scalar.escaped(asASCII: true) } else { escaped.unicodeScalars.append(scalar) }
+        }
+        return escaped
+    }
+
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .lineSeparator, .paragraphSeparator: true
+        default: false
+        }
+    }
 }

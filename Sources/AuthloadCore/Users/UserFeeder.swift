@@ -110,28 +110,63 @@ public struct UserFeeder: Sendable, Equatable {
         }
     }
 
+    /// The widest zero-padding a template may ask for. A user number has at most 19 digits, so a wider
+    /// `{n:W}` only pads with zeros, and a huge W would make every user allocate W bytes.
+    public static let maxTemplateWidth = 64
+
+    /// Why `template` cannot be used, or nil; the profile reader reports it against the template's field.
+    public static func problem(inTemplate template: String) -> String? {
+        var problem: String?
+        forEachPart(of: template) { part in
+            if case .number(let width) = part, width > maxTemplateWidth, problem == nil {
+                problem = "{n:\(width)} pads to more than \(maxTemplateWidth) digits"
+            }
+        }
+        return problem
+    }
+
     /// Replaces `{n}` with `n` and `{n:W}` with `n` zero-padded to W digits.
     static func fill(_ template: String, n: Int) -> String {
         guard template.contains("{n") else { return template }
         var result = ""
+        forEachPart(of: template) { part in
+            switch part {
+            case .text(let text):
+                result += text
+            case .number(let width):
+                let digits = String(n)
+                // Clamped as well as checked by the profile reader, so a template built in code cannot exhaust memory either.
+                result += String(repeating: "0", count: max(0, min(width, maxTemplateWidth) - digits.count)) + digits
+            }
+        }
+        return result
+    }
+
+    private enum TemplatePart {
+        case text(Substring)
+        /// `{n}` (width 0) or `{n:W}`.
+        case number(width: Int)
+    }
+
+    /// Splits a template into literal text and user-number tokens; a `{` that starts no token is text.
+    private static func forEachPart(of template: String, _ body: (TemplatePart) -> Void) {
         var rest = Substring(template)
         while let brace = rest.firstIndex(of: "{") {
-            result += rest[..<brace]
+            body(.text(rest[..<brace]))
             let token = rest[brace...].prefix { $0 != "}" }
-            let body = token.dropFirst()   // "n" or "n:9"
-            if token.endIndex < rest.endIndex, body.first == "n" {
-                let width = body == "n" ? 0 : body.hasPrefix("n:") ? Int(body.dropFirst(2)) : nil
+            let tokenBody = token.dropFirst()   // "n" or "n:9"
+            if token.endIndex < rest.endIndex, tokenBody.first == "n" {
+                let width = tokenBody == "n" ? 0 : tokenBody.hasPrefix("n:") ? Int(tokenBody.dropFirst(2)) : nil
                 if let width {
-                    let digits = String(n)
-                    result += String(repeating: "0", count: max(0, width - digits.count)) + digits
+                    body(.number(width: width))
                     rest = rest[rest.index(after: token.endIndex)...]
                     continue
                 }
             }
-            result += "{"
+            body(.text("{"))
             rest = rest[rest.index(after: brace)...]
         }
-        return result + rest
+        body(.text(rest))
     }
 }
 
