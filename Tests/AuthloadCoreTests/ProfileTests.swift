@@ -71,9 +71,9 @@ struct ProfileTests {
     // Found by Fuzz/run.sh profile: a key holding a line break ("c\nnect") split the error over two lines.
     @Test("writes line breaks and control characters from the profile as escapes, keeping the error on one line", arguments: [
         (withLoad(#"c\nnect"#, "3"),
-         #"load.c\nnect: unknown field (expected one of: duration, gracefulStop, model, rampUp, thinkTime, users)"#),
+         #"load.c\nnect: unknown field (expected one of: arrivalRate, duration, gracefulStop, maxUsers, model, rampUp, stages, thinkTime, users)"#),
         (withLoad(#"a\u2028b"#, "3"),
-         #"load.a\u{2028}b: unknown field (expected one of: duration, gracefulStop, model, rampUp, thinkTime, users)"#),
+         #"load.a\u{2028}b: unknown field (expected one of: arrivalRate, duration, gracefulStop, maxUsers, model, rampUp, stages, thinkTime, users)"#),
         (withLoad("duration", #""5\u001B[31ms""#),
          #"load.duration: "5\u{1B}[31ms" is not a duration (write e.g. 250ms, 30s, 2m, 1h)"#),
     ])
