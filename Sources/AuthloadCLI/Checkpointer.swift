@@ -15,10 +15,11 @@ struct Checkpointer: Sendable {
     let console: Console
     /// Log each checkpoint (log mode: on a terminal the progress line says enough).
     let logs: Bool
+    /// The first interval not yet in `timeseries.csv`, for the final report to append after.
+    let written = Locked(0)
 
     /// Writes a checkpoint every interval until cancelled; a failed write is reported once and retried at the next.
     func run() async {
-        var intervalsWritten = 0
         var warned = false
         let clock = ContinuousClock()
         var next = clock.now.advanced(by: plan.checkpoint)
@@ -34,8 +35,9 @@ struct Checkpointer: Sendable {
                                                 target: target, tlsVerificationOff: tlsVerificationOff)
             result.status = .running
             do {
-                intervalsWritten = try ReportWriter.writeCheckpoint(result, to: directory, firstNewInterval: intervalsWritten)
-                if logs { console.line("checkpoint: \(intervalsWritten) intervals saved to \(directory)") }
+                let next = try ReportWriter.writeCheckpoint(result, to: directory, firstNewInterval: written.withLock { $0 })
+                written.withLock { $0 = next }
+                if logs { console.line("checkpoint: \(next) intervals saved to \(directory)") }
             } catch {
                 if !warned { console.err("warning: cannot save a checkpoint: \(error) (the run goes on; its final report is written at the end)\n") }
                 warned = true

@@ -83,7 +83,8 @@ struct RunCommand {
         let files: ReportFiles
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            files = try ReportWriter.write(result, to: directory)
+            // Rows the checkpoints appended stay as written: at full resolution where a long run kept merged ones.
+            files = try ReportWriter.write(result, to: directory, checkpointed: checkpoints.written.withLock { $0 })
         } catch {
             throw CLIError("cannot write the report to \(directory): \(error)", exitCode: .runError)
         }

@@ -58,18 +58,20 @@ public enum CSVWriter {
         timeseries(result, from: 0, header: true)
     }
 
-    /// The rows of intervals `from` on, with or without the header: what a checkpoint appends.
+    /// The rows of intervals numbered `from` on, with or without the header: what a checkpoint appends.
     public static func timeseries(_ result: RunResult, from first: Int, header: Bool) -> String {
         var doc = Document(header: header ? timeseriesHeader : nil)
-        let intervals = result.timeseries.dropFirst(first)
+        let intervals = result.timeseries.drop { $0.index < first }
         // A 24-hour soak has over a million rows here, so rows go straight into one string.
         doc.reserve(rows: intervals.reduce(0) { $0 + max(1, $1.metrics.count) }, bytes: 64)
         for interval in intervals {
+            // A merged row of a long run covers several intervals: its rate is over all of them.
+            let seconds = result.intervalSeconds * Double(interval.intervals)
             let lead = [
                 String(interval.index), Format.fixed(interval.startSeconds, decimals: 3), String(interval.activeUsers),
             ].joined(separator: ",")
             guard !interval.metrics.isEmpty else {
-                doc.row(lead: lead, ["", "", "0", "0", perSecond(0, over: result.intervalSeconds), "", "", "", ""])
+                doc.row(lead: lead, ["", "", "0", "0", perSecond(0, over: seconds), "", "", "", ""])
                 continue
             }
             for m in interval.metrics {
@@ -77,7 +79,7 @@ public enum CSVWriter {
                 func latency(_ micros: Int) -> String { hasSamples ? Format.millis(micros: micros) : "" }
                 doc.row(lead: lead, [
                     m.id.flow, m.id.step ?? "", String(m.count), String(m.errors),
-                    perSecond(m.count, over: result.intervalSeconds),
+                    perSecond(m.count, over: seconds),
                     latency(m.p50Micros), latency(m.p90Micros), latency(m.p99Micros), latency(m.maxMicros),
                 ])
             }

@@ -49,8 +49,10 @@ extension HTMLReport {
         var errors: [(x: Double, y: Double?)] = []
         for row in m.result.timeseries {
             let counted = row.metrics.filter { m.isRequest($0.id) }
-            requests.append((row.startSeconds, Double(counted.reduce(0) { $0 + $1.count }) / seconds))
-            errors.append((row.startSeconds, Double(counted.reduce(0) { $0 + $1.errors }) / seconds))
+            // A merged row of a long run covers several intervals: its rate is over all of them.
+            let span = seconds * Double(row.intervals)
+            requests.append((row.startSeconds, Double(counted.reduce(0) { $0 + $1.count }) / span))
+            errors.append((row.startSeconds, Double(counted.reduce(0) { $0 + $1.errors }) / span))
         }
         var chart = LineChart(title: "Requests and errors per second", yLabel: "per second")
         chart.xDomain = m.timeRange

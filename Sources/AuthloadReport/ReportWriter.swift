@@ -50,12 +50,16 @@ public struct ReportWriter {
     ///
     /// - Throws: ``ReportError`` naming the directory or file that could not be written.
     @discardableResult
-    public static func write(_ result: RunResult, to directory: String) throws -> ReportFiles {
+    ///
+    /// - Parameter checkpointed: the first interval that checkpoints have not yet appended to `timeseries.csv`;
+    ///   the rows before it stay as written (at full resolution, where memory kept only merged ones) and the
+    ///   rest is appended. Nil (or 0) rewrites the file.
+    public static func write(_ result: RunResult, to directory: String, checkpointed: Int? = nil) throws -> ReportFiles {
         let files = try prepare(directory)
         // result.json goes first: it is the source of truth, and `authload report` can rebuild the rest from it.
         try writeAtomically(try encode(result, path: files.resultJSON), to: files.resultJSON)
         try writeAtomically(Data(CSVWriter.summary(result).utf8), to: files.summaryCSV)
-        try writeAtomically(Data(CSVWriter.timeseries(result).utf8), to: files.timeseriesCSV)
+        try writeTimeseries(result, to: files, from: checkpointed ?? 0)
         try writeAtomically(Data(CSVWriter.errors(result).utf8), to: files.errorsCSV)
         try writeAtomically(Data(JUnitWriter.render(result).utf8), to: files.junitXML)
         if let capacity = CSVWriter.capacity(result) {
@@ -74,14 +78,20 @@ public struct ReportWriter {
     /// After a `kill -9`, ``load(resultJSON:)`` and ``write(_:to:)`` (`authload report DIR`) rebuild the
     /// rest from the last checkpoint; the run's own final report replaces every file when it ends.
     ///
-    /// - Returns: how many intervals `timeseries.csv` now holds, the `firstNewInterval` of the next checkpoint.
+    /// - Returns: the number of the first interval not yet in `timeseries.csv`: the next checkpoint's `firstNewInterval`.
     public static func writeCheckpoint(_ result: RunResult, to directory: String, firstNewInterval: Int) throws -> Int {
         let files = try prepare(directory)
         try writeAtomically(try encode(result, path: files.resultJSON), to: files.resultJSON)
+        try writeTimeseries(result, to: files, from: firstNewInterval)
+        return (result.timeseries.last?.index).map { max(firstNewInterval, $0 + 1) } ?? firstNewInterval
+    }
+
+    /// Writes `timeseries.csv` whole (`from` 0, or no file yet), or appends the intervals numbered `from` on.
+    private static func writeTimeseries(_ result: RunResult, to files: ReportFiles, from first: Int) throws {
         do {
-            if firstNewInterval == 0 || !FileManager.default.fileExists(atPath: files.timeseriesCSV) {
+            if first == 0 || !FileManager.default.fileExists(atPath: files.timeseriesCSV) {
                 try writeAtomically(Data(CSVWriter.timeseries(result).utf8), to: files.timeseriesCSV)
-            } else if case let rows = CSVWriter.timeseries(result, from: firstNewInterval, header: false), !rows.isEmpty {
+            } else if case let rows = CSVWriter.timeseries(result, from: first, header: false), !rows.isEmpty {
                 let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: files.timeseriesCSV))
                 defer { try? handle.close() }
                 try handle.seekToEnd()
@@ -92,7 +102,6 @@ public struct ReportWriter {
         } catch {
             throw ReportError.unwritable(files.timeseriesCSV, reason(error))
         }
-        return result.timeseries.count
     }
 
     /// Creates `directory` if needed and names the report's files in it.

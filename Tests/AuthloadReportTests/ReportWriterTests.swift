@@ -33,6 +33,33 @@ struct ReportWriterTests {
         #expect(try ReportWriter.load(resultJSON: dir + "/result.json") == later)
     }
 
+    @Test("the final report keeps the rows checkpoints wrote and appends the rest; a merged row's rate covers its span")
+    func finalWriteKeepsCheckpointedRows() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var full = Fixtures.run()
+        full.status = .running
+        let next = try ReportWriter.writeCheckpoint(full, to: dir, firstNewInterval: 0)
+        #expect(next == full.timeseries.last!.index + 1)
+        let checkpointed = try String(contentsOfFile: dir + "/timeseries.csv", encoding: .utf8)
+        // In memory the first two rows were merged since; the file keeps both.
+        var final = Fixtures.run()
+        final.timeseries.replaceSubrange(0...1, with: [final.timeseries[0].merged(with: final.timeseries[1])])
+        let later = Fixtures.interval(next, users: 3, [Fixtures.metric("login", "submit", count: 8)])
+        final.timeseries.append(later)
+        try ReportWriter.write(final, to: dir, checkpointed: next)
+        let text = try String(contentsOfFile: dir + "/timeseries.csv", encoding: .utf8)
+        #expect(text.hasPrefix(checkpointed))
+        #expect(text.dropFirst(checkpointed.count) == CSVWriter.timeseries(final, from: next, header: false))
+        // A merged row's rate is over all of its intervals.
+        var spanned = Fixtures.run()
+        spanned.intervalSeconds = 1
+        var row = IntervalRow(index: 0, startSeconds: 0, activeUsers: 5, metrics: [Fixtures.metric("login", "submit", count: 40)])
+        row.span = 4
+        spanned.timeseries = [row]
+        #expect(CSVWriter.timeseries(spanned).contains("0,0.000,5,login,submit,40,0,10.000,"))
+    }
+
     @Test("writes the six files into a new directory and lists their paths")
     func writesFiles() throws {
         let dir = Self.scratch() + "/nested/report"

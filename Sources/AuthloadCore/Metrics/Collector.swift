@@ -21,6 +21,7 @@ public final class Collector: Sendable {
     public let catalog: MetricCatalog
     private let recorder: MetricsRecorder
     private let lag: Int
+    private let maxRows: Int
     private let health: GeneratorHealth?
     private let state: Locked<State>
 
@@ -29,8 +30,11 @@ public final class Collector: Sendable {
     ///   - thresholds: judges the run as intervals are finalized; none by default.
     ///   - load: with stages, each stage's samples are gathered for the capacity report.
     ///   - health: the generator's per-interval lag and drops, for the time series.
+    ///   - maxRows: the most time-series rows kept; past it the older half is merged in pairs, so memory
+    ///     stays constant however long the run (checkpoints have written the full resolution to disk).
     public init(catalog: MetricCatalog, recorder: MetricsRecorder, lag: Int, thresholds: ThresholdEvaluator? = nil,
-                load: LoadPlan? = nil, health: GeneratorHealth? = nil) {
+                load: LoadPlan? = nil, health: GeneratorHealth? = nil, maxRows: Int = 7_200) {
+        self.maxRows = max(4, maxRows)
         self.catalog = catalog
         self.health = health
         self.recorder = recorder
@@ -62,6 +66,7 @@ public final class Collector: Sendable {
                 totalErrors: state.live.totalErrors + tickSteps.errors
             )
             Self.finalize(upTo: completed - lag, state: &state, catalog: catalog, interval: intervalSeconds)
+            if state.rows.count > maxRows { Self.compact(&state.rows, maxRows: maxRows) }
             if state.abortedBy == nil {
                 state.abortedBy = state.thresholds.abortingFailure(cumulative: state.cumulative, elapsed: recorder.interval * completed)
             }
@@ -98,6 +103,7 @@ public final class Collector: Sendable {
             if state.activeUsers[lastInterval] == nil { state.activeUsers[lastInterval] = activeUsers }
             let last = max(lastInterval, state.window.keys.max() ?? 0)
             Self.finalize(upTo: last + 1, state: &state, catalog: catalog, interval: intervalSeconds)
+            if state.rows.count > maxRows { Self.compact(&state.rows, maxRows: maxRows) }
             return Self.measured(state, catalog: catalog, duration: duration,
                                  capacity: state.stages?.report(catalog: catalog, thresholds: state.thresholds))
         }
@@ -158,6 +164,34 @@ public final class Collector: Sendable {
             state.rows.append(row)
         }
         state.firstOpen = end
+    }
+
+    /// Keeps at most `maxRows` rows: merges adjacent rows of equal span, oldest first, in all but the newest
+    /// half, so older time is kept at coarser and coarser resolution and the recent past at full resolution.
+    /// When no two old neighbours have the same span, the pair with the smallest combined span is merged.
+    static func compact(_ rows: inout [IntervalRow], maxRows: Int) {
+        let recent = maxRows / 2
+        while rows.count > maxRows {
+            let old = rows.count - recent
+            var merged: [IntervalRow] = []
+            merged.reserveCapacity(old)
+            var index = 0
+            while index < old {
+                if index + 1 < old, rows[index].intervals == rows[index + 1].intervals {
+                    merged.append(rows[index].merged(with: rows[index + 1]))
+                    index += 2
+                } else {
+                    merged.append(rows[index])
+                    index += 1
+                }
+            }
+            if merged.count == old, old > 1 {
+                let pair = (0..<(old - 1)).min { merged[$0].intervals + merged[$0 + 1].intervals < merged[$1].intervals + merged[$1 + 1].intervals }!
+                merged.replaceSubrange(pair...(pair + 1), with: [merged[pair].merged(with: merged[pair + 1])])
+            }
+            guard merged.count < old else { return }
+            rows.replaceSubrange(0..<old, with: merged)
+        }
     }
 
     static func summary(_ id: MetricID, _ series: MetricSamples, event: Bool = false) -> MetricSummary {

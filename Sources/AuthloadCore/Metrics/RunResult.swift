@@ -182,6 +182,31 @@ public struct IntervalRow: Codable, Sendable, Equatable {
     public var droppedArrivals: Int?
     /// The latest start or wake-up, against its due instant, of what was due in this interval.
     public var maxScheduleLagMicros: Int?
+    /// How many intervals this row covers when older rows were merged to keep memory constant; nil for one.
+    public var span: Int?
+
+    /// How many intervals this row covers.
+    public var intervals: Int { span ?? 1 }
+
+    /// This row and the next one as one row of both spans: counts add up, percentiles and maxima take the
+    /// higher of the two (the histograms behind them are gone), active users the peak.
+    public func merged(with next: IntervalRow) -> IntervalRow {
+        var row = self
+        row.span = intervals + next.intervals
+        row.activeUsers = max(activeUsers, next.activeUsers)
+        for metric in next.metrics {
+            if let at = row.metrics.firstIndex(where: { $0.id == metric.id }) {
+                row.metrics[at] = row.metrics[at].merged(with: metric)
+            } else {
+                row.metrics.append(metric)
+            }
+        }
+        if droppedArrivals != nil || next.droppedArrivals != nil {
+            row.droppedArrivals = (droppedArrivals ?? 0) + (next.droppedArrivals ?? 0)
+        }
+        if let lag = next.maxScheduleLagMicros { row.maxScheduleLagMicros = max(maxScheduleLagMicros ?? lag, lag) }
+        return row
+    }
 
     public init(index: Int, startSeconds: Double, activeUsers: Int, metrics: [IntervalMetric]) {
         self.index = index
@@ -199,6 +224,12 @@ public struct IntervalMetric: Codable, Sendable, Equatable {
     public var p90Micros: Int
     public var p99Micros: Int
     public var maxMicros: Int
+
+    func merged(with other: IntervalMetric) -> IntervalMetric {
+        IntervalMetric(id: id, count: count + other.count, errors: errors + other.errors,
+                       p50Micros: max(p50Micros, other.p50Micros), p90Micros: max(p90Micros, other.p90Micros),
+                       p99Micros: max(p99Micros, other.p99Micros), maxMicros: max(maxMicros, other.maxMicros))
+    }
 
     public init(id: MetricID, count: Int, errors: Int, p50Micros: Int, p90Micros: Int, p99Micros: Int, maxMicros: Int) {
         self.id = id

@@ -1,0 +1,43 @@
+import AuthloadCore
+import Testing
+
+@Suite("Constant memory: the time series keeps a fixed number of rows")
+struct TimeseriesCompactionTests {
+    @Test("merging two rows adds counts and spans and keeps the higher percentiles and peaks")
+    func mergeRows() {
+        let id = MetricID(flow: "login", step: "login")
+        var a = IntervalRow(index: 4, startSeconds: 4, activeUsers: 10, metrics: [
+            IntervalMetric(id: id, count: 5, errors: 1, p50Micros: 100, p90Micros: 200, p99Micros: 900, maxMicros: 950),
+        ])
+        a.droppedArrivals = 2
+        var b = IntervalRow(index: 5, startSeconds: 5, activeUsers: 12, metrics: [
+            IntervalMetric(id: id, count: 7, errors: 0, p50Micros: 150, p90Micros: 180, p99Micros: 400, maxMicros: 1_000),
+            IntervalMetric(id: MetricID(flow: "login", step: nil), count: 3, errors: 0, p50Micros: 1, p90Micros: 1, p99Micros: 1, maxMicros: 1),
+        ])
+        b.maxScheduleLagMicros = 300
+        let merged = a.merged(with: b)
+        #expect(merged.index == 4 && merged.startSeconds == 4 && merged.intervals == 2)
+        #expect(merged.activeUsers == 12)
+        #expect(merged.metrics.first == IntervalMetric(id: id, count: 12, errors: 1, p50Micros: 150, p90Micros: 200, p99Micros: 900, maxMicros: 1_000))
+        #expect(merged.metrics.count == 2)
+        #expect(merged.droppedArrivals == 2 && merged.maxScheduleLagMicros == 300)
+    }
+
+    @Test("a long run keeps at most maxRows rows, every interval and sample accounted for, the recent past at full resolution")
+    func collectorCompacts() {
+        let catalog = MetricCatalog(flows: [("login", ["login"])])
+        let recorder = MetricsRecorder(metricCount: catalog.count, interval: .seconds(1))
+        let collector = Collector(catalog: catalog, recorder: recorder, lag: 1, maxRows: 8)
+        for second in 0..<100 {
+            recorder.record(metric: 1, startOffset: .milliseconds(second * 1000 + 10), latency: .milliseconds(second + 1), outcome: .ok, shard: 0)
+            collector.tick(completed: second + 1, activeUsers: 1)
+        }
+        let rows = collector.finish(lastInterval: 99, activeUsers: 0).timeseries
+        #expect(rows.count <= 8)
+        #expect(rows.reduce(0) { $0 + $1.intervals } == 100, "every interval is covered once")
+        #expect(rows.flatMap(\.metrics).filter { $0.id.step != nil }.reduce(0) { $0 + $1.count } == 100, "no sample is lost")
+        #expect(zip(rows, rows.dropFirst()).allSatisfy { $0.index + $0.intervals == $1.index }, "rows are contiguous and in order")
+        #expect(rows.last?.intervals == 1)
+        #expect(rows.flatMap(\.metrics).map(\.maxMicros).max() == 100_000, "the worst latency survives merging")
+    }
+}
