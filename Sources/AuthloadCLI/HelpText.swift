@@ -50,6 +50,14 @@ public enum HelpText {
         capacity.csv into the report directory. A target of {"embedded": {...}} starts
         the staging server inside this process on 127.0.0.1.
 
+        FLOWS (flows[].kind): fcsdk-login, okta-idx-mfa, gccs-auth (REST and a STOMP status
+        stream over WebSocket), streem-session (held session, token refresh), http. Several
+        flows with "weight"s make a mix. Per-user data: users.csv (a CSV file) or templates.
+
+        CHECKPOINTS: every metrics.checkpoint (default 10s) result.json is saved and finished
+        intervals are appended to timeseries.csv; if the process is killed, `authload report
+        DIR` rebuilds the rest from the last checkpoint.
+
         HTTPS: certificates are checked against the system's trusted certificates and the
         target's host name. "insecureSkipTLSVerify": true in the target accepts any
         certificate (e.g. a staging server's self-signed one) and prints a warning.
@@ -96,8 +104,10 @@ public enum HelpText {
     static let serve = """
         USAGE: authload serve [--port P] [--host H] [--config FILE] [--tls [--cert-out FILE]]
 
-        Starts the embedded staging server in the foreground until Ctrl-C.
-        It serves FCSDK login: POST /csdk-sample/SDK/login, DELETE /csdk-sample/SDK/login/id/{sessionid}.
+        Starts the embedded staging server in the foreground until Ctrl-C. It serves the
+        staging side of every flow: FCSDK login (/csdk-sample/SDK/login), Okta IDX
+        (/oauth2/default/v1/interact, /idp/idx/...), GCCS (/api/v3/auth..., STOMP over
+        WebSocket at /ws/v3/app/websocket), Streem (/v1/..., /openid/token) and GET /health.
 
         OPTIONS:
           -p, --port P        Port to listen on (default 8080; 0 picks a free one)

@@ -60,6 +60,7 @@ struct CLITests {
         let captured = Captured()
         #expect(await Authload.main(["serve", "--help"], console: captured.console) == .success)
         #expect(captured.out == HelpText.text(for: "serve")! + "\n")
+        #expect(captured.out.contains("GCCS (/api/v3/auth..., STOMP over\nWebSocket at /ws/v3/app/websocket)"))
         #expect(captured.out.hasPrefix("USAGE: authload serve [--port P] [--host H] [--config FILE] [--tls [--cert-out FILE]]\n"))
         #expect(captured.out.contains("\n  --tls               Serve HTTPS with a self-signed certificate"))
         #expect(captured.out.contains("\n  --cert-out FILE     Write that certificate (PEM) to FILE, for clients to trust\n"))
@@ -142,6 +143,8 @@ struct LoadModelCLITests {
         #expect(captured.out.contains("\n\"open\": load.arrivalRate (\"100/s\", \"600/m\") starts a new user per arrival, who\n"))
         #expect(captured.out.contains("\"generator\": {\"maxLagP99\": \"100ms\", \"maxDroppedRate\": 0.01, \"dropAfter\": \"1s\"}"))
         #expect(captured.out.contains("timeseries.csv, errors.csv, junit.xml, result.json and, for load.stages,\ncapacity.csv into the report directory."))
+        #expect(captured.out.contains("FLOWS (flows[].kind): fcsdk-login, okta-idx-mfa, gccs-auth (REST and a STOMP status\n"))
+        #expect(captured.out.contains("CHECKPOINTS: every metrics.checkpoint (default 10s) result.json is saved"))
         #expect(captured.out.contains("EXIT STATUS: 0 pass, 1 run error (e.g. no flow succeeded), 2 threshold failed,\n" +
                                       "             3 generator could not keep its schedule, 64 bad profile, 130 interrupted."))
     }
