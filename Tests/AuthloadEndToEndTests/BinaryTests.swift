@@ -13,7 +13,8 @@ let authloadBinary: URL = {
 /// A running `authload` process whose output is collected as it comes.
 final class RunningAuthload: Sendable {
     let process: Process
-    private let pipes: (out: Pipe, err: Pipe)
+    /// Set when each pipe reached its end: everything the child wrote has been read.
+    private let ended = (out: AsyncFlag(), err: AsyncFlag())
     private let output = Locked((out: "", err: ""))
     private let sawLine: Locked<[(@Sendable (String) -> Bool, AsyncFlag)]> = Locked([])
     private let exited = AsyncFlag()
@@ -24,16 +25,29 @@ final class RunningAuthload: Sendable {
         process.arguments = arguments
         process.currentDirectoryURL = FileManager.default.temporaryDirectory
         let out = Pipe(), err = Pipe()
-        pipes = (out, err)
         process.standardOutput = out
         process.standardError = err
+        let ended = self.ended
         out.fileHandleForReading.readabilityHandler = { [output, sawLine] handle in
-            let text = String(decoding: handle.availableData, as: UTF8.self)
+            let data = handle.availableData
+            // End of file: the handler stops itself (tearing it down from outside races libdispatch).
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                ended.out.set()
+                return
+            }
+            let text = String(decoding: data, as: UTF8.self)
             let all = output.withLock { $0.out += text; return $0.out }
             for (seen, flag) in sawLine.withLock({ $0 }) where seen(all) { flag.set() }
         }
         err.fileHandleForReading.readabilityHandler = { [output] handle in
-            let text = String(decoding: handle.availableData, as: UTF8.self)
+            let data = handle.availableData
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                ended.err.set()
+                return
+            }
+            let text = String(decoding: data, as: UTF8.self)
             output.withLock { $0.err += text }
         }
         let exited = self.exited
@@ -60,15 +74,10 @@ final class RunningAuthload: Sendable {
     func waitForExit() async -> Int32 {
         await exited.wait()
         process.waitUntilExit()
-        // The exit can be reported before the handlers saw the last bytes: take over and read to the end.
-        pipes.out.fileHandleForReading.readabilityHandler = nil
-        pipes.err.fileHandleForReading.readabilityHandler = nil
-        let out = String(decoding: pipes.out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let err = String(decoding: pipes.err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        output.withLock {
-            $0.out += out
-            $0.err += err
-        }
+        // The exit can be reported before the handlers saw the last bytes: wait until both pipes ended
+        // (the suite's time limit bounds the wait).
+        await ended.out.wait()
+        await ended.err.wait()
         return process.terminationStatus
     }
 }
