@@ -122,13 +122,7 @@ public final class InProcessHost: Transport, Sendable {
                 throw TransportError(.timeout)
             }
             host.run(until: start.advanced(by: reply.latency))
-            switch reply.result {
-            case .success(var response):
-                response.timing = RequestTiming(timeToFirstByte: reply.latency, total: reply.latency, reusedConnection: true)
-                return response
-            case .failure(let error):
-                throw error
-            }
+            return try reply.delivered(after: reply.latency)
         }
 
         func openWebSocket(_ request: HTTPRequest, protocols: [String], timeout: Duration) async throws -> any WebSocketConnection {

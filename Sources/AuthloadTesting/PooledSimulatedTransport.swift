@@ -47,14 +47,7 @@ public final class PooledSimulatedTransport<C: Clock>: Transport, Sendable where
         let deadline = handedOff.advanced(by: timeout)
         try await clock.sleep(until: min(answered, deadline), tolerance: nil)
         if answered > deadline { throw TransportError(.timeout) }
-        switch reply.result {
-        case .success(var response):
-            let total = handedOff.duration(to: answered)
-            response.timing = RequestTiming(timeToFirstByte: total, total: total, reusedConnection: true)
-            return response
-        case .failure(let error):
-            throw error
-        }
+        return try reply.delivered(after: handedOff.duration(to: answered))
     }
 
     private struct Client: HTTPClient {

@@ -16,6 +16,16 @@ final class Captured: Sendable {
 
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+/// `authload validate` of a one-user profile with this flow entry and embedded-server options: exit code and stderr.
+func validate(flow: String, embedded: String) async throws -> (ExitCode, String) {
+    let path = try temporaryFile("bad.json", """
+        {"name": "bad", "target": {"embedded": \(embedded)}, "load": {"users": 1, "duration": "1s"}, "flows": [\(flow)]}
+        """)
+    let captured = Captured()
+    let code = await Authload.main(["validate", path], console: captured.console)
+    return (code, captured.err)
+}
+
 func temporaryFile(_ name: String, _ contents: String) throws -> String {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authload-tests-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -111,13 +121,9 @@ struct CLITests {
          "clientKey, failureRate, latency, nodeDelay, rejectRate, socketDropRate, socketPath, stompErrorRate, timeoutRate)"),
     ])
     func badGCCSOption(flow: String, embedded: String, expected: String) async throws {
-        let path = try temporaryFile("bad.json", """
-            {"name": "bad", "target": {"embedded": \(embedded)}, "load": {"users": 1, "duration": "1s"}, "flows": [\(flow)]}
-            """)
-        let captured = Captured()
-        let code = await Authload.main(["validate", path], console: captured.console)
+        let (code, err) = try await validate(flow: flow, embedded: embedded)
         #expect(code == .usage)
-        #expect(captured.err == "error: bad.json: \(expected)\n")
+        #expect(err == "error: bad.json: \(expected)\n")
     }
 
     @Test("every profile shipped in Profiles/ validates")

@@ -33,12 +33,8 @@ struct OktaCLITests {
          "target.embedded.okta.stateHandleLifetime: must be longer than 0s"),
     ])
     func badOption(flow: String, embedded: String, expected: String) async throws {
-        let path = try temporaryFile("bad.json", """
-            {"name": "bad", "target": {"embedded": \(embedded)}, "load": {"users": 1, "duration": "1s"}, "flows": [\(flow)]}
-            """)
-        let captured = Captured()
-        let code = await Authload.main(["validate", path], console: captured.console)
+        let (code, err) = try await validate(flow: flow, embedded: embedded)
         #expect(code == .usage)
-        #expect(captured.err == "error: bad.json: \(expected)\n")
+        #expect(err == "error: bad.json: \(expected)\n")
     }
 }

@@ -41,13 +41,7 @@ public struct SimulatedTransport<C: Clock>: Transport where C.Duration == Durati
             try await clock.sleep(until: start.advanced(by: min(arrival, timeout)), tolerance: nil)
             if let fault = reply.fault { throw fault.clientError }
             if reply.latency > timeout { throw TransportError(.timeout) }
-            switch reply.result {
-            case .success(var response):
-                response.timing = RequestTiming(timeToFirstByte: reply.latency, total: reply.latency, reusedConnection: true)
-                return response
-            case .failure(let error):
-                throw error
-            }
+            return try reply.delivered(after: reply.latency)
         }
 
         // In-process WebSockets are InProcessHost's (AuthloadTesting), for one flow at a time; a flow that
@@ -84,5 +78,17 @@ public struct ServiceReply: Sendable {
     public init(failure: TransportError, after latency: Duration = .zero) {
         self.result = .failure(failure)
         self.latency = latency
+    }
+
+    /// What an in-process client hands its caller once the reply has arrived: the response, timed as
+    /// taking `total` from hand-off to last byte, or the failure.
+    public func delivered(after total: Duration) throws(TransportError) -> HTTPResponse {
+        switch result {
+        case .success(var response):
+            response.timing = RequestTiming(timeToFirstByte: total, total: total, reusedConnection: true)
+            return response
+        case .failure(let error):
+            throw error
+        }
     }
 }
