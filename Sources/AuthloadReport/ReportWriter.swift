@@ -13,6 +13,9 @@ public struct ReportFiles: Sendable, Equatable {
     public var junitXML: String
     /// Written only for runs with stages.
     public var capacityCSV: String
+    /// The time-series rows of a run still going, one JSON object per line, appended at each checkpoint;
+    /// gone once a final (or rebuilt) `result.json` holds them.
+    public var checkpointRows: String
 
     /// Every file, in the order they are written (the machine-readable result first).
     public var all: [String] { [resultJSON, summaryCSV, timeseriesCSV, errorsCSV, junitXML, html] }
@@ -27,6 +30,7 @@ public struct ReportFiles: Sendable, Equatable {
         resultJSON = file("result.json")
         junitXML = file("junit.xml")
         capacityCSV = file("capacity.csv")
+        checkpointRows = file("checkpoint-timeseries.jsonl")
     }
 }
 
@@ -58,6 +62,8 @@ public struct ReportWriter {
         let files = try prepare(directory)
         // result.json goes first: it is the source of truth, and `authload report` can rebuild the rest from it.
         try writeAtomically(try encode(result, path: files.resultJSON), to: files.resultJSON)
+        // result.json now holds every row the checkpoints saved on the side.
+        try? FileManager.default.removeItem(atPath: files.checkpointRows)
         try writeAtomically(Data(CSVWriter.summary(result).utf8), to: files.summaryCSV)
         try writeTimeseries(result, to: files, from: checkpointed ?? 0)
         try writeAtomically(Data(CSVWriter.errors(result).utf8), to: files.errorsCSV)
@@ -72,22 +78,8 @@ public struct ReportWriter {
         return files
     }
 
-    /// Saves a checkpoint of a run still going: rewrites `result.json` atomically and appends the intervals
-    /// from `firstNewInterval` on to `timeseries.csv` (writing its header first when `firstNewInterval` is 0).
-    ///
-    /// After a `kill -9`, ``load(resultJSON:)`` and ``write(_:to:)`` (`authload report DIR`) rebuild the
-    /// rest from the last checkpoint; the run's own final report replaces every file when it ends.
-    ///
-    /// - Returns: the number of the first interval not yet in `timeseries.csv`: the next checkpoint's `firstNewInterval`.
-    public static func writeCheckpoint(_ result: RunResult, to directory: String, firstNewInterval: Int) throws -> Int {
-        let files = try prepare(directory)
-        try writeAtomically(try encode(result, path: files.resultJSON), to: files.resultJSON)
-        try writeTimeseries(result, to: files, from: firstNewInterval)
-        return (result.timeseries.last?.index).map { max(firstNewInterval, $0 + 1) } ?? firstNewInterval
-    }
-
     /// Writes `timeseries.csv` whole (`from` 0, or no file yet), or appends the intervals numbered `from` on.
-    private static func writeTimeseries(_ result: RunResult, to files: ReportFiles, from first: Int) throws {
+    static func writeTimeseries(_ result: RunResult, to files: ReportFiles, from first: Int) throws {
         do {
             if first == 0 || !FileManager.default.fileExists(atPath: files.timeseriesCSV) {
                 try writeAtomically(Data(CSVWriter.timeseries(result).utf8), to: files.timeseriesCSV)
@@ -105,7 +97,7 @@ public struct ReportWriter {
     }
 
     /// Creates `directory` if needed and names the report's files in it.
-    private static func prepare(_ directory: String) throws -> ReportFiles {
+    static func prepare(_ directory: String) throws -> ReportFiles {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
@@ -114,7 +106,7 @@ public struct ReportWriter {
         return ReportFiles(directory: directory)
     }
 
-    /// Reads a `result.json` written by ``write(_:to:)``.
+    /// Reads a `result.json` written by ``write(_:to:)``, or by a checkpoint (with the rows it saved beside it).
     ///
     /// - Throws: ``ReportError`` naming `path` and the problem: unreadable file, invalid JSON (with line
     ///   and column where Foundation gives them), a missing or mistyped field (as a path such as
@@ -140,7 +132,13 @@ public struct ReportWriter {
             if let found = version.schemaVersion, found != schemaVersion {
                 throw ReportError.unsupportedSchema(path, found: found, supported: schemaVersion)
             }
-            return try decoder.decode(RunResult.self, from: data)
+            var result = try decoder.decode(RunResult.self, from: data)
+            if result.status == .running {
+                let rows = (path as NSString).deletingLastPathComponent
+                result.timeseries += try checkpointedRows(ReportFiles(directory: rows).checkpointRows,
+                                                          after: result.timeseries.last?.index ?? -1)
+            }
+            return result
         } catch let error as ReportError {
             throw error
         } catch let error as DecodingError {
@@ -153,14 +151,14 @@ public struct ReportWriter {
     // MARK: Helpers
 
     /// NaN and infinity are not JSON; spelled as strings they keep one odd figure from losing the whole report.
-    private static let nonConformingFloats = (
+    static let nonConformingFloats = (
         encoding: JSONEncoder.NonConformingFloatEncodingStrategy.convertToString(
             positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN"),
         decoding: JSONDecoder.NonConformingFloatDecodingStrategy.convertFromString(
             positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
     )
 
-    private static func encode(_ result: RunResult, path: String) throws -> Data {
+    static func encode(_ result: RunResult, path: String) throws -> Data {
         let encoder = JSONEncoder()
         // Sorted keys make two results diff cleanly; pretty printing makes them readable in a code review.
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -195,7 +193,7 @@ public struct ReportWriter {
         }
     }
 
-    private static func describe(_ error: DecodingError, path: String, data: Data) -> ReportError {
+    static func describe(_ error: DecodingError, path: String, data: Data) -> ReportError {
         func field(_ codingPath: [any CodingKey]) -> String {
             var out = ""
             for key in codingPath {
@@ -243,7 +241,7 @@ public struct ReportWriter {
     }
 
     /// The most specific human sentence an error offers.
-    private static func reason(_ error: any Error) -> String {
+    static func reason(_ error: any Error) -> String {
         if let error = error as? ReportError { return error.message }
         let ns = error as NSError
         if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError,

@@ -40,4 +40,21 @@ struct TimeseriesCompactionTests {
         #expect(rows.last?.intervals == 1)
         #expect(rows.flatMap(\.metrics).map(\.maxMicros).max() == 100_000, "the worst latency survives merging")
     }
+
+    @Test("a checkpoint's snapshot carries only the rows it has not saved, with the run's cumulative figures")
+    func snapshotFromRow() {
+        let catalog = MetricCatalog(flows: [("login", ["login"])])
+        let recorder = MetricsRecorder(metricCount: catalog.count, interval: .seconds(1))
+        let collector = Collector(catalog: catalog, recorder: recorder, lag: 1)
+        for second in 0..<10 {
+            recorder.record(metric: 1, startOffset: .milliseconds(second * 1000 + 10), latency: .milliseconds(5), outcome: .ok, shard: 0)
+            collector.tick(completed: second + 1, activeUsers: 1)
+        }
+        // Ticks up to the end of interval 9 with a lag of 1 have finalized intervals 0 to 8.
+        #expect(collector.snapshot(duration: .seconds(10)).timeseries.map(\.index) == Array(0...8))
+        let later = collector.snapshot(duration: .seconds(10), rowsFrom: 6)
+        #expect(later.timeseries.map(\.index) == [6, 7, 8])
+        #expect(later.metrics.first { $0.id.step != nil }?.count == 10, "cumulative figures cover the whole run")
+        #expect(collector.snapshot(duration: .seconds(10), rowsFrom: 9).timeseries.isEmpty)
+    }
 }

@@ -16,7 +16,7 @@ struct ReportWriterTests {
         try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
     }
 
-    @Test("checkpoints rewrite result.json and append only the new intervals to timeseries.csv")
+    @Test("checkpoints append only the new intervals, keep result.json free of the time series, and load puts the rows back")
     func checkpoints() throws {
         let dir = Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -25,12 +25,45 @@ struct ReportWriterTests {
         early.timeseries = Array(full.timeseries.prefix(2))
         early.status = .running
         #expect(try ReportWriter.writeCheckpoint(early, to: dir, firstNewInterval: 0) == 2)
-        #expect(try Self.listing(dir) == ["result.json", "timeseries.csv"])
+        #expect(try Self.listing(dir) == ["checkpoint-timeseries.jsonl", "result.json", "timeseries.csv"])
+        let firstSize = try Self.size(dir + "/result.json")
+        // The next checkpoint is handed only the rows not yet saved, as the run's collector gives them.
         var later = full
         later.status = .running
+        later.timeseries = Array(full.timeseries.dropFirst(2))
         #expect(try ReportWriter.writeCheckpoint(later, to: dir, firstNewInterval: 2) == full.timeseries.count)
         #expect(try String(contentsOfFile: dir + "/timeseries.csv", encoding: .utf8) == CSVWriter.timeseries(full))
-        #expect(try ReportWriter.load(resultJSON: dir + "/result.json") == later)
+        // result.json does not grow with the time series: its size is that of the cumulative figures alone.
+        #expect(try Self.size(dir + "/result.json") == firstSize)
+        var expected = full
+        expected.status = .running
+        #expect(try ReportWriter.load(resultJSON: dir + "/result.json") == expected)
+        // Rebuilding (`authload report`) writes the rows into result.json and drops the side file.
+        try ReportWriter.write(try ReportWriter.load(resultJSON: dir + "/result.json"), to: dir)
+        #expect(!(try Self.listing(dir)).contains("checkpoint-timeseries.jsonl"))
+        #expect(try ReportWriter.load(resultJSON: dir + "/result.json") == expected)
+    }
+
+    @Test("a row cut short by a crash mid-append is left out; a damaged earlier row is named by its line")
+    func tornCheckpointRow() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var run = Fixtures.run()
+        run.status = .running
+        _ = try ReportWriter.writeCheckpoint(run, to: dir, firstNewInterval: 0)
+        let rowsFile = dir + "/checkpoint-timeseries.jsonl"
+        let whole = try Data(contentsOf: URL(fileURLWithPath: rowsFile))
+        try (whole + Data(#"{"activeUsers":3,"ind"#.utf8)).write(to: URL(fileURLWithPath: rowsFile))
+        #expect(try ReportWriter.load(resultJSON: dir + "/result.json").timeseries == run.timeseries)
+
+        try (Data("{}\n".utf8) + whole).write(to: URL(fileURLWithPath: rowsFile))
+        let error = try #require(throws: ReportError.self) { try ReportWriter.load(resultJSON: dir + "/result.json") }
+        #expect(error.path == rowsFile)
+        #expect(error.message == #"line 1: not a time-series row: missing field "index""#, "\(error)")
+    }
+
+    static func size(_ path: String) throws -> Int {
+        try (FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? -1
     }
 
     @Test("the final report keeps the rows checkpoints wrote and appends the rest; a merged row's rate covers its span")

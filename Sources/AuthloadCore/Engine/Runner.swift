@@ -97,11 +97,12 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
             abortedBy: abortedBy, generator: health.report(model: plan.load.model, limits: plan.generator), peaks: peaks)
     }
 
-    /// What the run has measured so far, while it goes on: for a checkpoint. Nil before the run starts.
-    public func checkpoint() -> RunOutcome? {
+    /// What the run has measured so far, while it goes on: for a checkpoint, with the time-series rows
+    /// numbered `firstRow` on (those not yet saved). Nil before the run starts.
+    public func checkpoint(rowsFrom firstRow: Int = 0) -> RunOutcome? {
         guard let start = started.withLock({ $0 }) else { return nil }
         let elapsed = start.duration(to: clock.now)
-        return RunOutcome(measured: collector.snapshot(duration: elapsed), elapsed: elapsed, iterations: 0, stoppedEarly: false,
+        return RunOutcome(measured: collector.snapshot(duration: elapsed, rowsFrom: firstRow), elapsed: elapsed, iterations: 0, stoppedEarly: false,
                           abortedBy: nil, generator: health.report(model: plan.load.model, limits: plan.generator), peaks: peaks)
     }
 

@@ -80,10 +80,18 @@ public final class Collector: Sendable {
     public var live: LiveStats { state.withLock { $0.live } }
 
     /// What has been measured so far, without finalizing anything: the cumulative figures of every sample
-    /// drained up to the last tick and the intervals already final. A checkpoint saves it while the run goes on.
-    public func snapshot(duration: Duration) -> MeasuredRun {
+    /// drained up to the last tick, and the final intervals numbered `firstRow` on. A checkpoint saves it
+    /// while the run goes on; asking only for the rows it has not saved keeps its cost the same however
+    /// long the run has lasted.
+    public func snapshot(duration: Duration, rowsFrom firstRow: Int = 0) -> MeasuredRun {
         let catalog = self.catalog
-        return state.withLock { Self.measured($0, catalog: catalog, duration: duration, capacity: nil) }
+        return state.withLock { state in
+            var measured = Self.measured(state, catalog: catalog, duration: duration, capacity: nil)
+            // Rows are in index order: the new ones are a suffix.
+            let newRows = state.rows.reversed().prefix { $0.index >= firstRow }.count
+            measured.timeseries = Array(state.rows.suffix(newRows))
+            return measured
+        }
     }
 
     /// Drains what is left, finalizes every interval up to `lastInterval` and judges the thresholds.

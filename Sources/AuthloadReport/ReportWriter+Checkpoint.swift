@@ -1,0 +1,84 @@
+import AuthloadCore
+import Foundation
+
+/// Checkpoints: what a run still going saves, at a cost that does not grow with its length.
+///
+/// `result.json` is rewritten with the cumulative figures only (fixed in size: histograms, errors,
+/// thresholds); the time series, which grows with the run, is only ever appended to, both to
+/// `timeseries.csv` and, as JSON lines that keep every field, to `checkpoint-timeseries.jsonl`.
+/// Rewriting a whole time series every 10 s cost a soak more CPU and memory each time: the encoder's
+/// transient copies of a 30-minute series reached tens of megabytes, and the heap kept their high-water mark.
+extension ReportWriter {
+    /// Saves a checkpoint of a run still going: appends the rows of `result.timeseries` numbered
+    /// `firstNewInterval` on to `timeseries.csv` (writing its header first when `firstNewInterval` is 0) and to
+    /// the checkpoint rows file, then rewrites `result.json` atomically without the time series.
+    ///
+    /// After a `kill -9`, ``load(resultJSON:)`` puts the rows back and ``write(_:to:checkpointed:)``
+    /// (`authload report DIR`) rebuilds the rest; the run's own final report replaces every file when it ends.
+    ///
+    /// - Parameter result: the run so far; its time series needs only the rows not yet saved.
+    /// - Returns: the number of the first interval not yet saved: the next checkpoint's `firstNewInterval`.
+    public static func writeCheckpoint(_ result: RunResult, to directory: String, firstNewInterval: Int) throws -> Int {
+        let files = try prepare(directory)
+        var saved = result
+        saved.timeseries = result.timeseries.filter { $0.index >= firstNewInterval }
+        // Rows first: a crash between the two leaves rows that result.json's figures do not cover yet, never a gap.
+        if firstNewInterval == 0 { try? FileManager.default.removeItem(atPath: files.checkpointRows) }
+        try appendRows(saved.timeseries, to: files.checkpointRows)
+        try writeTimeseries(saved, to: files, from: firstNewInterval)
+        let next = (saved.timeseries.last?.index).map { $0 + 1 } ?? firstNewInterval
+        saved.timeseries = []
+        try writeAtomically(try encode(saved, path: files.resultJSON), to: files.resultJSON)
+        return next
+    }
+
+    /// The rows a checkpoint saved in `path`, after interval `last`; none when there is no such file.
+    ///
+    /// A last line without its newline was cut short by the crash the rows are read after, and is left out.
+    static func checkpointedRows(_ path: String, after last: Int) throws -> [IntervalRow] {
+        guard let data = FileManager.default.contents(atPath: path) else { return [] }
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = nonConformingFloats.decoding
+        var rows: [IntervalRow] = []
+        // What follows the last newline is either nothing or that cut-short line.
+        let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast()
+        for (number, line) in lines.enumerated() where !line.isEmpty {
+            do {
+                let row = try decoder.decode(IntervalRow.self, from: Data(line))
+                if row.index > last { rows.append(row) }
+            } catch let error as DecodingError {
+                throw ReportError.unexpectedContent(path, "line \(number + 1): not a time-series row: \(describe(error, path: path, data: Data(line)).message)")
+            } catch {
+                throw ReportError.unexpectedContent(path, "line \(number + 1): not a time-series row: \(reason(error))")
+            }
+        }
+        return rows
+    }
+
+    private static func appendRows(_ rows: [IntervalRow], to path: String) throws {
+        guard !rows.isEmpty else { return }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.nonConformingFloatEncodingStrategy = nonConformingFloats.encoding
+        var lines = Data()
+        do {
+            for row in rows {
+                lines.append(try encoder.encode(row))
+                lines.append(UInt8(ascii: "\n"))
+            }
+            if !FileManager.default.fileExists(atPath: path) {
+                guard FileManager.default.createFile(atPath: path, contents: nil) else {
+                    throw ReportError.unwritable(path, "cannot create the file")
+                }
+            }
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            try handle.seekToEnd()
+            try handle.write(contentsOf: lines)
+        } catch let error as ReportError {
+            throw error
+        } catch {
+            throw ReportError.unwritable(path, reason(error))
+        }
+    }
+}
