@@ -65,6 +65,10 @@ struct RunCommand {
                 await checkpoints.run()
                 return nil
             }
+            group.addTask {
+                await FreeMemoryReturner().run()
+                return nil
+            }
             var outcome: RunOutcome?
             while outcome == nil, let next = await group.next() { outcome = next }
             group.cancelAll()

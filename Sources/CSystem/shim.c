@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <sched.h>
 #include <unistd.h>
+#include <malloc.h>
 #include "CSystem.h"
 
 int authload_available_cpus(void) {
@@ -37,4 +38,12 @@ int authload_epoll_wait_ns(int epfd, struct epoll_event *events, int max_events,
 #endif
     int timeout_ms = timeout_ns < 0 ? -1 : (int)((timeout_ns + 999999LL) / 1000000LL);
     return epoll_wait(epfd, events, max_events, timeout_ms);
+}
+
+int authload_return_free_heap(void) {
+#ifdef __GLIBC__
+    return malloc_trim(0);
+#else
+    return 0;
+#endif
 }

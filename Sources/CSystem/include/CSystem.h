@@ -36,6 +36,10 @@ static inline long long authload_monotonic_ns(void) {
 /// Defined in shim.c, where _GNU_SOURCE can be set without clashing with the Glibc module.
 int authload_available_cpus(void);
 
+/// Hands whole free pages of the heap back to the kernel (glibc's malloc_trim(0)); 1 when some were.
+/// Without it a long run's RSS keeps the high-water mark of its heap, pinned by fragmentation. Defined in shim.c.
+int authload_return_free_heap(void);
+
 /// epoll_wait with a timeout in nanoseconds (-1 waits forever); microsecond-precise where the
 /// kernel has epoll_pwait2, else rounded up to milliseconds. Defined in shim.c.
 int authload_epoll_wait_ns(int epfd, struct epoll_event *events, int max_events, long long timeout_ns);
