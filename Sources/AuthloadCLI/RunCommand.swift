@@ -213,8 +213,12 @@ enum RunResultBuilder {
             notes.append("The load generator could not keep its schedule (" + outcome.generator.problems.joined(separator: "; ") +
                          "): the run says nothing reliable about the server.")
         }
-        if outcome.measured.lateSamples > 0 {
-            notes.append("\(outcome.measured.lateSamples) samples finished long after their interval ended; they count in the totals but not in the per-interval percentiles.")
+        let late = outcome.measured.late
+        if late.total > 0 {
+            let series = late.bySeries.prefix(3).map { "\($0.0) \(Format.count($0.1))" }.joined(separator: ", ")
+            notes.append("\(Format.count(late.total)) samples lasted past the \(DurationText.format(late.wait)) the time series waits " +
+                         "after an interval (\(series)\(late.bySeries.count > 3 ? ", …" : "")): they count in the run's totals and " +
+                         "percentiles, not in the per-interval rows. Expected for flows that hold a session longer than that.")
         }
         let iso = ISO8601DateFormatter()
         return RunResult(

@@ -57,4 +57,22 @@ struct TimeseriesCompactionTests {
         #expect(later.metrics.first { $0.id.step != nil }?.count == 10, "cumulative figures cover the whole run")
         #expect(collector.snapshot(duration: .seconds(10), rowsFrom: 9).timeseries.isEmpty)
     }
+
+    @Test("samples that finish after their row is final are counted per series, with how long rows wait")
+    func lateSamplesBySeries() {
+        let catalog = MetricCatalog(flows: [("streem", ["call"])])
+        let recorder = MetricsRecorder(metricCount: catalog.count, interval: .seconds(1))
+        let collector = Collector(catalog: catalog, recorder: recorder, lag: 2)
+        for second in 0..<70 {
+            // Calls finish within their interval; the flow that started at 0 s holds its session for 60 s.
+            recorder.record(metric: 1, startOffset: .seconds(second), latency: .milliseconds(20), outcome: .ok, shard: 0)
+            if second == 60 { recorder.record(metric: 0, startOffset: .zero, latency: .seconds(60), outcome: .ok, shard: 0) }
+            collector.tick(completed: second + 1, activeUsers: 1)
+        }
+        let measured = collector.finish(lastInterval: 69, activeUsers: 0)
+        #expect(measured.late.wait == .seconds(2))
+        #expect(measured.late.total == 1)
+        #expect(measured.late.bySeries.map(\.0) == [MetricID(flow: "streem", step: nil)])
+        #expect(measured.metrics.first { $0.id.step == nil }?.count == 1, "a late sample still counts in the totals")
+    }
 }

@@ -2,7 +2,7 @@
 ///
 /// Each tick drains the recorder. Cumulative figures take every sample at once; an interval's row is
 /// finalized only `lag` intervals after it ends, because a sample is keyed by its start and may finish
-/// up to a step timeout later. Samples arriving after that still count in the totals (`lateSamples`).
+/// up to a step timeout later. Samples arriving after that still count in the totals (``LateSamples``).
 public final class Collector: Sendable {
     private struct State {
         var window: [Int: IntervalSamples] = [:]
@@ -10,7 +10,8 @@ public final class Collector: Sendable {
         var rows: [IntervalRow] = []
         var cumulative: [MetricSamples]
         var firstOpen = 0
-        var lateSamples = 0
+        /// Per series (by catalog index), samples that finished after their interval's row was final.
+        var late: [Int: Int] = [:]
         var live = LiveStats()
         var thresholds: ThresholdEvaluator
         var abortedBy: Threshold?
@@ -85,8 +86,9 @@ public final class Collector: Sendable {
     /// long the run has lasted.
     public func snapshot(duration: Duration, rowsFrom firstRow: Int = 0) -> MeasuredRun {
         let catalog = self.catalog
+        let lateWait = self.lateWait
         return state.withLock { state in
-            var measured = Self.measured(state, catalog: catalog, duration: duration, capacity: nil)
+            var measured = Self.measured(state, catalog: catalog, duration: duration, capacity: nil, lateWait: lateWait)
             // Rows are in index order: the new ones are a suffix.
             let newRows = state.rows.reversed().prefix { $0.index >= firstRow }.count
             measured.timeseries = Array(state.rows.suffix(newRows))
@@ -104,6 +106,7 @@ public final class Collector: Sendable {
         let generator = health?.drainIntervals() ?? [:]
         let catalog = self.catalog
         let intervalSeconds = recorder.interval.seconds
+        let lateWait = self.lateWait
         return state.withLock { state in
             Self.absorb(generator, into: &state)
             var ignored = MetricSamples()
@@ -113,16 +116,22 @@ public final class Collector: Sendable {
             Self.finalize(upTo: last + 1, state: &state, catalog: catalog, interval: intervalSeconds)
             if state.rows.count > maxRows { Self.compact(&state.rows, maxRows: maxRows) }
             return Self.measured(state, catalog: catalog, duration: duration,
-                                 capacity: state.stages?.report(catalog: catalog, thresholds: state.thresholds))
+                                 capacity: state.stages?.report(catalog: catalog, thresholds: state.thresholds), lateWait: lateWait)
         }
     }
 
-    private static func measured(_ state: State, catalog: MetricCatalog, duration: Duration, capacity: CapacityReport?) -> MeasuredRun {
+    /// How long after an interval ends its row is final: samples finishing later are late.
+    private var lateWait: Duration { recorder.interval * lag }
+
+    private static func measured(_ state: State, catalog: MetricCatalog, duration: Duration, capacity: CapacityReport?,
+                                 lateWait: Duration) -> MeasuredRun {
         MeasuredRun(
             metrics: state.cumulative.enumerated().map { summary(catalog.ids[$0.offset], $0.element, event: catalog.isEvent($0.offset)) },
             timeseries: state.rows,
             errors: errorCounts(state.cumulative, catalog: catalog),
-            lateSamples: state.lateSamples,
+            late: LateSamples(
+                wait: lateWait,
+                bySeries: state.late.map { (catalog.ids[$0.key], $0.value) }.sorted { ($0.1, $1.0) > ($1.1, $0.0) }),
             thresholds: state.thresholds.verdicts(cumulative: state.cumulative, duration: duration, abortedBy: state.abortedBy),
             capacity: capacity
         )
@@ -135,7 +144,7 @@ public final class Collector: Sendable {
                 guard let series else { continue }
                 state.cumulative[metric].merge(series)
                 if catalog.isRequest(metric) { tickSteps.merge(series) }
-                if index < state.firstOpen { state.lateSamples += series.count }
+                if index < state.firstOpen { state.late[metric, default: 0] += series.count }
             }
             if index >= state.firstOpen { state.window[index, default: IntervalSamples(metricCount: catalog.count)].merge(samples) }
         }
@@ -229,10 +238,26 @@ public struct MeasuredRun: Sendable {
     public var timeseries: [IntervalRow]
     public var errors: [ErrorCount]
     /// Samples that finished after their interval's row was final; they are in the totals only.
-    public var lateSamples: Int
+    public var late: LateSamples
     public var thresholds: [ThresholdVerdict]
     /// Per stage, for a staged run; nil otherwise.
     public var capacity: CapacityReport?
+}
+
+/// Samples that finished after the time series stopped waiting for their interval: they count in the run's
+/// totals and percentiles, not in the rows of the time series. Flows that hold a session for longer than
+/// the wait (a Streem `hold`) land here by design.
+public struct LateSamples: Sendable, Equatable {
+    /// How long after an interval ends its row waits for samples that started in it.
+    public var wait: Duration
+    /// The series with late samples and how many, most first.
+    public var bySeries: [(MetricID, Int)]
+
+    public var total: Int { bySeries.reduce(0) { $0 + $1.1 } }
+
+    public static func == (a: LateSamples, b: LateSamples) -> Bool {
+        a.wait == b.wait && a.bySeries.elementsEqual(b.bySeries) { $0.0 == $1.0 && $0.1 == $1.1 }
+    }
 }
 
 /// The live figures of the last interval, for the terminal.
