@@ -32,7 +32,7 @@ extension ReportWriter {
         return next
     }
 
-    /// The rows a checkpoint saved in `path`, after interval `last`; none when there is no such file.
+    /// The rows a checkpoint saved in `path`, after interval `last`, each once; none when there is no such file.
     ///
     /// A last line without its newline was cut short by the crash the rows are read after, and is left out.
     static func checkpointedRows(_ path: String, after last: Int) throws -> [IntervalRow] {
@@ -45,7 +45,8 @@ extension ReportWriter {
         for (number, line) in lines.enumerated() where !line.isEmpty {
             do {
                 let row = try decoder.decode(IntervalRow.self, from: Data(line))
-                if row.index > last { rows.append(row) }
+                // A checkpoint that failed after appending its rows appends them again at the next one.
+                if row.index > (rows.last?.index ?? last) { rows.append(row) }
             } catch let error as DecodingError {
                 throw ReportError.unexpectedContent(path, "line \(number + 1): not a time-series row: \(describe(error, path: path, data: Data(line)).message)")
             } catch {

@@ -44,7 +44,7 @@ struct ReportWriterTests {
         #expect(try ReportWriter.load(resultJSON: dir + "/result.json") == expected)
     }
 
-    @Test("a row cut short by a crash mid-append is left out; a damaged earlier row is named by its line")
+    @Test("a row cut short by a crash mid-append is left out, rows appended twice come back once, a damaged row is named by its line")
     func tornCheckpointRow() throws {
         let dir = Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -54,6 +54,9 @@ struct ReportWriterTests {
         let rowsFile = dir + "/checkpoint-timeseries.jsonl"
         let whole = try Data(contentsOf: URL(fileURLWithPath: rowsFile))
         try (whole + Data(#"{"activeUsers":3,"ind"#.utf8)).write(to: URL(fileURLWithPath: rowsFile))
+        #expect(try ReportWriter.load(resultJSON: dir + "/result.json").timeseries == run.timeseries)
+        // Rows appended twice (a checkpoint that failed after appending them is retried) come back once.
+        try (whole + whole).write(to: URL(fileURLWithPath: rowsFile))
         #expect(try ReportWriter.load(resultJSON: dir + "/result.json").timeseries == run.timeseries)
 
         try (Data("{}\n".utf8) + whole).write(to: URL(fileURLWithPath: rowsFile))
