@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the libFuzzer harnesses under Fuzz/Harnesses, one target at a time.
 #
-#   Fuzz/run.sh [http|websocket|stomp|profile|all] [seconds]     (defaults: all, 60)
+#   Fuzz/run.sh [http|request|websocket|stomp|profile|all] [seconds]     (defaults: all, 60)
 #   Fuzz/run.sh build [target|all]                               (build only)
 #   Fuzz/run.sh repro TARGET FILE...                             (run the harness once on each input)
 #
@@ -19,11 +19,12 @@ OUT=.build-fuzz
 export SWIFT_BACKTRACE=enable=no
 MODULES=$OUT/modules
 FLAGS=(-O -g -swift-version 6 -enable-upcoming-feature ExistentialAny -sanitize=fuzzer,address -parse-as-library)
-TARGETS=(http websocket stomp profile)
+TARGETS=(http request websocket stomp profile)
 
 harness_of() {
     case "$1" in
         http) echo HTTPResponseFuzz ;;
+        request) echo HTTPRequestFuzz ;;
         websocket) echo WebSocketFrameFuzz ;;
         stomp) echo StompFuzz ;;
         profile) echo ProfileFuzz ;;
