@@ -1,6 +1,8 @@
 // Shared by every harness: reading control bytes off the front of an input, cutting a stream into
 // pieces, and failing loudly when an invariant does not hold.
 
+import AuthloadWire
+
 /// A fuzz input read front to back: a few control bytes pick the parameters, the rest is the stream.
 struct FuzzInput {
     private var bytes: ArraySlice<UInt8>
@@ -44,4 +46,61 @@ func pieces(_ count: Int, seed: UInt8) -> [Range<Int>] {
         start = end
     }
     return result
+}
+
+/// An incremental HTTP/1.1 parser as the harnesses drive it: bytes in, events out, ``HTTPParseError`` on bad input.
+protocol HTTPStreamParser {
+    associatedtype Event: Equatable
+    mutating func feed(_ bytes: some Collection<UInt8>)
+    mutating func endOfStream()
+    mutating func next() throws(HTTPParseError) -> Event
+    /// Whether `event` asks for more bytes (`needMoreData`) or reports the end of the stream (`endOfStream`).
+    static func isNeedMoreData(_ event: Event) -> Bool
+    static func isEndOfStream(_ event: Event) -> Bool
+}
+
+/// What a parser made of a stream: its messages, the error that stopped it, and whether it ended cleanly.
+struct ParseOutcome<Event: Equatable>: Equatable {
+    var messages: [Event] = []
+    var error: HTTPParseError?
+    var endedCleanly = false
+}
+
+/// Feeds `bytes` to `parser` piece by piece, pulling every event after each piece, then the end of the
+/// stream if asked. After an error the parser must throw that same error again.
+func parse<Parser: HTTPStreamParser>(_ parser: Parser, _ bytes: [UInt8], pieces: [Range<Int>],
+                                     endOfStream: Bool) -> ParseOutcome<Parser.Event> {
+    var parser = parser
+    var outcome = ParseOutcome<Parser.Event>()
+    func drain() -> Bool {
+        do {
+            while true {
+                let event = try parser.next()
+                if Parser.isNeedMoreData(event) { return true }
+                if Parser.isEndOfStream(event) {
+                    outcome.endedCleanly = true
+                    return true
+                }
+                outcome.messages.append(event)
+            }
+        } catch {
+            outcome.error = error
+            do {
+                _ = try parser.next()
+                require(false, "parser went on after \(error)")
+            } catch let again {
+                require(again == error, "parser threw \(again) after \(error)")
+            }
+            return false
+        }
+    }
+    for piece in pieces {
+        parser.feed(bytes[piece])
+        guard drain() else { return outcome }
+    }
+    if endOfStream {
+        parser.endOfStream()
+        _ = drain()
+    }
+    return outcome
 }

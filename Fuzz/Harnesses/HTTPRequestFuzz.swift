@@ -14,47 +14,9 @@
 import AuthloadCore
 import AuthloadWire
 
-private struct Outcome: Equatable {
-    var requests: [HTTPRequestParser.Event] = []
-    var error: HTTPParseError?
-    var endedCleanly = false
-}
-
-private func parse(_ bytes: [UInt8], pieces: [Range<Int>], endOfStream: Bool, maxHeaderBytes: Int, maxBodyBytes: Int) -> Outcome {
-    var parser = HTTPRequestParser(maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes)
-    var outcome = Outcome()
-    func drain() -> Bool {
-        do {
-            while true {
-                let event = try parser.next()
-                switch event {
-                case .needMoreData: return true
-                case .endOfStream:
-                    outcome.endedCleanly = true
-                    return true
-                case .request: outcome.requests.append(event)
-                }
-            }
-        } catch {
-            outcome.error = error
-            do {
-                _ = try parser.next()
-                require(false, "parser went on after \(error)")
-            } catch let again {
-                require(again == error, "parser threw \(again) after \(error)")
-            }
-            return false
-        }
-    }
-    for piece in pieces {
-        parser.feed(bytes[piece])
-        guard drain() else { return outcome }
-    }
-    if endOfStream {
-        parser.endOfStream()
-        _ = drain()
-    }
-    return outcome
+extension HTTPRequestParser: HTTPStreamParser {
+    static func isNeedMoreData(_ event: Event) -> Bool { event == .needMoreData }
+    static func isEndOfStream(_ event: Event) -> Bool { event == .endOfStream }
 }
 
 /// Headers other than those the serializer writes itself (framing, and `Host` when the request had none).
@@ -99,8 +61,8 @@ public func fuzzHTTPRequest(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt 
     let maxHeaderBytes = control & 2 != 0 ? 16 + Int(control >> 4) * 8 : 64 * 1024
     let maxBodyBytes = control & 4 != 0 ? Int(control >> 3) : 16 * 1024 * 1024
 
-    func run(_ cuts: [Range<Int>]) -> Outcome {
-        parse(bytes, pieces: cuts, endOfStream: endOfStream, maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes)
+    func run(_ cuts: [Range<Int>]) -> ParseOutcome<HTTPRequestParser.Event> {
+        parse(HTTPRequestParser(maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes), bytes, pieces: cuts, endOfStream: endOfStream)
     }
     let whole = run([0..<bytes.count])
     let halves = run(pieces(bytes.count, splitAt: split))
@@ -112,7 +74,7 @@ public func fuzzHTTPRequest(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt 
         require((0...bytes.count).contains(error.offset), "error offset \(error.offset) outside the \(bytes.count) bytes: \(error)")
         require((400...599).contains(error.suggestedStatus), "suggested status \(error.suggestedStatus) for \(error)")
     }
-    for case .request(let request, _) in whole.requests {
+    for case .request(let request, _) in whole.messages {
         require(request.body.count <= maxBodyBytes, "body of \(request.body.count) bytes over the \(maxBodyBytes) limit")
         checkRoundTrip(request)
     }

@@ -12,50 +12,9 @@
 import AuthloadCore
 import AuthloadWire
 
-private struct Outcome: Equatable {
-    var responses: [HTTPResponseParser.Event] = []
-    var error: HTTPParseError?
-    var endedCleanly = false
-}
-
-private func parse(
-    _ bytes: [UInt8], methods: [String], pieces: [Range<Int>], endOfStream: Bool, maxHeaderBytes: Int, maxBodyBytes: Int
-) -> Outcome {
-    var parser = HTTPResponseParser(maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes)
-    for method in methods { parser.expectResponse(toMethod: method) }
-    var outcome = Outcome()
-    func drain() -> Bool {
-        do {
-            while true {
-                let event = try parser.next()
-                switch event {
-                case .needMoreData: return true
-                case .endOfStream:
-                    outcome.endedCleanly = true
-                    return true
-                case .response: outcome.responses.append(event)
-                }
-            }
-        } catch {
-            outcome.error = error
-            do {
-                _ = try parser.next()
-                require(false, "parser went on after \(error)")
-            } catch let again {
-                require(again == error, "parser threw \(again) after \(error)")
-            }
-            return false
-        }
-    }
-    for piece in pieces {
-        parser.feed(bytes[piece])
-        guard drain() else { return outcome }
-    }
-    if endOfStream {
-        parser.endOfStream()
-        _ = drain()
-    }
-    return outcome
+extension HTTPResponseParser: HTTPStreamParser {
+    static func isNeedMoreData(_ event: Event) -> Bool { event == .needMoreData }
+    static func isEndOfStream(_ event: Event) -> Bool { event == .endOfStream }
 }
 
 /// Headers other than those the serializer replaces with its own framing.
@@ -104,9 +63,10 @@ public func fuzzHTTPResponse(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
     let names = ["GET", "HEAD", "CONNECT", "POST"]
     let methods = (0..<Int(control >> 6)).map { names[Int(methodByte >> (2 * $0)) & 3] }
 
-    func run(_ cuts: [Range<Int>]) -> Outcome {
-        parse(bytes, methods: methods, pieces: cuts, endOfStream: endOfStream,
-              maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes)
+    func run(_ cuts: [Range<Int>]) -> ParseOutcome<HTTPResponseParser.Event> {
+        var parser = HTTPResponseParser(maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes)
+        for method in methods { parser.expectResponse(toMethod: method) }
+        return parse(parser, bytes, pieces: cuts, endOfStream: endOfStream)
     }
     let whole = run([0..<bytes.count])
     let halves = run(pieces(bytes.count, splitAt: split))
@@ -117,7 +77,7 @@ public func fuzzHTTPResponse(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
     if let error = whole.error {
         require((0...bytes.count).contains(error.offset), "error offset \(error.offset) outside the \(bytes.count) bytes: \(error)")
     }
-    for case .response(let response, _) in whole.responses {
+    for case .response(let response, _) in whole.messages {
         require(response.body.count <= maxBodyBytes, "body of \(response.body.count) bytes over the \(maxBodyBytes) limit")
         checkRoundTrip(response)
     }
