@@ -67,15 +67,7 @@ extension ReportWriter {
                 lines.append(try encoder.encode(row))
                 lines.append(UInt8(ascii: "\n"))
             }
-            if !FileManager.default.fileExists(atPath: path) {
-                guard FileManager.default.createFile(atPath: path, contents: nil) else {
-                    throw ReportError.unwritable(path, "cannot create the file")
-                }
-            }
-            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-            defer { try? handle.close() }
-            try handle.seekToEnd()
-            try handle.write(contentsOf: lines)
+            try append(lines, to: path)
         } catch let error as ReportError {
             throw error
         } catch {

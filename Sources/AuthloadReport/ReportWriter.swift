@@ -84,16 +84,26 @@ public struct ReportWriter {
             if first == 0 || !FileManager.default.fileExists(atPath: files.timeseriesCSV) {
                 try writeAtomically(Data(CSVWriter.timeseries(result).utf8), to: files.timeseriesCSV)
             } else if case let rows = CSVWriter.timeseries(result, from: first, header: false), !rows.isEmpty {
-                let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: files.timeseriesCSV))
-                defer { try? handle.close() }
-                try handle.seekToEnd()
-                try handle.write(contentsOf: Data(rows.utf8))
+                try append(Data(rows.utf8), to: files.timeseriesCSV)
             }
         } catch let error as ReportError {
             throw error
         } catch {
             throw ReportError.unwritable(files.timeseriesCSV, reason(error))
         }
+    }
+
+    /// Appends `data` to the file at `path`, creating it if needed.
+    static func append(_ data: Data, to path: String) throws {
+        if !FileManager.default.fileExists(atPath: path) {
+            guard FileManager.default.createFile(atPath: path, contents: nil) else {
+                throw ReportError.unwritable(path, "cannot create the file")
+            }
+        }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        try handle.seekToEnd()
+        try handle.write(contentsOf: data)
     }
 
     /// Creates `directory` if needed and names the report's files in it.
@@ -134,8 +144,8 @@ public struct ReportWriter {
             }
             var result = try decoder.decode(RunResult.self, from: data)
             if result.status == .running {
-                let rows = (path as NSString).deletingLastPathComponent
-                result.timeseries += try checkpointedRows(ReportFiles(directory: rows).checkpointRows,
+                let directory = (path as NSString).deletingLastPathComponent
+                result.timeseries += try checkpointedRows(ReportFiles(directory: directory).checkpointRows,
                                                           after: result.timeseries.last?.index ?? -1)
             }
             return result

@@ -247,17 +247,13 @@ public struct MeasuredRun: Sendable {
 /// Samples that finished after the time series stopped waiting for their interval: they count in the run's
 /// totals and percentiles, not in the rows of the time series. Flows that hold a session for longer than
 /// the wait (a Streem `hold`) land here by design.
-public struct LateSamples: Sendable, Equatable {
+public struct LateSamples: Sendable {
     /// How long after an interval ends its row waits for samples that started in it.
     public var wait: Duration
     /// The series with late samples and how many, most first.
     public var bySeries: [(MetricID, Int)]
 
     public var total: Int { bySeries.reduce(0) { $0 + $1.1 } }
-
-    public static func == (a: LateSamples, b: LateSamples) -> Bool {
-        a.wait == b.wait && a.bySeries.elementsEqual(b.bySeries) { $0.0 == $1.0 && $0.1 == $1.1 }
-    }
 }
 
 /// The live figures of the last interval, for the terminal.
