@@ -6,6 +6,9 @@ import Foundation
 /// atomically with the cumulative figures, and only the intervals finished since the last checkpoint appended
 /// to the time-series files, so a checkpoint costs the same at hour 10 as at minute 1. A run killed with
 /// `kill -9` then still leaves a report: `authload report DIR` rebuilds the rest from the last checkpoint.
+///
+/// Rows saved are dropped from memory, so a soak's memory does not grow with its length; rows that could
+/// not be saved stay in memory (compacted past two hours) and are retried at the next checkpoint.
 struct Checkpointer: Sendable {
     let runner: Runner<ContinuousClock>
     let plan: RunPlan
@@ -39,6 +42,8 @@ struct Checkpointer: Sendable {
             do {
                 let next = try ReportWriter.writeCheckpoint(result, to: directory, firstNewInterval: firstNew)
                 written.withLock { $0 = next }
+                // On disk now: the final report reads them back, so memory holds only the last few seconds.
+                runner.collector.forgetRows(before: next)
                 if logs { console.line("checkpoint: \(next) intervals saved to \(directory)") }
             } catch {
                 if !warned { console.err("warning: cannot save a checkpoint: \(error) (the run goes on; its final report is written at the end)\n") }

@@ -32,28 +32,61 @@ extension ReportWriter {
         return next
     }
 
-    /// The rows a checkpoint saved in `path`, after interval `last`, each once; none when there is no such file.
+    /// A run's whole time series when its checkpoints saved the earlier rows in `path`: those rows, then the
+    /// rows of `kept` after them, merged past ``TimeSeries/defaultMaxRows`` as they are read, so a day-long
+    /// soak's rows never sit in memory all at once. Without the file, `kept` as it is.
+    static func timeseries(savedIn path: String, then kept: [IntervalRow]) throws -> [IntervalRow] {
+        var series = TimeSeries()
+        try forEachCheckpointedRow(in: path, after: -1) { series.append($0) }
+        let end = series.rows.last.map { $0.index + $0.intervals } ?? 0
+        series.append(contentsOf: kept.lazy.filter { $0.index >= end })
+        return series.rows
+    }
+
+    /// Reads the rows a checkpoint saved in `path` after interval `last`, in order and each once, line by line;
+    /// nothing when there is no such file.
     ///
     /// A last line without its newline was cut short by the crash the rows are read after, and is left out.
-    static func checkpointedRows(_ path: String, after last: Int) throws -> [IntervalRow] {
-        guard let data = FileManager.default.contents(atPath: path) else { return [] }
+    static func forEachCheckpointedRow(in path: String, after last: Int, _ body: (IntervalRow) -> Void) throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return }
+        defer { try? handle.close() }
         let decoder = JSONDecoder()
         decoder.nonConformingFloatDecodingStrategy = nonConformingFloats.decoding
-        var rows: [IntervalRow] = []
-        // What follows the last newline is either nothing or that cut-short line.
-        let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast()
-        for (number, line) in lines.enumerated() where !line.isEmpty {
+        var lastIndex = last
+        var lineNumber = 0
+        var pending = Data()
+        while true {
+            let chunk: Data
             do {
-                let row = try decoder.decode(IntervalRow.self, from: Data(line))
-                // A checkpoint that failed after appending its rows appends them again at the next one.
-                if row.index > (rows.last?.index ?? last) { rows.append(row) }
-            } catch let error as DecodingError {
-                throw ReportError.unexpectedContent(path, "line \(number + 1): not a time-series row: \(describe(error, path: path, data: Data(line)).message)")
+                guard let read = try handle.read(upToCount: 1 << 16), !read.isEmpty else { break }
+                chunk = read
             } catch {
-                throw ReportError.unexpectedContent(path, "line \(number + 1): not a time-series row: \(reason(error))")
+                throw ReportError.unreadable(path, reason(error))
             }
+            pending.append(chunk)
+            var start = pending.startIndex
+            while let newline = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                let line = Data(pending[start..<newline])
+                start = newline + 1
+                lineNumber += 1
+                guard !line.isEmpty else { continue }
+                let row: IntervalRow
+                do {
+                    row = try decoder.decode(IntervalRow.self, from: line)
+                } catch let error as DecodingError {
+                    throw ReportError.unexpectedContent(path, "line \(lineNumber): not a time-series row: \(describe(error, path: path, data: line).message)")
+                } catch {
+                    throw ReportError.unexpectedContent(path, "line \(lineNumber): not a time-series row: \(reason(error))")
+                }
+                // A checkpoint that failed after appending its rows appends them again at the next one.
+                if row.index > lastIndex {
+                    lastIndex = row.index
+                    body(row)
+                }
+            }
+            // What is left is the start of a line the next chunk ends, or the cut-short last line.
+            pending = Data(pending[start...])
         }
-        return rows
     }
 
     private static func appendRows(_ rows: [IntervalRow], to path: String) throws {

@@ -52,14 +52,18 @@ public struct ReportWriter {
     /// Writes `report.html`, `summary.csv`, `timeseries.csv`, `errors.csv`, `junit.xml`, `result.json` and, for a staged run, `capacity.csv` into
     /// `directory`, creating it if needed and replacing files of an earlier report.
     ///
+    /// - Parameter checkpointed: the first interval that checkpoints have not yet saved in `directory`. The rows
+    ///   before it come back from the checkpoint rows file at full resolution (the run forgot them once
+    ///   saved), so `result.timeseries` needs only the rest; `timeseries.csv` keeps those rows as written and
+    ///   gets the rest appended. Nil (or 0) writes `result.timeseries` as it is and rewrites the file.
     /// - Throws: ``ReportError`` naming the directory or file that could not be written.
     @discardableResult
-    ///
-    /// - Parameter checkpointed: the first interval that checkpoints have not yet appended to `timeseries.csv`;
-    ///   the rows before it stay as written (at full resolution, where memory kept only merged ones) and the
-    ///   rest is appended. Nil (or 0) rewrites the file.
     public static func write(_ result: RunResult, to directory: String, checkpointed: Int? = nil) throws -> ReportFiles {
         let files = try prepare(directory)
+        var result = result
+        if let checkpointed, checkpointed > 0 {
+            result.timeseries = try timeseries(savedIn: files.checkpointRows, then: result.timeseries)
+        }
         // result.json goes first: it is the source of truth, and `authload report` can rebuild the rest from it.
         try writeAtomically(try encode(result, path: files.resultJSON), to: files.resultJSON)
         // result.json now holds every row the checkpoints saved on the side.
@@ -145,8 +149,8 @@ public struct ReportWriter {
             var result = try decoder.decode(RunResult.self, from: data)
             if result.status == .running {
                 let directory = (path as NSString).deletingLastPathComponent
-                result.timeseries += try checkpointedRows(ReportFiles(directory: directory).checkpointRows,
-                                                          after: result.timeseries.last?.index ?? -1)
+                try forEachCheckpointedRow(in: ReportFiles(directory: directory).checkpointRows,
+                                           after: result.timeseries.last?.index ?? -1) { result.timeseries.append($0) }
             }
             return result
         } catch let error as ReportError {

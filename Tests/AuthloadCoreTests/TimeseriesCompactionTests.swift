@@ -58,6 +58,59 @@ struct TimeseriesCompactionTests {
         #expect(collector.snapshot(duration: .seconds(10), rowsFrom: 9).timeseries.isEmpty)
     }
 
+    @Test("rows a checkpoint saved are forgotten: later snapshots and the finish carry only the rest, totals still count every sample")
+    func forgetsSavedRows() {
+        let catalog = MetricCatalog(flows: [("login", ["login"])])
+        let recorder = MetricsRecorder(metricCount: catalog.count, interval: .seconds(1))
+        let collector = Collector(catalog: catalog, recorder: recorder, lag: 1)
+        for second in 0..<10 {
+            recorder.record(metric: 1, startOffset: .milliseconds(second * 1000 + 10), latency: .milliseconds(5), outcome: .ok, shard: 0)
+            collector.tick(completed: second + 1, activeUsers: 40 + second)
+        }
+        // Ticks up to the end of interval 9 with a lag of 1 have finalized intervals 0 to 8; a checkpoint saved 0 to 5.
+        collector.forgetRows(before: 6)
+        #expect(collector.snapshot(duration: .seconds(10)).timeseries.map(\.index) == [6, 7, 8])
+        collector.forgetRows(before: 3)
+        #expect(collector.snapshot(duration: .seconds(10)).timeseries.map(\.index) == [6, 7, 8], "forgetting is idempotent")
+        let measured = collector.finish(lastInterval: 9, activeUsers: 7)
+        #expect(measured.timeseries.map(\.index) == [6, 7, 8, 9])
+        #expect(measured.timeseries.map(\.activeUsers) == [46, 47, 48, 49])
+        #expect(measured.metrics.first { $0.id.step != nil }?.count == 10, "the forgotten rows' samples stay in the totals")
+    }
+
+    @Test("a forgotten row still lends its active users to the next row, which had no count of its own")
+    func activeUsersCarryOverForgottenRows() {
+        let catalog = MetricCatalog(flows: [("login", ["login"])])
+        let recorder = MetricsRecorder(metricCount: catalog.count, interval: .seconds(1))
+        let collector = Collector(catalog: catalog, recorder: recorder, lag: 2)
+        collector.tick(completed: 1, activeUsers: 25)
+        collector.tick(completed: 2, activeUsers: 26)
+        // The tick at the end of interval 2 came late and was skipped: interval 2 has no count of users.
+        collector.tick(completed: 4, activeUsers: 40)
+        #expect(collector.snapshot(duration: .seconds(4)).timeseries.map(\.activeUsers) == [25, 26])
+        collector.forgetRows(before: 2)
+        let measured = collector.finish(lastInterval: 3, activeUsers: 12)
+        #expect(measured.timeseries.map(\.index) == [2, 3])
+        #expect(measured.timeseries.map(\.activeUsers) == [26, 40])
+    }
+
+    @Test("a time series merges its oldest rows past maxRows and drops the rows saved before an interval")
+    func timeSeriesBounds() {
+        var series = TimeSeries(maxRows: 6)
+        for index in 0..<20 {
+            series.append(IntervalRow(index: index, startSeconds: Double(index), activeUsers: index, metrics: [
+                IntervalMetric(id: MetricID(flow: "f", step: nil), count: 1, errors: 0, p50Micros: 1, p90Micros: 1, p99Micros: 1, maxMicros: index)]))
+            #expect(series.rows.count <= 6)
+        }
+        #expect(series.rows.reduce(0) { $0 + $1.intervals } == 20)
+        #expect(series.rows.suffix(3).map(\.index) == [17, 18, 19], "the recent half at full resolution")
+        let mergedEnd = series.rows[0].index + series.rows[0].intervals
+        series.removeRows(before: mergedEnd - 1)
+        #expect(series.rows.first?.index == 0, "a merged row that ends after the saved ones stays")
+        series.removeRows(before: 18)
+        #expect(series.rows.map(\.index) == [18, 19])
+    }
+
     @Test("samples that finish after their row is final are counted per series, with how long rows wait")
     func lateSamplesBySeries() {
         let catalog = MetricCatalog(flows: [("streem", ["call"])])

@@ -160,6 +160,30 @@ struct BinaryTests {
         #expect(html.contains("Rebuilt from a checkpoint"))
     }
 
+    @Test("a run whose checkpoints let go of the rows they saved still reports every interval, once, in order")
+    func checkpointedRunReportsEveryInterval() async throws {
+        let profile = try temporaryFile("checkpointed.json", """
+            {"name": "checkpointed", "target": {"embedded": {"fcsdk": {"latency": {"fixed": "1ms"}}}},
+             "load": {"users": 10, "duration": "5s", "thinkTime": "50ms"},
+             "flows": [{"name": "login", "kind": "fcsdk-login"}],
+             "timeouts": {"step": "1s"}, "metrics": {"checkpoint": "500ms"}}
+            """)
+        let out = (profile as NSString).deletingLastPathComponent + "/report"
+        let run = try RunningAuthload(["run", profile, "--out", out])
+        #expect(await run.waitForExit() == 0, "stderr: \(run.stderr)")
+        #expect(Self.savedIntervals(run.stdout) >= 2, "checkpoints saved rows before the end: \(run.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: "\(out)/checkpoint-timeseries.jsonl"))
+
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/result.json"))) as? [String: Any]
+        let rows = try #require(json?["timeseries"] as? [[String: Any]])
+        let indices = rows.compactMap { $0["index"] as? Int }
+        #expect(indices.count >= 5)
+        #expect(indices == Array(0..<indices.count), "every interval once, in order: \(indices)")
+        let timeseries = try String(contentsOfFile: "\(out)/timeseries.csv", encoding: .utf8)
+        let csvIntervals = timeseries.split(whereSeparator: \.isNewline).dropFirst().compactMap { Int($0.prefix { $0 != "," }) }
+        #expect(csvIntervals == csvIntervals.sorted() && Set(csvIntervals) == Set(indices), "the CSV has the same intervals, in order")
+    }
+
     /// The interval count of the last `checkpoint: N intervals saved` line, or 0.
     static func savedIntervals(_ stdout: String) -> Int {
         stdout.split(separator: "\n").last { $0.hasPrefix("checkpoint: ") }

@@ -96,6 +96,49 @@ struct ReportWriterTests {
         #expect(CSVWriter.timeseries(spanned).contains("0,0.000,5,login,submit,40,0,10.000,"))
     }
 
+    @Test("the final report reads the rows the checkpoints saved back from disk and puts the rows still in memory after them")
+    func finalWriteReadsSavedRows() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let full = Fixtures.run()
+        var early = full
+        early.status = .running
+        early.timeseries = Array(full.timeseries.prefix(2))
+        let next = try ReportWriter.writeCheckpoint(early, to: dir, firstNewInterval: 0)
+        // The run let go of the rows once saved: its final result holds only the rest.
+        var final = full
+        final.timeseries = Array(full.timeseries.dropFirst(2))
+        try ReportWriter.write(final, to: dir, checkpointed: next)
+        #expect(try ReportWriter.load(resultJSON: dir + "/result.json") == full)
+        #expect(try String(contentsOfFile: dir + "/timeseries.csv", encoding: .utf8) == CSVWriter.timeseries(full))
+        #expect(!(try Self.listing(dir)).contains("checkpoint-timeseries.jsonl"))
+    }
+
+    @Test("past two hours of saved rows, the final report merges the oldest as it reads them; the CSV keeps every interval")
+    func finalWriteBoundsLongRuns() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let rows = (0..<(TimeSeries.defaultMaxRows + 300)).map {
+            Fixtures.interval($0, users: 1, [Fixtures.metric("login", "authenticate", count: 2, p50: 1_000 + $0)])
+        }
+        var saved = Fixtures.run(status: .running)
+        saved.timeseries = Array(rows.dropLast(5))
+        let next = try ReportWriter.writeCheckpoint(saved, to: dir, firstNewInterval: 0)
+        var final = Fixtures.run()
+        final.timeseries = Array(rows.suffix(5))
+        try ReportWriter.write(final, to: dir, checkpointed: next)
+        let written = try ReportWriter.load(resultJSON: dir + "/result.json").timeseries
+        #expect(written.count <= TimeSeries.defaultMaxRows)
+        #expect(written.reduce(0) { $0 + $1.intervals } == rows.count, "every interval is covered once")
+        #expect(written.flatMap(\.metrics).reduce(0) { $0 + $1.count } == 2 * rows.count, "no sample is lost")
+        #expect(zip(written, written.dropFirst()).allSatisfy { $0.index + $0.intervals == $1.index })
+        let recent = written.suffix(1_000)
+        #expect(recent.allSatisfy { $0 == rows[$0.index] }, "the recent past at full resolution")
+        #expect(recent.last?.index == rows.count - 1)
+        let csv = try String(contentsOfFile: dir + "/timeseries.csv", encoding: .utf8)
+        #expect(csv.split(whereSeparator: \.isNewline).count == rows.count + 1, "one line per interval and the header")
+    }
+
     @Test("writes the six files into a new directory and lists their paths")
     func writesFiles() throws {
         let dir = Self.scratch() + "/nested/report"

@@ -7,7 +7,9 @@ public final class Collector: Sendable {
     private struct State {
         var window: [Int: IntervalSamples] = [:]
         var activeUsers: [Int: Int] = [:]
-        var rows: [IntervalRow] = []
+        var series: TimeSeries
+        /// Active users of the last final interval, for one that saw no count of its own.
+        var lastActiveUsers = 0
         var cumulative: [MetricSamples]
         var firstOpen = 0
         /// Per series (by catalog index), samples that finished after their interval's row was final.
@@ -22,7 +24,6 @@ public final class Collector: Sendable {
     public let catalog: MetricCatalog
     private let recorder: MetricsRecorder
     private let lag: Int
-    private let maxRows: Int
     private let health: GeneratorHealth?
     private let state: Locked<State>
 
@@ -31,17 +32,18 @@ public final class Collector: Sendable {
     ///   - thresholds: judges the run as intervals are finalized; none by default.
     ///   - load: with stages, each stage's samples are gathered for the capacity report.
     ///   - health: the generator's per-interval lag and drops, for the time series.
-    ///   - maxRows: the most time-series rows kept; past it the older half is merged in pairs, so memory
-    ///     stays constant however long the run (checkpoints have written the full resolution to disk).
+    ///   - maxRows: the most time-series rows kept (``TimeSeries``); past it older rows are merged, so memory
+    ///     stays constant however long the run. Checkpoints save rows at full resolution and then let the
+    ///     collector forget them (``forgetRows(before:)``).
     public init(catalog: MetricCatalog, recorder: MetricsRecorder, lag: Int, thresholds: ThresholdEvaluator? = nil,
-                load: LoadPlan? = nil, health: GeneratorHealth? = nil, maxRows: Int = 7_200) {
-        self.maxRows = max(4, maxRows)
+                load: LoadPlan? = nil, health: GeneratorHealth? = nil, maxRows: Int = TimeSeries.defaultMaxRows) {
         self.catalog = catalog
         self.health = health
         self.recorder = recorder
         self.lag = max(1, lag)
         let stages = load.map { StageAccumulator(plan: $0, interval: recorder.interval, metricCount: catalog.count) }
-        self.state = Locked(State(cumulative: Array(repeating: MetricSamples(), count: catalog.count),
+        self.state = Locked(State(series: TimeSeries(maxRows: maxRows),
+                                  cumulative: Array(repeating: MetricSamples(), count: catalog.count),
                                   thresholds: thresholds ?? ThresholdEvaluator(), stages: stages?.isEmpty == false ? stages : nil))
     }
 
@@ -67,7 +69,6 @@ public final class Collector: Sendable {
                 totalErrors: state.live.totalErrors + tickSteps.errors
             )
             Self.finalize(upTo: completed - lag, state: &state, catalog: catalog, interval: intervalSeconds)
-            if state.rows.count > maxRows { Self.compact(&state.rows, maxRows: maxRows) }
             if state.abortedBy == nil {
                 state.abortedBy = state.thresholds.abortingFailure(cumulative: state.cumulative, elapsed: recorder.interval * completed)
             }
@@ -90,13 +91,23 @@ public final class Collector: Sendable {
         return state.withLock { state in
             var measured = Self.measured(state, catalog: catalog, duration: duration, capacity: nil, lateWait: lateWait)
             // Rows are in index order: the new ones are a suffix.
-            let newRows = state.rows.reversed().prefix { $0.index >= firstRow }.count
-            measured.timeseries = Array(state.rows.suffix(newRows))
+            let rows = state.series.rows
+            measured.timeseries = Array(rows.suffix(rows.reversed().prefix { $0.index >= firstRow }.count))
             return measured
         }
     }
 
+    /// Lets go of the rows that end before interval `index`, once a checkpoint has saved them: the rows kept
+    /// in memory are then only those of the last few seconds, and the final report reads the rest back from
+    /// disk. ``snapshot(duration:rowsFrom:)`` and ``finish(lastInterval:activeUsers:duration:)`` no longer
+    /// return them; every cumulative figure, threshold and stage still counts their samples.
+    public func forgetRows(before index: Int) {
+        state.withLock { $0.series.removeRows(before: index) }
+    }
+
     /// Drains what is left, finalizes every interval up to `lastInterval` and judges the thresholds.
+    ///
+    /// The time series holds the rows not forgotten (``forgetRows(before:)``).
     ///
     /// - Parameter duration: how long the run lasted, for whole-run throughput; by default up to the
     ///   end of `lastInterval`.
@@ -114,7 +125,6 @@ public final class Collector: Sendable {
             if state.activeUsers[lastInterval] == nil { state.activeUsers[lastInterval] = activeUsers }
             let last = max(lastInterval, state.window.keys.max() ?? 0)
             Self.finalize(upTo: last + 1, state: &state, catalog: catalog, interval: intervalSeconds)
-            if state.rows.count > maxRows { Self.compact(&state.rows, maxRows: maxRows) }
             return Self.measured(state, catalog: catalog, duration: duration,
                                  capacity: state.stages?.report(catalog: catalog, thresholds: state.thresholds), lateWait: lateWait)
         }
@@ -127,7 +137,7 @@ public final class Collector: Sendable {
                                  lateWait: Duration) -> MeasuredRun {
         MeasuredRun(
             metrics: state.cumulative.enumerated().map { summary(catalog.ids[$0.offset], $0.element, event: catalog.isEvent($0.offset)) },
-            timeseries: state.rows,
+            timeseries: state.series.rows,
             errors: errorCounts(state.cumulative, catalog: catalog),
             late: LateSamples(
                 wait: lateWait,
@@ -172,43 +182,16 @@ public final class Collector: Sendable {
                     p50Micros: h.value(atPercentile: 50), p90Micros: h.value(atPercentile: 90),
                     p99Micros: h.value(atPercentile: 99), maxMicros: h.max))
             }
-            let active = state.activeUsers.removeValue(forKey: index) ?? state.rows.last?.activeUsers ?? 0
+            let active = state.activeUsers.removeValue(forKey: index) ?? state.lastActiveUsers
+            state.lastActiveUsers = active
             var row = IntervalRow(index: index, startSeconds: Double(index) * interval, activeUsers: active, metrics: metrics)
             if let generator = state.generator.removeValue(forKey: index) {
                 row.droppedArrivals = generator.dropped
                 row.maxScheduleLagMicros = generator.maxLagMicros
             }
-            state.rows.append(row)
+            state.series.append(row)
         }
         state.firstOpen = end
-    }
-
-    /// Keeps at most `maxRows` rows: merges adjacent rows of equal span, oldest first, in all but the newest
-    /// half, so older time is kept at coarser and coarser resolution and the recent past at full resolution.
-    /// When no two old neighbours have the same span, the pair with the smallest combined span is merged.
-    static func compact(_ rows: inout [IntervalRow], maxRows: Int) {
-        let recent = maxRows / 2
-        while rows.count > maxRows {
-            let old = rows.count - recent
-            var merged: [IntervalRow] = []
-            merged.reserveCapacity(old)
-            var index = 0
-            while index < old {
-                if index + 1 < old, rows[index].intervals == rows[index + 1].intervals {
-                    merged.append(rows[index].merged(with: rows[index + 1]))
-                    index += 2
-                } else {
-                    merged.append(rows[index])
-                    index += 1
-                }
-            }
-            if merged.count == old, old > 1 {
-                let pair = (0..<(old - 1)).min { merged[$0].intervals + merged[$0 + 1].intervals < merged[$1].intervals + merged[$1 + 1].intervals }!
-                merged.replaceSubrange(pair...(pair + 1), with: [merged[pair].merged(with: merged[pair + 1])])
-            }
-            guard merged.count < old else { return }
-            rows.replaceSubrange(0..<old, with: merged)
-        }
     }
 
     static func summary(_ id: MetricID, _ series: MetricSamples, event: Bool = false) -> MetricSummary {
