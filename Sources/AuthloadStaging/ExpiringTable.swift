@@ -1,12 +1,21 @@
 /// A table with a fixed capacity whose entries expire, so a run of any length holds at most `capacity` of them.
 ///
-/// When full, expired entries go first; if none has expired, the table starts over (as the GCCS channel
-/// table does): the users whose entries go are told their session expired, which a staging server may do.
+/// Expired entries are swept out whenever the table has doubled since the last sweep, so it holds about
+/// twice the live entries at most, at a constant cost per entry: a staging server that lives through a
+/// day-long soak (`authload serve`) does not keep every token it ever issued until the table is full.
+/// When full of live entries, the table starts over (as the GCCS channel table does): the users whose
+/// entries go are told their session expired, which a staging server may do.
 struct ExpiringTable<Value: Sendable>: Sendable {
     let capacity: Int
     private(set) var entries: [String: (value: Value, expiresAt: Duration)] = [:]
+    /// The size at which the next insert sweeps out expired entries.
+    private var sweepAt: Int
+    private static var smallestSweep: Int { 1_024 }
 
-    init(capacity: Int) { self.capacity = max(1, capacity) }
+    init(capacity: Int) {
+        self.capacity = max(1, capacity)
+        sweepAt = min(self.capacity, Self.smallestSweep)
+    }
 
     var count: Int { entries.count }
 
@@ -21,9 +30,10 @@ struct ExpiringTable<Value: Sendable>: Sendable {
     }
 
     mutating func set(_ key: String, _ value: Value, expiresAt: Duration, now: Duration) {
-        if entries[key] == nil, entries.count >= capacity {
+        if entries[key] == nil, entries.count >= sweepAt {
             entries = entries.filter { now <= $0.value.expiresAt }
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            sweepAt = min(capacity, max(Self.smallestSweep, entries.count * 2))
         }
         entries[key] = (value, expiresAt)
     }

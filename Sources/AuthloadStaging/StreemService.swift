@@ -37,7 +37,8 @@ public final class StreemService: Sendable {
     private let now: WallClock
     private let key: [UInt8]
     private let random: Locked<SplitMix64>
-    private let accessTokens = Locked<[String: (subject: String, expires: Duration)]>([:])
+    /// Subjects by OpenID access token; expired tokens are swept out as new ones come.
+    private let accessTokens = Locked(ExpiringTable<String>(capacity: tableCapacity))
     private let refreshTokens = Locked<[String: String]>([:])
     private let redeemed = Locked<Set<String>>([])
     /// Bounds every table: a soak of millions of logins must not grow them without end.
@@ -140,10 +141,7 @@ public final class StreemService: Sendable {
         }
         let (access, refresh) = random.withLock { ($0.hex(40), $0.hex(40)) }
         let expires = now() + options.accessTokenLifetime
-        accessTokens.withLock { tokens in
-            if tokens.count >= Self.tableCapacity { tokens.removeAll() }
-            tokens[access] = (subject, expires)
-        }
+        accessTokens.withLock { $0.set(access, subject, expiresAt: expires, now: now()) }
         refreshTokens.withLock { tokens in
             if tokens.count >= Self.tableCapacity { tokens.removeAll() }
             tokens[refresh] = subject
@@ -157,10 +155,11 @@ public final class StreemService: Sendable {
     }
 
     private func exchange(_ bearer: String?) -> HTTPResponse {
-        guard let bearer, let grant = accessTokens.withLock({ $0[bearer] }), grant.expires > now() else {
+        let now = now()
+        guard let bearer, let subject = accessTokens.withLock({ $0.value(bearer, now: now) }) else {
             return unauthorized("access token is invalid or expired")
         }
-        return .json(status: 200, ["streem_token": .string(mint(subject: grant.subject, sessionExpires: now() + options.sessionLifetime))])
+        return .json(status: 200, ["streem_token": .string(mint(subject: subject, sessionExpires: now + options.sessionLifetime))])
     }
 
     /// [M] Renews a Streem token within its session: the token may have expired, but its signature must
