@@ -26,7 +26,7 @@ extension ReportWriter {
         if firstNewInterval == 0 { try? FileManager.default.removeItem(atPath: files.checkpointRows) }
         try appendRows(saved.timeseries, to: files.checkpointRows)
         try writeTimeseries(saved, to: files, from: firstNewInterval)
-        let next = (saved.timeseries.last?.index).map { $0 + 1 } ?? firstNewInterval
+        let next = saved.timeseries.last?.end ?? firstNewInterval
         saved.timeseries = []
         try writeAtomically(try encode(saved, path: files.resultJSON), to: files.resultJSON)
         return next
@@ -38,7 +38,7 @@ extension ReportWriter {
     static func timeseries(savedIn path: String, then kept: [IntervalRow]) throws -> [IntervalRow] {
         var series = TimeSeries()
         try forEachCheckpointedRow(in: path, after: -1) { series.append($0) }
-        let end = series.rows.last.map { $0.index + $0.intervals } ?? 0
+        let end = series.rows.last?.end ?? 0
         series.append(contentsOf: kept.lazy.filter { $0.index >= end })
         return series.rows
     }
@@ -73,10 +73,9 @@ extension ReportWriter {
                 let row: IntervalRow
                 do {
                     row = try decoder.decode(IntervalRow.self, from: line)
-                } catch let error as DecodingError {
-                    throw ReportError.unexpectedContent(path, "line \(lineNumber): not a time-series row: \(describe(error, path: path, data: line).message)")
                 } catch {
-                    throw ReportError.unexpectedContent(path, "line \(lineNumber): not a time-series row: \(reason(error))")
+                    let why = (error as? DecodingError).map { describe($0, path: path, data: line).message } ?? reason(error)
+                    throw ReportError.unexpectedContent(path, "line \(lineNumber): not a time-series row: \(why)")
                 }
                 // A checkpoint that failed after appending its rows appends them again at the next one.
                 if row.index > lastIndex {

@@ -140,8 +140,9 @@ public final class StreemService: Sendable {
             return .json(status: 400, ["error": "unsupported_grant_type"])
         }
         let (access, refresh) = random.withLock { ($0.hex(40), $0.hex(40)) }
-        let expires = now() + options.accessTokenLifetime
-        accessTokens.withLock { $0.set(access, subject, expiresAt: expires, now: now()) }
+        let issued = now()
+        let expires = issued + options.accessTokenLifetime
+        accessTokens.withLock { $0.set(access, subject, expiresAt: expires, now: issued) }
         refreshTokens.withLock { tokens in
             if tokens.count >= Self.tableCapacity { tokens.removeAll() }
             tokens[refresh] = subject

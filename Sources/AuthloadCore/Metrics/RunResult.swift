@@ -188,6 +188,9 @@ public struct IntervalRow: Codable, Sendable, Equatable {
     /// How many intervals this row covers.
     public var intervals: Int { span ?? 1 }
 
+    /// The number of the first interval after this row.
+    public var end: Int { index + intervals }
+
     /// This row and the next one as one row of both spans: counts add up, percentiles and maxima take the
     /// higher of the two (the histograms behind them are gone), active users the peak.
     public func merged(with next: IntervalRow) -> IntervalRow {

@@ -28,7 +28,7 @@ public struct TimeSeries: Sendable {
 
     /// Drops the rows that end before interval `index`: a checkpoint has saved them to disk.
     public mutating func removeRows(before index: Int) {
-        rows.removeAll { $0.index + $0.intervals <= index }
+        rows.removeAll { $0.end <= index }
     }
 
     /// Keeps at most `maxRows` rows: merges adjacent rows of equal span, oldest first, in all but the newest
