@@ -10,9 +10,13 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
     let context: FlowContext<C>
     let identity: UserIdentity
     private var token = ""
-    /// OpenID only: the refresh token and where to use it.
+    /// OpenID only: the refresh token, where to use it, and the client the company's configuration names
+    /// (a refresh token is bound to the client it was issued to).
     private var refreshToken = ""
     private var tokenEndpoint = ""
+    private var clientID = ""
+    /// When the target turned out to have no refresh endpoint: the session then ends with its token.
+    private var refreshUnavailableSince: C.Instant?
     /// When the token stops being accepted, and when the session does, on the flow's clock.
     private var expiresAt: C.Instant
     private var sessionEndsAt: C.Instant
@@ -37,13 +41,15 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
         guard login.isOK else { return login }
         planRefresh(&random)
         let start = clock.now
-        let holdEnd = start.advanced(by: hold)
+        var holdEnd = start.advanced(by: hold)
         var calls = 0
         while true {
+            if refreshUnavailableSince != nil { holdEnd = min(holdEnd, expiresAt) }
             // Calls keep an absolute schedule (start + k·interval); a slot missed while refreshing is skipped, not bunched.
             let nextCall = start.advanced(by: options.callInterval * calls)
             var wake = min(nextCall, holdEnd)
-            if options.refresh == .proactive { wake = min(wake, refreshAt) }
+            let refreshes = options.refresh == .proactive && refreshUnavailableSince == nil
+            if refreshes { wake = min(wake, refreshAt) }
             if wake > clock.now {
                 let paused = await context.pause(for: clock.now.duration(to: wake))
                 guard paused.isOK else {
@@ -52,7 +58,7 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
             }
             let now = clock.now
             if now >= holdEnd { break }
-            if options.refresh == .proactive, now >= refreshAt {
+            if refreshes, now >= refreshAt {
                 let renewed = await renew(&random)
                 guard renewed.isOK else { return renewed }
                 continue
@@ -63,8 +69,18 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
                 guard called.isOK else { return called }
             }
         }
-        return options.logout ? await authorizedStep(.logout, "POST", "/v1/sessions/logout", &random) : .ok
+        if options.logout, !sessionOver {
+            let loggedOut = await authorizedStep(.logout, "POST", "/v1/sessions/logout", &random)
+            guard loggedOut.isOK else { return loggedOut }
+        }
+        if sessionOver, let since = refreshUnavailableSince {
+            context.record(step: flow.index(.sessionEnded), start: since, outcome: .ok)
+        }
+        return .ok
     }
+
+    /// The token has expired and the target offers no way to renew it.
+    private var sessionOver: Bool { refreshUnavailableSince != nil && clock.now >= expiresAt }
 
     // MARK: Login
 
@@ -81,34 +97,37 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
                 HTTPRequest(method: "GET", target: "\(flow.basePath)/v1/companies/\(PercentEncoding.encode(companyCode))/openid-configuration"),
                 classify: Self.expectOK)
             guard configuration.outcome.isOK else { return configuration.outcome }
-            guard let endpoint = configuration.json?["token_endpoint"]?.stringValue else {
-                return Outcome(.protocolError, "openid-configuration without token_endpoint")
+            guard let endpoint = configuration.json?["token_endpoint"]?.stringValue,
+                  let client = configuration.json?["client_id"]?.stringValue else {
+                return Outcome(.protocolError, "openid-configuration without token_endpoint and client_id")
             }
             tokenEndpoint = endpoint
+            clientID = client
             let granted = await grant(.token, [("grant_type", "password"), ("username", identity.username),
-                                               ("password", identity.password), ("client_id", configuration.json?["client_id"]?.stringValue ?? "")])
-            guard granted.outcome.isOK, let access = granted.access else { return granted.outcome }
+                                               ("password", identity.password), ("client_id", clientID)])
+            guard granted.sent.outcome.isOK, let access = granted.access else { return granted.sent.outcome }
             return accept(await exchangeAccessToken(access, step: .exchange))
         }
     }
 
     /// The token endpoint: a password or refresh grant; keeps the (rotated) refresh token.
-    private mutating func grant(_ step: Step?, _ form: [(String, String)]) async -> (outcome: Outcome, access: String?, latency: Duration) {
+    private mutating func grant(_ step: Step?, _ form: [(String, String)]) async -> (sent: Sent, access: String?) {
         var request = HTTPRequest(method: "POST", target: absolute(tokenEndpoint), body: FormURLEncoding.encode(form))
         request.headers.add("Content-Type", "application/x-www-form-urlencoded")
-        let result = await send(step, request) { response in
+        var sent = await send(step, request) { response in
             switch response.status {
             case 200: .ok
-            case 400, 401: Outcome(.authFailure, Self.oauthError(response))
-            default: Outcome(.httpError, "\(response.status)")
+            case 400, 401: Outcome(.authFailure, Self.said(response))
+            default: Outcome(.httpError, Self.said(response))
             }
         }
-        guard result.outcome.isOK else { return (result.outcome, nil, result.latency) }
-        guard let access = result.json?["access_token"]?.stringValue, let refresh = result.json?["refresh_token"]?.stringValue else {
-            return (Outcome(.protocolError, "token response without access_token and refresh_token"), nil, result.latency)
+        guard sent.outcome.isOK else { return (sent, nil) }
+        guard let access = sent.json?["access_token"]?.stringValue, let refresh = sent.json?["refresh_token"]?.stringValue else {
+            sent.outcome = Outcome(.protocolError, "token response without access_token and refresh_token")
+            return (sent, nil)
         }
         refreshToken = refresh
-        return (.ok, access, result.latency)
+        return (sent, access)
     }
 
     private mutating func exchangeAccessToken(_ access: String, step: Step?) async -> Sent {
@@ -158,50 +177,71 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
         }
         let renewed = await renew(&random)
         guard renewed.isOK else { return renewed }
+        if refreshUnavailableSince != nil { return .ok }
         return await context.exchange(step: flow.index(step), authorized(method, path)) { response in
             response.status == 401 ? Outcome(.authFailure, "401 after a refresh") : Self.expectSuccess(response)
         }.outcome
     }
 
     static func expectSuccess(_ response: HTTPResponse) -> Outcome {
-        (200..<300).contains(response.status) ? .ok : Outcome(response.status == 401 || response.status == 403 ? .authFailure : .httpError, "\(response.status)")
+        (200..<300).contains(response.status) ? .ok : Outcome(response.status == 401 || response.status == 403 ? .authFailure : .httpError, said(response))
     }
 
-    /// Renews the token within the session, or logs in again once the session is at its end.
+    /// How a refresh came out: renewed (or failed, recorded as the `refresh` step), refused so that only a new
+    /// login helps, or impossible because the target has no refresh endpoint.
+    private enum Renewal {
+        case done(Outcome, latency: Duration?)
+        case refused
+        case unavailable
+    }
+
+    /// Renews the token within the session, or logs in again once the session is at its end or the server
+    /// refuses the refresh (docs/protocols.md, Streem: `invalid_grant` → full re-login). One refusal leads to
+    /// one re-login; only a failed re-login fails the flow.
     private mutating func renew(_ random: inout SplitMix64) async -> Outcome {
         if sessionEndsAt <= clock.now.advanced(by: options.refreshLead) {
             return await relogin(&random)
         }
-        flow.refreshes.enter()
-        defer { flow.refreshes.leave() }
         let start = clock.now
-        var outcome: Outcome
-        var latency = Duration.zero
+        flow.refreshes.enter()
+        let renewal = await refresh()
+        flow.refreshes.leave()
+        switch renewal {
+        case .refused:
+            return await relogin(&random)
+        case .unavailable:
+            refreshUnavailableSince = start
+            return .ok
+        case let .done(outcome, latency):
+            // No latency: a request got no response, and the refresh took what the clock says.
+            context.record(step: flow.index(.refresh), start: start, outcome: outcome, latency: latency)
+            if outcome.isOK { planRefresh(&random) }
+            return outcome
+        }
+    }
+
+    private mutating func refresh() async -> Renewal {
         switch options.login {
         case .invitation:
-            var request = authorized("POST", "/v1/streem-tokens/refresh")
+            var request = authorized("POST", options.refreshPath)
             request.headers.add("Content-Type", "application/json")
             let sent = await send(nil, request, classify: Self.expectToken)
-            latency = sent.latency
-            if sent.response?.status == 401 {
-                // The server ended the session early (revoked, or its clock is ahead): only a new login helps.
-                return await relogin(&random)
+            switch sent.response?.status {
+            // The server ended the session early (revoked, or its clock is ahead): only a new login helps.
+            case 401: return .refused
+            case 404, 405: return .unavailable
+            default: return .done(accept(sent), latency: sent.latency)
             }
-            outcome = accept(sent)
         case .openid:
-            let granted = await grant(nil, [("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", "streem-authload")])
-            latency = granted.latency
-            guard granted.outcome.isOK, let access = granted.access else {
-                context.record(step: flow.index(.refresh), start: start, outcome: granted.outcome, latency: latency)
-                return granted.outcome
+            let granted = await grant(nil, [("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", clientID)])
+            if let response = granted.sent.response, response.status == 400, Self.errorKey(response) == "invalid_grant" {
+                return .refused
             }
+            guard let access = granted.access else { return .done(granted.sent.outcome, latency: granted.sent.latency) }
             let exchanged = await exchangeAccessToken(access, step: nil)
-            latency += exchanged.latency
-            outcome = accept(exchanged)
+            let latency = exchanged.latency.flatMap { exchange in granted.sent.latency.map { $0 + exchange } }
+            return .done(accept(exchanged), latency: latency)
         }
-        context.record(step: flow.index(.refresh), start: start, outcome: outcome, latency: latency)
-        if outcome.isOK { planRefresh(&random) }
-        return outcome
     }
 
     private mutating func relogin(_ random: inout SplitMix64) async -> Outcome {
@@ -229,7 +269,8 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
         var outcome: Outcome
         var response: HTTPResponse?
         var json: JSONValue? { response.flatMap { try? JSONValue.parse($0.body) } }
-        var latency: Duration { response?.timing.total ?? .zero }
+        /// The transport's measure; nil when no response came.
+        var latency: Duration? { response?.timing.total }
     }
 
     /// Sends `request`, recorded as `step` unless it is part of a refresh (nil), which is timed as a whole.
@@ -264,23 +305,31 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     static func expectOK(_ response: HTTPResponse) -> Outcome {
-        response.status == 200 ? .ok : response.status == 404 ? Outcome(.httpError, "404 unknown company") : Outcome(.httpError, "\(response.status)")
+        response.status == 200 ? .ok : Outcome(.httpError, said(response))
     }
 
     static func expectToken(_ response: HTTPResponse) -> Outcome {
         switch response.status {
         case 200: .ok
-        case 401, 403: Outcome(.authFailure, "\(response.status)")
-        case 404: Outcome(.authFailure, "404 unknown invitation")
-        case 410: Outcome(.authFailure, "410 invitation already redeemed")
-        default: Outcome(.httpError, "\(response.status)")
+        case 400, 401, 403, 404, 410: Outcome(.authFailure, said(response))
+        default: Outcome(.httpError, said(response))
         }
     }
 
-    /// The OAuth `error` code of a 400/401 (never its description, which might echo input).
-    static func oauthError(_ response: HTTPResponse) -> String {
-        let code = (try? JSONValue.parse(response.body))?["error"]?.stringValue ?? ""
-        return code.isEmpty ? "\(response.status)" : "\(response.status) \(code)"
+    /// What a response said, for an error detail: its status, and its `error` key when that is a short code
+    /// or phrase (`invalid_grant`, `unknown invitation`). Never its description, which might echo input, and
+    /// never a guess at what the status means: a 404 from a server without the route reads `404`.
+    static func said(_ response: HTTPResponse) -> String {
+        errorKey(response).map { "\(response.status) \($0)" } ?? "\(response.status)"
+    }
+
+    /// The body's `error` string when it is a short code or phrase: letters, spaces, `_`, `-` and `.` only, so
+    /// that a path, a number or an echoed value cannot split the error breakdown or leak into the report.
+    static func errorKey(_ response: HTTPResponse) -> String? {
+        guard let key = (try? JSONValue.parse(response.body))?["error"]?.stringValue, !key.isEmpty, key.count <= 64,
+              key.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic && $0.isASCII || " _-.".unicodeScalars.contains($0) })
+        else { return nil }
+        return key
     }
 }
 

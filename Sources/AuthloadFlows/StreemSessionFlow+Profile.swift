@@ -5,7 +5,7 @@ extension StreemSessionFlow {
     static func read(_ reader: ProfileReader, basePath: String) throws(ProfileError) -> StreemSessionFlow {
         try reader.rejectUnknownKeys(allowed: [
             "name", "kind", "weight", "login", "companyCode", "hold", "callInterval", "callPath", "refresh",
-            "refreshLead", "refreshJitter", "logout",
+            "refreshLead", "refreshJitter", "refreshPath", "logout",
         ])
         var options = Options()
         if let r = try reader.optional("login") { options.login = Login(rawValue: try r.oneOf(Login.allCases.map(\.rawValue)))! }
@@ -19,6 +19,10 @@ extension StreemSessionFlow {
         if let r = try reader.optional("refresh") { options.refresh = Refresh(rawValue: try r.oneOf(Refresh.allCases.map(\.rawValue)))! }
         if let r = try reader.optional("refreshLead") { options.refreshLead = try r.duration() }
         if let r = try reader.optional("refreshJitter") { options.refreshJitter = try r.duration() }
+        if let r = try reader.optional("refreshPath") {
+            options.refreshPath = try r.string()
+            guard options.refreshPath.hasPrefix("/") else { throw r.error("must start with '/'") }
+        }
         if let r = try reader.optional("logout") { options.logout = try r.bool() }
         return StreemSessionFlow(options: options, basePath: basePath)
     }

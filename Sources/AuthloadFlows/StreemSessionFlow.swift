@@ -11,11 +11,13 @@ import AuthloadWire
 /// before its `exp` (jitter spreads a crowd whose tokens expire together), or *reactively*, when a call
 /// is answered 401 — then the call is made again. Each user refreshes one at a time (the flow is
 /// sequential per user: single-flight by construction). Once `session_exp` is near, a refresh cannot
-/// help and the user logs in again (`relogin`). Token lifetimes are read from the token's own claims
+/// help and the user logs in again (`relogin`); so does a refresh the server refuses (`invalid_grant`). Token lifetimes are read from the token's own claims
 /// (`exp − iat`), so the client's and server's clocks need not agree.
 ///
-/// Steps: the login steps; `call`; `refresh` (the whole refresh, one or two requests); `logout`; and two
-/// events: `expired` (a call answered 401 that led to a reactive refresh) and `relogin`.
+/// Steps: the login steps; `call`; `refresh` (the whole refresh, one or two requests); `logout`; and three
+/// events: `expired` (a call answered 401 that led to a reactive refresh), `relogin` (the session's end was
+/// near, or the server refused a refresh) and `session-ended` (the target has no refresh endpoint, so the
+/// session ended with its token).
 public struct StreemSessionFlow: Flow {
     public enum Login: String, Sendable, CaseIterable {
         case invitation, openid
@@ -36,6 +38,10 @@ public struct StreemSessionFlow: Flow {
         public var refresh = Refresh.proactive
         public var refreshLead: Duration = .seconds(10)
         public var refreshJitter: Duration = .seconds(5)
+        /// Invitation sessions only: where the token is renewed. The contract leaves this to the app's own
+        /// server; the embedded server serves this default. A target that answers 404 or 405 here has no
+        /// refresh: the session then ends when its token expires (`session-ended`), which is not a failure.
+        public var refreshPath = "/v1/streem-tokens/refresh"
         public var logout = true
 
         public init() {}
@@ -53,15 +59,16 @@ public struct StreemSessionFlow: Flow {
 
     enum Step: String {
         case redeem, openIDConfiguration = "openid-configuration", token, exchange, call, refresh, logout, expired, relogin
+        case sessionEnded = "session-ended"
     }
 
     var steps: [Step] {
         let login: [Step] = options.login == .invitation ? [.redeem] : [.openIDConfiguration, .token, .exchange]
-        return login + [.call, .refresh, .logout, .expired, .relogin]
+        return login + [.call, .refresh, .logout, .expired, .relogin, .sessionEnded]
     }
 
     public var stepNames: [String] { steps.map(\.rawValue) }
-    public var eventSteps: Set<String> { [Step.expired.rawValue, Step.relogin.rawValue] }
+    public var eventSteps: Set<String> { Set([Step.expired, .relogin, .sessionEnded].map(\.rawValue)) }
     public var userFields: Set<String> { options.login == .invitation ? ["invitationCode"] : [] }
     public var gauges: [String: ConcurrencyGauge] { ["concurrent refreshes": refreshes] }
 

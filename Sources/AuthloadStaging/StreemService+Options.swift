@@ -6,12 +6,13 @@ extension StreemService.Options {
     /// ```json
     /// {"tokenLifetime": "30s", "sessionLifetime": "4h", "latency": {"fixed": "5ms"}, "tokenLatency": {"fixed": "50ms"},
     ///  "password": "demo-password", "companyCode": "acme", "rotateRefreshTokens": true, "singleUseInvitations": false,
-    ///  "revokedRate": 0, "leeway": "0s"}
+    ///  "revokedRate": 0, "leeway": "0s",
+    ///  "clientID": "streem-acme-app", "refuseFirstRefreshes": 0}
     /// ```
     public static func read(_ reader: ProfileReader) throws(ProfileError) -> Self {
         try reader.rejectUnknownKeys(allowed: [
             "tokenLifetime", "sessionLifetime", "accessTokenLifetime", "latency", "tokenLatency", "password", "companyCode",
-            "rotateRefreshTokens", "singleUseInvitations", "revokedRate", "leeway",
+            "rotateRefreshTokens", "singleUseInvitations", "revokedRate", "leeway", "clientID", "refuseFirstRefreshes",
         ])
         var options = Self()
         if let r = try reader.optional("tokenLifetime") { options.tokenLifetime = try r.positiveDuration() }
@@ -25,6 +26,8 @@ extension StreemService.Options {
         if let r = try reader.optional("singleUseInvitations") { options.singleUseInvitations = try r.bool() }
         if let r = try reader.optional("revokedRate") { options.revokedRate = try r.fraction() }
         if let r = try reader.optional("leeway") { options.leeway = try r.duration() }
+        if let r = try reader.optional("clientID") { options.clientID = try r.string() }
+        if let r = try reader.optional("refuseFirstRefreshes") { options.refuseFirstRefreshes = try r.nonNegativeInt() }
         guard options.sessionLifetime >= options.tokenLifetime else {
             throw ProfileError(reader.path.isEmpty ? "sessionLifetime" : "\(reader.path).sessionLifetime",
                                "must not be shorter than tokenLifetime (\(DurationText.format(options.tokenLifetime)))")

@@ -29,6 +29,12 @@ public final class StreemService: Sendable {
         public var revokedRate = 0.0
         /// How far past `exp` a token is still accepted (clock skew).
         public var leeway: Duration = .zero
+        /// The OpenID client the company's configuration names. Grants from any other client are refused, and a
+        /// refresh token is bound to the client it was issued to (RFC 6749 §6).
+        public var clientID = "streem-acme-app"
+        /// The first this many refresh-token grants are refused with `invalid_grant`, as a server that revoked
+        /// the grant would: a client must log in again (docs/protocols.md, Streem).
+        public var refuseFirstRefreshes = 0
 
         public init() {}
     }
@@ -39,8 +45,10 @@ public final class StreemService: Sendable {
     private let random: Locked<SplitMix64>
     /// Subjects by OpenID access token; expired tokens are swept out as new ones come.
     private let accessTokens = Locked(ExpiringTable<String>(capacity: tableCapacity))
-    private let refreshTokens = Locked<[String: String]>([:])
+    /// Subject and client by refresh token.
+    private let refreshTokens = Locked<[String: RefreshGrant]>([:])
     private let redeemed = Locked<Set<String>>([])
+    private let tally = Locked(Counts())
     /// Bounds every table: a soak of millions of logins must not grow them without end.
     static let tableCapacity = 1_000_000
 
@@ -52,6 +60,23 @@ public final class StreemService: Sendable {
     }
 
     static let audience = "https://api.prod-us.streem.cloud/"
+
+    private struct RefreshGrant {
+        var subject: String
+        var client: String
+    }
+
+    /// What the service granted and refused, as a server's own logs would count it.
+    public struct Counts: Sendable, Equatable {
+        /// Refresh-token grants answered with new tokens.
+        public var refreshGrants = 0
+        /// Refresh-token grants refused (`invalid_grant`).
+        public var refusedRefreshes = 0
+        /// Answers 401 to a Streem token (calls, refreshes, logouts).
+        public var unauthorized = 0
+    }
+
+    public var counts: Counts { tally.withLock { $0 } }
 
     // MARK: Routing
 
@@ -116,13 +141,17 @@ public final class StreemService: Sendable {
     private func openIDConfiguration(company: String) -> HTTPResponse {
         guard company == options.companyCode else { return .json(status: 404, ["error": "unknown company"]) }
         return .json(status: 200, [
-            "client_id": "streem-authload", "authorization_endpoint": "/openid/authorize",
+            "client_id": .string(options.clientID), "authorization_endpoint": "/openid/authorize",
             "token_endpoint": "/openid/token", "end_session_endpoint": "/openid/logout",
         ])
     }
 
     private func token(_ form: [(String, String)]) -> HTTPResponse {
         let field = { (name: String) in form.first { $0.0 == name }?.1 }
+        let client = field("client_id") ?? ""
+        guard client == options.clientID else {
+            return .json(status: 401, ["error": "invalid_client", "error_description": "unknown client"])
+        }
         let subject: String
         switch field("grant_type") {
         case "password":
@@ -131,11 +160,15 @@ public final class StreemService: Sendable {
             }
             subject = username
         case "refresh_token":
-            guard let old = field("refresh_token"), !revoked(),
-                  let owner = refreshTokens.withLock({ options.rotateRefreshTokens ? $0.removeValue(forKey: old) : $0[old] }) else {
-                return .json(status: 400, ["error": "invalid_grant", "error_description": "refresh token is invalid or was used"])
+            let refused = tally.withLock { $0.refusedRefreshes + $0.refreshGrants < options.refuseFirstRefreshes }
+            guard !refused, let old = field("refresh_token"), !revoked(),
+                  let grant = refreshTokens.withLock({ options.rotateRefreshTokens ? $0.removeValue(forKey: old) : $0[old] }),
+                  grant.client == client else {
+                tally.withLock { $0.refusedRefreshes += 1 }
+                return .json(status: 400, ["error": "invalid_grant", "error_description": "refresh token is invalid, was used, or belongs to another client"])
             }
-            subject = owner
+            tally.withLock { $0.refreshGrants += 1 }
+            subject = grant.subject
         default:
             return .json(status: 400, ["error": "unsupported_grant_type"])
         }
@@ -145,7 +178,7 @@ public final class StreemService: Sendable {
         accessTokens.withLock { $0.set(access, subject, expiresAt: expires, now: issued) }
         refreshTokens.withLock { tokens in
             if tokens.count >= Self.tableCapacity { tokens.removeAll() }
-            tokens[refresh] = subject
+            tokens[refresh] = RefreshGrant(subject: subject, client: client)
         }
         return .json(status: 200, [
             "access_token": .string(access), "refresh_token": .string(refresh), "token_type": "Bearer",
@@ -212,6 +245,7 @@ public final class StreemService: Sendable {
     }
 
     private func unauthorized(_ why: String) -> HTTPResponse {
+        tally.withLock { $0.unauthorized += 1 }
         var response = HTTPResponse.json(status: 401, ["error": "invalid_token", "error_description": .string(why)])
         response.headers.add("WWW-Authenticate", #"Bearer error="invalid_token""#)
         return response

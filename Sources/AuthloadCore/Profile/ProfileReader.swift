@@ -70,6 +70,12 @@ public struct ProfileReader: Sendable {
         return int
     }
 
+    public func nonNegativeInt() throws(ProfileError) -> Int {
+        let int = try int()
+        guard int >= 0 else { throw error("must be 0 or more, found \(int)") }
+        return int
+    }
+
     public func fraction() throws(ProfileError) -> Double {
         let number = try double()
         guard (0...1).contains(number) else { throw error("must be between 0 and 1, found \(number)") }
