@@ -106,6 +106,26 @@ struct ThresholdRunTests {
         #expect(verdicts[3].measured == 10_000)
     }
 
+    @Test("`steps` means request steps: an event step (a pushed status timed from the flow start) is neither its latency nor its errors")
+    func stepsAreRequests() throws {
+        let catalog = MetricCatalog(flows: [(name: "gccs", steps: ["auth", "status"])], events: ["gccs": ["status"]])
+        let thresholds = [
+            Threshold(metric: "steps", bound: .percentile(99, max: .milliseconds(50)), path: "thresholds[0]"),
+            Threshold(metric: "steps", bound: .errorRate(max: 0.01), path: "thresholds[1]"),
+        ]
+        let evaluator = try ThresholdEvaluator(thresholds: thresholds, catalog: catalog, interval: .seconds(1), judgedUntil: .seconds(10))
+        #expect(try ThresholdEvaluator.resolve(thresholds[0], catalog: catalog) == [catalog.stepMetric(flow: 0, step: 0)])
+        var cumulative = Array(repeating: MetricSamples(), count: catalog.count)
+        for _ in 0..<100 {
+            cumulative[catalog.stepMetric(flow: 0, step: 0)].record(latencyMicros: 4_000, outcome: .ok)
+            cumulative[catalog.stepMetric(flow: 0, step: 1)].record(latencyMicros: 410_000, outcome: Outcome(.protocolError, "AuthFailed"))
+        }
+        let verdicts = evaluator.verdicts(cumulative: cumulative, duration: .seconds(10), abortedBy: nil)
+        #expect(verdicts.map(\.passed) == [true, true])
+        #expect(abs((verdicts[0].measured ?? 0) - 4_000) <= 4, "µs")
+        #expect(verdicts[1].measured == 0)
+    }
+
     @Test("a threshold naming no flow or step is refused before the run, listing what exists")
     func unknownMetric() throws {
         var plan = RunPlan.closed(users: 1, duration: .seconds(10), think: .seconds(1))

@@ -33,7 +33,7 @@ public struct Threshold: Sendable, Equatable {
     /// Where the threshold sits in the profile, e.g. `thresholds[2]`, for messages.
     public var path: String
 
-    /// The metric name that pools every step of every flow.
+    /// The metric name that pools every request step of every flow (events, such as pushed statuses, are not requests).
     public static let allSteps = "steps"
 
     public init(metric: String, bound: Bound, window: Duration? = nil, abortOnFail: Bool = false,

@@ -57,7 +57,7 @@ public struct ThresholdEvaluator: Sendable {
     /// The series a threshold's metric names; checks that it exists.
     public static func resolve(_ threshold: Threshold, catalog: MetricCatalog) throws(ProfileError) -> [Int] {
         if threshold.metric == Threshold.allSteps {
-            return catalog.ids.indices.filter { catalog.isStep($0) }
+            return catalog.ids.indices.filter { catalog.isRequest($0) }
         }
         if let index = catalog.ids.firstIndex(where: { $0.description == threshold.metric }) { return [index] }
         let known = ([Threshold.allSteps] + catalog.ids.map(\.description)).joined(separator: ", ")
