@@ -22,7 +22,7 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
         self.userKey = userKey
         self.deviceID = deviceID
         self.cancels = cancels
-        tracker = GCCSStatusTracker(flowStart: context.clock.now)
+        tracker = GCCSStatusTracker(flowStart: context.flowStart)
     }
 
     private var options: GCCSAuthFlow.Options { flow.options }

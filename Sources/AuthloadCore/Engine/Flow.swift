@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One authentication flow a virtual user can run, as a sequence of measured steps.
 ///
 /// A flow runs on its user's actor (`user: isolated`), so it reads and writes the user's session
@@ -42,6 +44,11 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     let runStart: C.Instant
     /// When the flow was due to start (an open-model arrival's intended instant); nil when it started on time.
     let due: C.Instant?
+    /// When the iteration counts from: its due instant, or when it began. Steps timed from the flow's start
+    /// (a pushed status) count from here.
+    public let flowStart: C.Instant
+    /// Taken by the first request sent, the one that carries a late start's wait; only when there is a due instant.
+    private let firstRequest: FirstRequestLatch?
 
     /// - Parameter due: the instant the flow was scheduled to start; the first step's latency counts from it,
     ///   so a generator that started the flow late cannot hide the wait (no coordinated omission).
@@ -56,6 +63,8 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
         self.shard = shard
         self.runStart = runStart
         self.due = due
+        flowStart = due ?? clock.now
+        firstRequest = due == nil ? nil : FirstRequestLatch()
     }
 
     /// Sends one request as step number `step`, classifies the response and records the sample.
@@ -63,8 +72,8 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// The request gets the step timeout or what is left of the flow's, whichever is shorter. A response's
     /// latency is the transport's own measure (hand-off to the transport → last byte parsed), as wrk
     /// measures: the generator's task scheduling after that must not pass for server time. A request
-    /// without a response counts the time on the clock until it failed. Step 0 of a flow that started after
-    /// it was due counts from the due instant instead, and is filed under it.
+    /// without a response counts the time on the clock until it failed. The first request of a flow that
+    /// started after it was due counts from the due instant instead (see ``send(_:isolation:)``).
     ///
     /// It runs in the caller's isolation (the user's actor), and so does the client's `execute`: hopping
     /// off the actor and back for every request cost more than the rest of the engine's work.
@@ -72,25 +81,42 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
                          classify: (HTTPResponse) -> Outcome) async -> StepResult {
         var (start, result) = await send(request, isolation: isolation)
         if let response = result.response { result.outcome = classify(response) }
-        let late = step == 0 ? due.map { Swift.max(.zero, $0.duration(to: start)) } ?? .zero : .zero
-        record(step: step, start: start.advanced(by: .zero - late), outcome: result.outcome,
-               latency: result.response.map { $0.timing.total + late })
+        record(step: step, start: start, outcome: result.outcome, latency: result.response?.timing.total)
         return result
     }
 
     /// Sends one request under the step timeout (or what is left of the flow's) without recording it, for
     /// a flow that decides from the response which step it was (a 401 that is an expected token expiry).
     ///
+    /// The first request an open-model flow sends after its due instant carries the wait: its start is the
+    /// due instant and its response's `timing.total` includes the wait, so a generator that started the
+    /// flow late cannot hide it (no coordinated omission), whichever step records it. Later requests, a
+    /// re-login's among them, count from when they were sent.
+    ///
     /// - Returns: when it was sent, and the response (outcome `.ok`, not yet classified) or the outcome of getting none.
     public func send(_ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation) async -> (start: C.Instant, result: StepResult) {
         let start = clock.now
         let timeout = min(stepTimeout, start.duration(to: deadline))
-        guard timeout > .zero else { return (start, StepResult(response: nil, outcome: Outcome(.timeout, "flow deadline passed"))) }
-        do {
-            return (start, StepResult(response: try await client.execute(request, timeout: timeout, isolation: isolation), outcome: .ok))
-        } catch {
-            return (start, StepResult(response: nil, outcome: Outcome(error)))
+        var result: StepResult
+        if timeout <= .zero {
+            result = StepResult(response: nil, outcome: Outcome(.timeout, "flow deadline passed"))
+        } else {
+            do {
+                result = StepResult(response: try await client.execute(request, timeout: timeout, isolation: isolation), outcome: .ok)
+            } catch {
+                result = StepResult(response: nil, outcome: Outcome(error))
+            }
         }
+        let late = lateness(sentAt: start)
+        result.response?.timing.total += late
+        return (start.advanced(by: .zero - late), result)
+    }
+
+    /// How long after its due instant the flow's first request was sent; zero for every later request and
+    /// for a flow without a due instant.
+    func lateness(sentAt start: C.Instant) -> Duration {
+        guard let due, let firstRequest, firstRequest.take() else { return .zero }
+        return Swift.max(.zero, due.duration(to: start))
     }
 
     /// Records a step that is not one request (e.g. waiting for a status message).
@@ -113,6 +139,14 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
         }
         return wake > deadline ? Outcome(.timeout, "flow deadline passed") : .ok
     }
+}
+
+/// Taken once: marks the first request of a flow iteration.
+final class FirstRequestLatch: Sendable {
+    private let taken = Atomic<Bool>(false)
+
+    /// True for the first caller only.
+    func take() -> Bool { !taken.exchange(true, ordering: .relaxed) }
 }
 
 /// A step's response, if one came, and how the step was classified.

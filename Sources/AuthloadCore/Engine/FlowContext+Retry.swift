@@ -6,7 +6,7 @@ extension FlowContext {
         public var response: HTTPResponse?
         /// Why no response came (timeout, transport error, cancelled, or the flow deadline during a back-off).
         public var failure: Outcome?
-        /// When the final request was sent.
+        /// When the final request was sent (for a flow's first request, its due instant when it started late).
         public var start: C.Instant
         /// How many times the request was sent again after a back-off.
         public var retries: Int
@@ -29,15 +29,21 @@ extension FlowContext {
     public func sendWithBackoff(_ request: HTTPRequest, retryStep: Int, maxRetries: Int,
                      backoff: (HTTPResponse) -> Duration?) async -> Attempt {
         var retries = 0
+        var late = Duration.zero
         while true {
-            let start = clock.now
-            let timeout = min(stepTimeout, start.duration(to: deadline))
+            let sent = clock.now
+            // The first request carries a late start's wait, also when a retry answers it (see send(_:isolation:));
+            // the back-off waits are the retry events', not the step's.
+            if retries == 0 { late = lateness(sentAt: sent) }
+            let start = sent.advanced(by: .zero - late)
+            let timeout = min(stepTimeout, sent.duration(to: deadline))
             guard timeout > .zero else {
                 return Attempt(response: nil, failure: Outcome(.timeout, "flow deadline passed"), start: start, retries: retries)
             }
-            let response: HTTPResponse
+            var response: HTTPResponse
             do {
                 response = try await client.execute(request, timeout: timeout)
+                response.timing.total += late
             } catch {
                 return Attempt(response: nil, failure: Outcome(error), start: start, retries: retries)
             }
