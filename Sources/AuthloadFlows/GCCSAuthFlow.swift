@@ -15,7 +15,9 @@ import AuthloadWire
 /// Outcomes: `rtCode ≠ 0` is a protocol error named by its code (`rtCode 2010`); `AuthFailed` an auth
 /// failure; `AuthTimeout` a timeout; a STOMP ERROR a protocol error; a socket closed mid-flow
 /// (`websocket closed 1011`) or a refused handshake (`handshake 503`) a transport or HTTP error.
-/// Each timed status is recorded from the flow's start and from the previous event ("… gap").
+/// Each timed status is recorded from the flow's start and from the previous event ("… gap"). A status
+/// that comes again is tolerated, as the SDK tolerates it, and counted (`duplicate status`); so is each
+/// verification status that never came before a later one did (`missing status`).
 public struct GCCSAuthFlow: Flow {
     public struct Options: Sendable, Equatable {
         public var paths = GCCSPaths()
@@ -49,6 +51,8 @@ public struct GCCSAuthFlow: Flow {
 
     enum Step: String {
         case auth, connect, nodes, complete, token, cancel, disconnect
+        /// Events: a status that came again, and a verification status that never came before a later one did.
+        case duplicateStatus = "duplicate status", missingStatus = "missing status"
     }
 
     /// The report's steps in the order a user meets them, each status with its gap.
@@ -58,12 +62,15 @@ public struct GCCSAuthFlow: Flow {
             + GCCSStatus.verification.flatMap(timed)
             + [Step.complete.rawValue] + timed(.authCompleted) + [Step.token.rawValue]
             + [Step.cancel.rawValue] + timed(.authCanceled) + [Step.disconnect.rawValue]
+            + [Step.duplicateStatus.rawValue, Step.missingStatus.rawValue]
     }()
 
     public var stepNames: [String] { Self.stepNames }
 
-    /// The statuses and their gaps: pushed by the server, not requested.
-    public var eventSteps: Set<String> { Set(Self.timedStatuses.flatMap { [$0.rawValue, $0.rawValue + " gap"] }) }
+    /// The statuses and their gaps, and the duplicate and missing statuses: pushed by the server (or not), not requested.
+    public var eventSteps: Set<String> {
+        Set(Self.timedStatuses.flatMap { [$0.rawValue, $0.rawValue + " gap"] } + [Step.duplicateStatus.rawValue, Step.missingStatus.rawValue])
+    }
 
     static func index(_ step: Step) -> Int { stepNames.firstIndex(of: step.rawValue)! }
 

@@ -91,8 +91,8 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
         tracker.sent(at: clock.now)
         let body: JSONValue = [
             "lang": .string(options.lang), "clientKey": .string(options.clientKey), "deviceId": .string(deviceID),
-            "enCodeCK": .string(Self.encode(channelKey)), "enCodeBK": .string(Self.encode(blockKey)),
-            "enCodeDK": .string(Self.encode(deviceID)), "userKey": .string(userKey),
+            "enCodeCK": .string(encode(channelKey)), "enCodeBK": .string(encode(blockKey)),
+            "enCodeDK": .string(encode(deviceID)), "userKey": .string(userKey),
         ]
         let result = await post(.nodes, path: paths.nodes, body: body)
         guard result.outcome.isOK else { return result.outcome }
@@ -161,9 +161,12 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
         if ended.isOK, let error { ended = error.outcome }
         // A terminal status after the end the flow acted on means the server sent two ends.
         for frame in late where frame.command == .message {
-            guard let status = GCCSStatus(messageBody: frame.body),
-                  case .conflictingEnd(let first, let then) = tracker.receive(status, at: clock.now) else { continue }
-            ended = Outcome(.protocolError, "both \(first.rawValue) and \(then.rawValue) arrived")
+            guard let status = GCCSStatus(messageBody: frame.body) else { continue }
+            switch tracker.receive(status, at: clock.now) {
+            case .conflictingEnd(let first, let then): ended = Outcome(.protocolError, "both \(first.rawValue) and \(then.rawValue) arrived")
+            case .duplicate: countEvent(.duplicateStatus)
+            case .progress, .untracked: break
+            }
         }
         context.record(step: GCCSAuthFlow.index(.disconnect), start: start, outcome: ended)
         return ended
@@ -199,6 +202,7 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
             guard let status = GCCSStatus(messageBody: received.frame.body) else {
                 return Outcome(.protocolError, "status message without a known status")
             }
+            for _ in tracker.takeMissing(before: status) { countEvent(.missingStatus) }
             switch tracker.receive(status, at: received.arrived) {
             case .progress(let status, let sinceStart, let gap):
                 if let steps = GCCSAuthFlow.indices(of: status) {
@@ -207,7 +211,9 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
                 }
             case .conflictingEnd(let first, let then):
                 return Outcome(.protocolError, "both \(first.rawValue) and \(then.rawValue) arrived")
-            case .duplicate, .untracked:
+            case .duplicate:
+                countEvent(.duplicateStatus)
+            case .untracked:
                 break
             }
             if targets.contains(status) { return .ok }
@@ -220,6 +226,11 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
         }
     }
 
+    /// Counts one status event (a duplicate, a missing status): a sample at the instant it was noticed.
+    private func countEvent(_ step: Step) {
+        context.record(step: GCCSAuthFlow.index(step), start: clock.now, outcome: .ok, latency: .zero)
+    }
+
     private func post(_ step: Step, path: String, method: String = "POST", body: JSONValue) async -> StepResult {
         var request = HTTPRequest(method: method, target: flow.basePath + path, body: body.serialized())
         request.headers.add("Content-Type", "application/json")
@@ -227,8 +238,6 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
         return await context.exchange(step: GCCSAuthFlow.index(step), request, classify: GCCSAuthFlow.classify)
     }
 
-    /// The `enCode*` parameters. The SDK AES-256-CBC-encrypts each value with a key taken from the
-    /// channel key (wire-spec §C.1); the staging service does not check them, so base64 of the value
-    /// stands in until a staging stack that checks them needs the real cipher.
-    private static func encode(_ value: String) -> String { Base64.encoded(Array(value.utf8)) }
+    /// The `enCode*` parameters, encrypted under this authentication's channel key as the SDK does.
+    private func encode(_ value: String) -> String { GCCSFieldCipher.encrypt(value, channelKey: channelKey) }
 }

@@ -26,6 +26,7 @@ struct GCCSStatusTracker<Instant: InstantProtocol>: Sendable where Instant.Durat
     let flowStart: Instant
     private(set) var lastEvent: Instant
     private(set) var seen: Set<GCCSStatus> = []
+    private var reportedMissing: Set<GCCSStatus> = []
     /// The first terminal status, once one came.
     private(set) var end: GCCSStatus?
 
@@ -37,6 +38,15 @@ struct GCCSStatusTracker<Instant: InstantProtocol>: Sendable where Instant.Durat
     /// A request the client sent at `instant`: the next status's gap counts from here.
     mutating func sent(at instant: Instant) {
         lastEvent = instant
+    }
+
+    /// The verification statuses before `status` in stream order that have not come and were not named
+    /// missing before: each missing status is reported once.
+    mutating func takeMissing(before status: GCCSStatus) -> [GCCSStatus] {
+        guard let position = GCCSStatus.verification.firstIndex(of: status) else { return [] }
+        let missing = GCCSStatus.verification[..<position].filter { !seen.contains($0) && !reportedMissing.contains($0) }
+        reportedMissing.formUnion(missing)
+        return missing
     }
 
     mutating func receive(_ status: GCCSStatus, at instant: Instant) -> Event {

@@ -34,6 +34,15 @@ struct GCCSChannel: Sendable {
     let userKey: String
     let channelKey: String
     let blockKey: String
+
+    /// Whether `fields` (an `auth/nodes` body) carries this channel's keys and `deviceID` encrypted as the SDK
+    /// encrypts them (docs/protocols.md, GCCS): a client that sends them any other way is refused.
+    func encodes(deviceID: String, in fields: JSONValue) -> Bool {
+        let expected = [("enCodeCK", channelKey), ("enCodeBK", blockKey), ("enCodeDK", deviceID)]
+        return expected.allSatisfy { name, value in
+            fields[name]?.stringValue.flatMap { GCCSFieldCipher.decrypt($0, channelKey: channelKey) } == value
+        }
+    }
     var phase = Phase.requested
     var fault: Fault?
     var peer: (any WebSocketPeer)?

@@ -7,12 +7,14 @@ extension GCCSService.Options {
     /// ```json
     /// {"nodeDelay": {"lognormal": {"median": "300ms", "p99": "3s"}}, "authTimeRemaining": "60s",
     ///  "failureRate": 0.01, "timeoutRate": 0.01, "busyRate": 0, "cancelRaceRate": 0,
-    ///  "stompErrorRate": 0, "socketDropRate": 0, "rejectRate": 0, "latency": {"fixed": "5ms"}}
+    ///  "stompErrorRate": 0, "socketDropRate": 0, "rejectRate": 0, "latency": {"fixed": "5ms"},
+    ///  "verifyEncodedFields": true, "skipStatuses": ["CreateChannel"], "repeatStatuses": false}
     /// ```
     public static func read(_ reader: ProfileReader) throws(ProfileError) -> Self {
         try reader.rejectUnknownKeys(allowed: [
             "apiPrefix", "socketPath", "latency", "nodeDelay", "authTimeRemaining", "clientKey", "failureRate", "timeoutRate",
-            "busyRate", "cancelRaceRate", "stompErrorRate", "socketDropRate", "rejectRate",
+            "busyRate", "cancelRaceRate", "stompErrorRate", "socketDropRate", "rejectRate", "verifyEncodedFields",
+            "skipStatuses", "repeatStatuses",
         ])
         var options = Self()
         options.paths = try GCCSPaths.read(reader)
@@ -27,6 +29,12 @@ extension GCCSService.Options {
         if let r = try reader.optional("stompErrorRate") { options.stompErrorRate = try r.fraction() }
         if let r = try reader.optional("socketDropRate") { options.socketDropRate = try r.fraction() }
         if let r = try reader.optional("rejectRate") { options.rejectRate = try r.fraction() }
+        if let r = try reader.optional("verifyEncodedFields") { options.verifyEncodedFields = try r.bool() }
+        if let r = try reader.optional("skipStatuses") {
+            let names = GCCSStatus.verification.map(\.rawValue)
+            options.skipStatuses = Set(try r.elements().map { element throws(ProfileError) in GCCSStatus(rawValue: try element.oneOf(names))! })
+        }
+        if let r = try reader.optional("repeatStatuses") { options.repeatStatuses = try r.bool() }
         return options
     }
 }

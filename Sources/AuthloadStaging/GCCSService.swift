@@ -33,6 +33,14 @@ public final class GCCSService: Sendable {
         public var socketDropRate = 0.0
         /// The WebSocket handshake answered 503.
         public var rejectRate = 0.0
+        /// Whether `auth/nodes` decrypts `enCodeCK`, `enCodeBK` and `enCodeDK` (AES-256-CBC under the channel key)
+        /// and refuses with rtCode 5020 when they are not the channel key, block key and device id.
+        public var verifyEncodedFields = true
+        /// Verification statuses not pushed over STOMP, as a server that leaves `CreateChannel` and `SelectNodes`
+        /// to the SDK would (docs/protocols.md, GCCS): the client must count them missing, not wait for them.
+        public var skipStatuses: Set<GCCSStatus> = []
+        /// Every status pushed twice, which the client must tolerate.
+        public var repeatStatuses = false
 
         public init() {}
     }
@@ -69,7 +77,7 @@ public final class GCCSService: Sendable {
         let envelope: GCCSEnvelope
         switch (request.method, path) {
         case ("POST", paths.auth): envelope = requestAuth(deviceID: deviceID, userKey: parameters["userKey"]?.stringValue ?? "")
-        case ("POST", paths.nodes): envelope = startVerification(deviceID: deviceID)
+        case ("POST", paths.nodes): envelope = startVerification(deviceID: deviceID, fields: parameters)
         case ("POST", paths.complete): envelope = complete(deviceID: deviceID, after: latency)
         case ("GET", paths.auth): envelope = token(deviceID: deviceID, channelKey: parameters["channelKey"]?.stringValue ?? "")
         case ("DELETE", paths.auth): envelope = cancel(deviceID: deviceID)
@@ -97,7 +105,7 @@ public final class GCCSService: Sendable {
         return GCCSEnvelope(rtCode: 0, rtMsg: "success", data: ["channelKey": .string(channelKey), "blockKey": .string(blockKey)])
     }
 
-    private func startVerification(deviceID: String) -> GCCSEnvelope {
+    private func startVerification(deviceID: String, fields: JSONValue) -> GCCSEnvelope {
         let fault = random.withLock { random -> GCCSChannel.Fault? in
             // One draw per fault, in a fixed order, so the shares are independent of each other's settings.
             let draws = [(options.failureRate, GCCSChannel.Fault.authFailed), (options.timeoutRate, .neverVerified),
@@ -107,6 +115,9 @@ public final class GCCSService: Sendable {
         // A refusal, or the user key and the socket to stream to.
         let (refusal, userKey, peer): (GCCSEnvelope?, String, (any WebSocketPeer)?) = channels.withLock { channels in
             guard var channel = channels[deviceID] else { return (Self.noChannel, "", nil) }
+            if options.verifyEncodedFields, !channel.encodes(deviceID: deviceID, in: fields) {
+                return (GCCSEnvelope(rtCode: GCCSResultCode.dataDecryptFailure, rtMsg: "data decrypt fail"), "", nil)
+            }
             guard channel.phase == .requested else {
                 return (GCCSEnvelope(rtCode: GCCSResultCode.authenticationInProgress, rtMsg: "verification already started"), "", nil)
             }
@@ -197,6 +208,7 @@ public final class GCCSService: Sendable {
             let step = channel.advanceStream()
             var message: WebSocketMessage?
             switch step {
+            case .push(let status, _) where options.skipStatuses.contains(status): break
             case .push(let status, _), .fail(let status): message = channel.message(status, queue: options.paths.queue)
             case .breakSocket, .stop: break
             }
@@ -204,7 +216,7 @@ public final class GCCSService: Sendable {
             return (step, message, channel.peer)
         }
         guard let peer else { return }
-        if let message { peer.send(message) }
+        if let message { send(message, to: peer) }
         switch step {
         case .push(_, more: true): scheduleNextStatus(deviceID: deviceID, peer: peer)
         case .breakSocket(.stompError):
@@ -224,7 +236,12 @@ public final class GCCSService: Sendable {
             channels[deviceID] = channel
             return (message, channel.peer)
         }
-        if let message { peer?.send(message) }
+        if let message, let peer { send(message, to: peer) }
+    }
+
+    private func send(_ message: WebSocketMessage, to peer: any WebSocketPeer) {
+        peer.send(message)
+        if options.repeatStatuses { peer.send(message) }
     }
 
     // MARK: Socket

@@ -85,7 +85,7 @@ public enum Digest {
         return output
     }
 
-    private static func lastOpenSSLError() -> String {
+    static func lastOpenSSLError() -> String {
         let code = ERR_get_error()
         guard code != 0 else { return "no error queued" }
         var text = [CChar](repeating: 0, count: 256)

@@ -41,6 +41,8 @@ public enum GCCSResultCode {
     public static let authenticationFailure = 5010
     public static let authenticationCanceled = 5011
     public static let noAuthenticationInProgress = 5019
+    /// The server could not decrypt an `enCode*` field to the value it stands for.
+    public static let dataDecryptFailure = 5020
     public static let nodeVerificationFailure = 5022
 }
 

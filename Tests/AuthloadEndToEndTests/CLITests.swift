@@ -118,7 +118,8 @@ struct CLITests {
          #"target.embedded.gccs.nodeDelay.fixed: "soon" is not a duration (write e.g. 250ms, 30s, 2m, 1h)"#),
         (#"{"name": "g", "kind": "gccs-auth"}"#, #"{"gccs": {"failRate": 0.1}}"#,
          "target.embedded.gccs.failRate: unknown field (expected one of: apiPrefix, authTimeRemaining, busyRate, cancelRaceRate, " +
-         "clientKey, failureRate, latency, nodeDelay, rejectRate, socketDropRate, socketPath, stompErrorRate, timeoutRate)"),
+         "clientKey, failureRate, latency, nodeDelay, rejectRate, repeatStatuses, skipStatuses, socketDropRate, socketPath, " +
+         "stompErrorRate, timeoutRate, verifyEncodedFields)"),
     ])
     func badGCCSOption(flow: String, embedded: String, expected: String) async throws {
         let (code, err) = try await validate(flow: flow, embedded: embedded)

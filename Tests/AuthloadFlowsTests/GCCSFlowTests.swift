@@ -56,6 +56,24 @@ struct GCCSFlowTests {
         #expect(host.pendingEvents == 0)
     }
 
+    @Test("statuses the server never pushes are counted missing, statuses it repeats counted duplicate; neither fails the flow")
+    func missingAndDuplicateStatuses() async throws {
+        let (host, _) = staging { $0.skipStatuses = [.createChannel, .selectNodes]; $0.repeatStatuses = true }
+        let result = await FlowProbe.run(flow(), name: "gccs", host: host)
+        #expect(result.outcome == .ok)
+        #expect(result.measured.errors.isEmpty, "\(result.measured.errors)")
+        #expect(result.metric("gccs", "missing status")?.count == 2, "CreateChannel and SelectNodes")
+        #expect(result.metric("gccs", "CreateChannel")?.count == 0)
+        // StartVerificationOfNodes, CompleteVerificationOfNodes and AuthCompleted each came twice.
+        #expect(result.metric("gccs", "duplicate status")?.count == 3)
+        #expect(isNear(result.metric("gccs", "StartVerificationOfNodes")?.p50Micros, .milliseconds(1510)))
+
+        let (clean, _) = staging()
+        let cleanRun = await FlowProbe.run(flow(), name: "gccs", host: clean)
+        #expect(cleanRun.metric("gccs", "missing status")?.count == 0)
+        #expect(cleanRun.metric("gccs", "duplicate status")?.count == 0)
+    }
+
     @Test("statuses that beat the auth/nodes answer are timed from their arrival")
     func statusBeforeRestAnswer() async throws {
         let (host, _) = staging { $0.latency = .fixed(.milliseconds(50)); $0.nodeDelay = .fixed(.milliseconds(20)) }

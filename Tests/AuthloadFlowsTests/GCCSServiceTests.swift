@@ -24,6 +24,31 @@ struct GCCSServiceTests {
         return try #require(GCCSEnvelope(body: response.body), "\(response.status) \(String(decoding: response.body, as: UTF8.self))")
     }
 
+    /// An `auth/nodes` body for the channel `opened` answered, its fields encrypted as the SDK does, or with `encode` instead.
+    func nodes(_ deviceID: String, _ opened: GCCSEnvelope, encode: ((String, String) -> String)? = nil) -> JSONValue {
+        let channelKey = opened.data["channelKey"]?.stringValue ?? ""
+        let seal = encode ?? { value, key in GCCSFieldCipher.encrypt(value, channelKey: key) }
+        return ["deviceId": .string(deviceID), "enCodeCK": .string(seal(channelKey, channelKey)),
+                "enCodeBK": .string(seal(opened.data["blockKey"]?.stringValue ?? "", channelKey)), "enCodeDK": .string(seal(deviceID, channelKey))]
+    }
+
+    @Test("auth/nodes refuses enCode* fields that are not the keys and device id under AES-256-CBC (5020), unless told not to check")
+    func encodedFields() async throws {
+        let plain: (String, String) -> String = { value, _ in Base64.encoded(Array(value.utf8)) }
+        let (client, _) = client()
+        let opened = try await call(client, "POST", "/api/v3/auth", ["deviceId": "d1"])
+        #expect(try await call(client, "POST", "/api/v3/auth/nodes", nodes("d1", opened, encode: plain)).rtCode == 5020)
+        #expect(try await call(client, "POST", "/api/v3/auth/nodes", nodes("d2", opened)).rtCode == 2004, "another device's channel")
+        // Each field under the right key, but every one holding the channel key.
+        let swapped = nodes("d1", opened) { _, key in GCCSFieldCipher.encrypt(key, channelKey: key) }
+        #expect(try await call(client, "POST", "/api/v3/auth/nodes", swapped).rtCode == 5020)
+        #expect(try await call(client, "POST", "/api/v3/auth/nodes", nodes("d1", opened)).rtCode == 0)
+
+        let (lenient, _) = self.client { $0.verifyEncodedFields = false }
+        let other = try await call(lenient, "POST", "/api/v3/auth", ["deviceId": "d1"])
+        #expect(try await call(lenient, "POST", "/api/v3/auth/nodes", nodes("d1", other, encode: plain)).rtCode == 0)
+    }
+
     @Test("auth opens a channel with keys; calls for an unknown device answer 2004; a cancel with nothing pending 5019")
     func channelLifecycle() async throws {
         let (client, service) = client()
@@ -51,16 +76,16 @@ struct GCCSServiceTests {
     @Test("a second auth/nodes for a running verification is refused with 2010")
     func verificationTwice() async throws {
         let (client, _) = client()
-        _ = try await call(client, "POST", "/api/v3/auth", ["deviceId": "d1"])
-        #expect(try await call(client, "POST", "/api/v3/auth/nodes", ["deviceId": "d1"]).rtCode == 0)
-        #expect(try await call(client, "POST", "/api/v3/auth/nodes", ["deviceId": "d1"]).rtCode == 2010)
+        let opened = try await call(client, "POST", "/api/v3/auth", ["deviceId": "d1"])
+        #expect(try await call(client, "POST", "/api/v3/auth/nodes", nodes("d1", opened)).rtCode == 0)
+        #expect(try await call(client, "POST", "/api/v3/auth/nodes", nodes("d1", opened)).rtCode == 2010)
     }
 
     @Test("auth/nodes tells the client how long it has")
     func authTimeRemaining() async throws {
         let (client, _) = client { $0.authTimeRemaining = .seconds(45) }
-        _ = try await call(client, "POST", "/api/v3/auth", ["deviceId": "d1"])
-        #expect(try await call(client, "POST", "/api/v3/auth/nodes", ["deviceId": "d1"]).data["authTimeRemaining"]?.intValue == 45_000)
+        let opened = try await call(client, "POST", "/api/v3/auth", ["deviceId": "d1"])
+        #expect(try await call(client, "POST", "/api/v3/auth/nodes", nodes("d1", opened)).data["authTimeRemaining"]?.intValue == 45_000)
     }
 
     @Test("the WebSocket is refused for an unknown channel, and for an injected share with 503")

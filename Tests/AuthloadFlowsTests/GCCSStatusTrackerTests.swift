@@ -42,4 +42,14 @@ struct GCCSStatusTrackerTests {
         #expect(tracker.receive(.authCanceled, at: at(12)) == .conflictingEnd(first: .authCompleted, then: .authCanceled))
         #expect(tracker.end == .authCompleted)
     }
+
+    @Test("verification statuses skipped before a later one are reported missing once each")
+    func missing() {
+        var tracker = GCCSStatusTracker(flowStart: at(0))
+        #expect(tracker.takeMissing(before: .createChannel) == [])
+        #expect(tracker.takeMissing(before: .startVerificationOfNodes) == [.createChannel, .selectNodes])
+        _ = tracker.receive(.startVerificationOfNodes, at: at(10))
+        #expect(tracker.takeMissing(before: .completeVerificationOfNodes) == [], "already reported")
+        #expect(tracker.takeMissing(before: .authCompleted) == [], "not a verification status")
+    }
 }
