@@ -30,17 +30,20 @@ public struct Console: Sendable {
     /// The per-flow and per-step table printed when a run ends.
     func summary(_ result: RunResult) {
         if isTerminal { out("\r\u{1B}[2K") }
-        let requests = result.metrics.filter { $0.id.step != nil && !$0.isEvent }.reduce(0) { $0 + $1.count }
+        let steps = result.metrics.filter { $0.seriesKind == "step" }.reduce(0) { $0 + $1.count }
+        let events = result.metrics.filter(\.isEvent).reduce(0) { $0 + $1.count }
         let flows = result.metrics.filter { $0.id.step == nil }
         let flowCount = flows.reduce(0) { $0 + $1.count }
         let flowErrors = flows.reduce(0) { $0 + $1.errors }
-        line("finished in \(Format.seconds(result.durationSeconds)): \(Format.count(flowCount)) flows, \(Format.count(requests)) requests, " +
+        line("finished in \(Format.seconds(result.durationSeconds)): \(Format.count(flowCount)) flows, " +
+            "\(Format.count(result.httpRequests ?? steps)) HTTP requests (\(Format.count(steps)) request steps, \(Format.count(events)) events), " +
             "\(Format.count(flowErrors)) failed flows (\(Format.percent(flowErrors, of: flowCount)))")
         let width = max(12, result.metrics.map { $0.id.description.count }.max() ?? 0)
-        line("  " + "series".padding(width) + "      count   errors     p50 ms     p95 ms     p99 ms     max ms")
+        line("  " + "series".padding(width) + "  kind       count   errors  HTTP req     p50 ms     p95 ms     p99 ms     max ms")
         for metric in result.metrics where metric.count > 0 {
-            line("  " + metric.id.description.padding(width)
+            line("  " + metric.id.description.padding(width) + "  " + metric.seriesKind.padding(5)
                 + Format.count(metric.count).leftPadding(11) + Format.count(metric.errors).leftPadding(9)
+                + (metric.httpRequests.map(Format.count) ?? "").leftPadding(10)
                 + [metric.p50Micros, metric.p95Micros, metric.p99Micros, metric.maxMicros].map { Format.millis($0).leftPadding(11) }.joined())
         }
         for peak in result.peaks {

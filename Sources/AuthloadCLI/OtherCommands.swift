@@ -47,9 +47,11 @@ struct ServeCommand {
         let identity = tls ? try makeIdentity() : nil
         let server: HTTPServer
         let group: EventLoopGroup
+        let staging = StagingServer(configuration: configuration)
         do {
             group = try EventLoopGroup()
-            server = try HTTPServer(group: group, host: options.host, port: options.port, service: StagingServer.service(configuration: configuration, clock: ContinuousClock()),
+            server = try HTTPServer(group: group, host: options.host, port: options.port,
+                                    service: staging.service(configuration: configuration, clock: ContinuousClock()),
                                     tls: identity.map { identity throws(TransportError) in try TLSServerContext(identity: identity) })
         } catch {
             throw CLIError("cannot start the staging server: \(error)", exitCode: .runError)
@@ -71,7 +73,12 @@ struct ServeCommand {
         signals.cancel()
         server.close()
         group.shutdown()
-        console.line("stopped")
+        // The access log's totals, to set beside what the load generator says it sent.
+        let log = staging.accessLog
+        console.line("stopped after \(log.total) requests")
+        for (route, count) in log.byRoute.sorted(by: { ($0.value, $1.key) > ($1.value, $0.key) }) {
+            console.line("  \(String(count).leftPadding(9))  \(route)")
+        }
         return .success
     }
 

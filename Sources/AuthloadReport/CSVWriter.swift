@@ -10,14 +10,14 @@ import AuthloadCore
 ///
 /// ```swift
 /// let text = CSVWriter.summary(result)
-/// // flow,step,count,errors,error_rate,rps,min_ms,mean_ms,p50_ms,...
-/// // login,,1200,12,0.010000,20.000,3.100,12.045,10.200,...
+/// // flow,step,count,errors,error_rate,rps,min_ms,mean_ms,p50_ms,...,max_ms,kind,http_requests
+/// // login,,1200,12,0.010000,20.000,3.100,12.045,10.200,...,95.000,flow,2400
 /// ```
 public enum CSVWriter {
     /// Column names of `summary.csv`, in order.
     public static let summaryHeader = [
         "flow", "step", "count", "errors", "error_rate", "rps", "min_ms", "mean_ms",
-        "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p99_9_ms", "max_ms",
+        "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p99_9_ms", "max_ms", "kind", "http_requests",
     ]
 
     /// Column names of `timeseries.csv`, in order.
@@ -31,8 +31,12 @@ public enum CSVWriter {
 
     /// One row per flow and per step, in profile order; `step` is empty on a whole-flow row.
     ///
-    /// `rps` divides the count by the run's measured duration; `error_rate` is a fraction (0.01 = 1 %),
-    /// the same scale a profile's `maxRate` threshold uses.
+    /// New columns go at the end, so scripts that read columns by position keep working.
+    /// `kind` says what a row counts: `flow` (iterations), `step` (request steps) or `event` (something the
+    /// flow observed, such as a pushed status; no request). `http_requests`, on flow rows only, is the HTTP
+    /// requests the flow sent on the wire — retries, WebSocket upgrades and each call of a composite step
+    /// included — which is what the server's access log counts. `rps` divides the count by the run's measured
+    /// duration; `error_rate` is a fraction (0.01 = 1 %), the same scale a profile's `maxRate` threshold uses.
     public static func summary(_ result: RunResult) -> String {
         var rows = [summaryHeader]
         for m in result.metrics {
@@ -47,6 +51,7 @@ public enum CSVWriter {
                 hasSamples ? Format.millis(micros: m.meanMicros) : "",
                 latency(m.p50Micros), latency(m.p90Micros), latency(m.p95Micros),
                 latency(m.p99Micros), latency(m.p999Micros), latency(m.maxMicros),
+                m.seriesKind, m.httpRequests.map(String.init) ?? "",
             ])
         }
         return document(rows)

@@ -101,11 +101,14 @@ public enum HTMLReport {
     private static func keyFigures(_ m: ReportModel) -> String {
         let r = m.result
         let rate = m.totalRequests > 0 ? Double(m.totalErrors) / Double(m.totalRequests) : 0
-        let rps = r.durationSeconds > 0 ? Double(m.totalRequests) / r.durationSeconds : 0
+        // Results written before HTTP requests were counted fall back to request steps.
+        let requests = r.httpRequests ?? m.totalRequests
+        let rps = r.durationSeconds > 0 ? Double(requests) / r.durationSeconds : 0
         let tiles: [(String, String, Bool)] = [
-            ("Requests", Format.count(m.totalRequests) + " req", false),
-            ("Errors", Format.count(m.totalErrors), m.totalErrors > 0),
-            ("Error rate", Format.percent(rate), m.totalErrors > 0),
+            ("HTTP requests", Format.count(requests) + " req", false),
+            ("Request steps", Format.count(m.totalRequests), false),
+            ("Failed steps", Format.count(m.totalErrors), m.totalErrors > 0),
+            ("Step error rate", Format.percent(rate), m.totalErrors > 0),
             ("Throughput", Format.rate(rps) + " req/s", false),
             ("Peak users", Format.count(m.peakUsers), false),
         ] + r.peaks.map { ("Peak \($0.name) (\($0.flow))", Format.count($0.peak), false) }
@@ -131,19 +134,20 @@ public enum HTMLReport {
 
             """
         if m.result.metrics.isEmpty {
-            out += "<tr><td class=\"text empty\" colspan=\"11\">No samples were recorded.</td></tr>\n"
+            out += "<tr><td class=\"text empty\" colspan=\"12\">No samples were recorded.</td></tr>\n"
         }
         for s in m.result.metrics {
             let hasSamples = s.count > 0
             func ms(_ micros: Int) -> String { hasSamples ? Format.ms(micros: micros) : "–" }
             let rate = hasSamples ? Format.percent(Double(s.errors) / Double(s.count)) : "–"
             let rps = m.result.durationSeconds > 0 ? Format.rate(Double(s.count) / m.result.durationSeconds) : "–"
-            let name = s.id.step.map { "<td class=\"text step\">\(Format.html($0))</td>" }
+            let event = s.isEvent ? " <span class=\"kind\">event</span>" : ""
+            let name = s.id.step.map { "<td class=\"text step\">\(Format.html($0))\(event)</td>" }
                 ?? "<td class=\"text flow\">\(Format.html(s.id.flow))</td>"
             let errorClass = s.errors > 0 ? " class=\"bad\"" : ""
             out += "<tr class=\"\(s.id.step == nil ? "flow-row" : "step-row")\">\(name)"
             out += "<td>\(Format.count(s.count))</td><td\(errorClass)>\(Format.count(s.errors))</td>"
-            out += "<td\(errorClass)>\(rate)</td><td>\(rps)</td>"
+            out += "<td\(errorClass)>\(rate)</td><td>\(rps)</td><td>\(s.httpRequests.map(Format.count) ?? "")</td>"
             out += [s.p50Micros, s.p90Micros, s.p95Micros, s.p99Micros, s.p999Micros, s.maxMicros]
                 .map { "<td>\(ms($0))</td>" }.joined()
             out += "</tr>\n"

@@ -49,9 +49,14 @@ extension StagingServer {
     /// The embedded staging server as configured: behind its capacity model when it has one.
     public static func service<Clk: Clock>(configuration: StagingConfiguration, clock: Clk) -> any HTTPService
         where Clk.Duration == Duration {
-        let server = StagingServer(configuration: configuration)
-        guard let capacity = configuration.capacity else { return server }
-        return CapacityLimitedService(server, options: capacity, clock: clock, seed: configuration.seed &+ 1)
+        StagingServer(configuration: configuration).service(configuration: configuration, clock: clock)
+    }
+
+    /// This server behind the capacity model `configuration` names, or itself when it names none; its
+    /// ``accessLog`` counts every request either way.
+    public func service<Clk: Clock>(configuration: StagingConfiguration, clock: Clk) -> any HTTPService where Clk.Duration == Duration {
+        guard let capacity = configuration.capacity else { return self }
+        return CapacityLimitedService(self, options: capacity, clock: clock, seed: configuration.seed &+ 1)
     }
 }
 

@@ -9,6 +9,8 @@ public final class StagingServer: HTTPService, WebSocketService, ConnectionFault
     public let gccs: GCCSService
     public let streem: StreemService
     public let okta: OktaIDXService
+    /// Every request and WebSocket upgrade the server answered, by route.
+    public let accessLog = AccessLog()
     private let faults: FaultInjection?
     private let faultDraws: Locked<SplitMix64>
 
@@ -25,6 +27,7 @@ public final class StagingServer: HTTPService, WebSocketService, ConnectionFault
 
     /// The service's answer, broken on the wire when fault injection draws a fault for it.
     public func respond(to request: HTTPRequest) -> ServiceReply {
+        accessLog.record(request)
         var reply = route(request)
         if let faults { reply.fault = faultDraws.withLock { faults.draw(path: String(request.path), using: &$0) } }
         return reply
@@ -45,7 +48,8 @@ public final class StagingServer: HTTPService, WebSocketService, ConnectionFault
     }
 
     public func upgrade(_ request: HTTPRequest, offeredProtocols: [String], peer: any WebSocketPeer) -> WebSocketUpgrade {
-        gccs.upgrade(request, offeredProtocols: offeredProtocols, peer: peer)
+        accessLog.record(request)
+        return gccs.upgrade(request, offeredProtocols: offeredProtocols, peer: peer)
     }
 }
 

@@ -17,7 +17,7 @@ enum Fixtures {
             histogram: histogram((1...count).map { base + $0 * 10 }),
             minMicros: base, meanMicros: Double(base) * 1.5 + 0.4, maxMicros: base * 4,
             p50Micros: base + 234, p90Micros: base * 2, p95Micros: base * 2 + 5, p99Micros: base * 3,
-            p999Micros: base * 3 + 999
+            p999Micros: base * 3 + 999, httpRequests: step == nil ? count * 2 : nil
         )
     }
 

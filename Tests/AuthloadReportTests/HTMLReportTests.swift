@@ -20,7 +20,7 @@ struct HTMLReportTests {
     func header() {
         let html = HTMLReport.render(Fixtures.run())
         for fact in ["staging-nightly", "2025-01-01T02:00:00Z", "ci-runner-7", "https://auth.staging.example.com",
-                     "0.1.0", "10.0 s", "237 req", "23.7 req/s", "status-completed"] {
+                     "0.1.0", "10.0 s", "280 req", "28.0 req/s", ">237<", "status-completed"] {
             #expect(html.contains(fact), "\(fact)")
         }
     }

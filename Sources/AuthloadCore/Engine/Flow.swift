@@ -33,6 +33,7 @@ extension Flow {
 /// What a flow iteration may use: the clock, its HTTP client, its deadlines, and the recorder.
 public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     public let clock: C
+    /// The flow's client; every HTTP request sent through it is counted (``MetricSamples/httpRequests``).
     public let client: any HTTPClient
     /// Longest one request may take; the flow deadline may cut it shorter.
     public let stepTimeout: Duration
@@ -55,7 +56,9 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     public init(clock: C, client: any HTTPClient, stepTimeout: Duration, deadline: C.Instant,
                 recorder: MetricsRecorder, firstStepMetric: Int, shard: Int, runStart: C.Instant, due: C.Instant? = nil) {
         self.clock = clock
-        self.client = client
+        // The catalog numbers a flow's series just before its first step's.
+        self.client = CountingClient(base: client, clock: clock, recorder: recorder, flowMetric: firstStepMetric - 1, shard: shard,
+                                     runStart: runStart)
         self.stepTimeout = stepTimeout
         self.deadline = deadline
         self.recorder = recorder

@@ -62,10 +62,10 @@ public final class Collector: Sendable {
             state.live = LiveStats(
                 elapsed: recorder.interval * completed,
                 activeUsers: activeUsers,
-                requestsPerSecond: Double(tickSteps.count) / intervalSeconds,
+                requestsPerSecond: Double(tickSteps.httpRequests) / intervalSeconds,
                 errorsPerSecond: Double(tickSteps.errors) / intervalSeconds,
                 p95Micros: tickSteps.histogram.value(atPercentile: 95),
-                totalRequests: state.live.totalRequests + tickSteps.count,
+                totalRequests: state.live.totalRequests + tickSteps.httpRequests,
                 totalErrors: state.live.totalErrors + tickSteps.errors
             )
             Self.finalize(upTo: completed - lag, state: &state, catalog: catalog, interval: intervalSeconds)
@@ -154,6 +154,7 @@ public final class Collector: Sendable {
                 guard let series else { continue }
                 state.cumulative[metric].merge(series)
                 if catalog.isRequest(metric) { tickSteps.merge(series) }
+                if !catalog.isStep(metric) { tickSteps.httpRequests += series.httpRequests }
                 if index < state.firstOpen { state.late[metric, default: 0] += series.count }
             }
             if index >= state.firstOpen { state.window[index, default: IntervalSamples(metricCount: catalog.count)].merge(samples) }
@@ -201,7 +202,7 @@ public final class Collector: Sendable {
             minMicros: h.min, meanMicros: h.mean, maxMicros: h.max,
             p50Micros: h.value(atPercentile: 50), p90Micros: h.value(atPercentile: 90),
             p95Micros: h.value(atPercentile: 95), p99Micros: h.value(atPercentile: 99),
-            p999Micros: h.value(atPercentile: 99.9), event: event)
+            p999Micros: h.value(atPercentile: 99.9), event: event, httpRequests: id.step == nil ? series.httpRequests : nil)
     }
 
     static func errorCounts(_ cumulative: [MetricSamples], catalog: MetricCatalog) -> [ErrorCount] {
@@ -243,7 +244,9 @@ public struct LateSamples: Sendable {
 public struct LiveStats: Sendable, Equatable {
     public var elapsed: Duration = .zero
     public var activeUsers = 0
+    /// HTTP requests sent on the wire per second, over the last interval.
     public var requestsPerSecond = 0.0
+    /// Failed request steps per second.
     public var errorsPerSecond = 0.0
     public var p95Micros = 0
     public var totalRequests = 0

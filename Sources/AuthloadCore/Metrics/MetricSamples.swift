@@ -3,6 +3,9 @@ public struct MetricSamples: Sendable {
     public var histogram = Histogram()
     public var errors = 0
     public var errorCounts: [Outcome: Int] = [:]
+    /// HTTP requests sent on the wire (a flow's series only): every request, retry and WebSocket upgrade,
+    /// whatever step, event or part of a step it served.
+    public var httpRequests = 0
 
     public init() {}
 
@@ -20,6 +23,7 @@ public struct MetricSamples: Sendable {
     public mutating func merge(_ other: MetricSamples) {
         histogram.merge(other.histogram)
         errors += other.errors
+        httpRequests += other.httpRequests
         for (outcome, count) in other.errorCounts { errorCounts[outcome, default: 0] += count }
     }
 }
@@ -33,6 +37,11 @@ struct IntervalSamples: Sendable {
     mutating func record(metric: Int, latencyMicros: Int, outcome: Outcome) {
         if metrics[metric] == nil { metrics[metric] = MetricSamples() }
         metrics[metric]!.record(latencyMicros: latencyMicros, outcome: outcome)
+    }
+
+    mutating func countRequest(metric: Int) {
+        if metrics[metric] == nil { metrics[metric] = MetricSamples() }
+        metrics[metric]!.httpRequests += 1
     }
 
     mutating func merge(_ other: IntervalSamples) {

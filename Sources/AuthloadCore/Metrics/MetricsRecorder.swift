@@ -34,6 +34,15 @@ public final class MetricsRecorder: Sendable {
         }
     }
 
+    /// Counts one HTTP request sent on the wire for `metric` (a flow's series), in the interval it was sent in.
+    public func countRequest(metric: Int, startOffset: Duration, shard: Int) {
+        let intervalIndex = Int(Swift.max(0, startOffset.microseconds) / intervalMicros)
+        let metricCount = self.metricCount
+        shards[shard % shards.count].withLock { slots in
+            slots[intervalIndex, default: IntervalSamples(metricCount: metricCount)].countRequest(metric: metric)
+        }
+    }
+
     /// Takes everything recorded so far, merged across shards, by interval.
     func drain() -> [Int: IntervalSamples] {
         var merged: [Int: IntervalSamples] = [:]

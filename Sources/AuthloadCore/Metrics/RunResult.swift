@@ -52,6 +52,13 @@ public struct RunResult: Codable, Sendable, Equatable {
         self.capacity = capacity
     }
 
+    /// HTTP requests sent on the wire over all flows; nil in results written before they were counted.
+    public var httpRequests: Int? {
+        let flows = metrics.filter { $0.id.step == nil }
+        guard flows.contains(where: { $0.httpRequests != nil }) else { return nil }
+        return flows.reduce(0) { $0 + ($1.httpRequests ?? 0) }
+    }
+
     /// Every threshold held (true when there are none).
     public var thresholdsPassed: Bool { thresholds.allSatisfy(\.passed) }
 
@@ -146,14 +153,22 @@ public struct MetricSummary: Codable, Sendable, Equatable {
     public var p999Micros: Int
     /// True for a series that times an observed event (``Flow/eventSteps``), not a request; absent otherwise.
     public var event: Bool?
+    /// A flow's series only: the HTTP requests its iterations sent on the wire (WebSocket upgrades, retries and
+    /// each call of a composite step included), which is what the server's access log counts. Steps and events
+    /// are samples, not requests; absent on steps and in results written before it was counted.
+    public var httpRequests: Int?
 
     /// Whether request totals leave this series out.
     public var isEvent: Bool { event == true }
 
+    /// What the series is, in the words of the reports: `flow`, `step` (a request step) or `event`.
+    public var seriesKind: String { id.step == nil ? "flow" : isEvent ? "event" : "step" }
+
     public init(id: MetricID, count: Int, errors: Int, histogram: String, minMicros: Int, meanMicros: Double,
                 maxMicros: Int, p50Micros: Int, p90Micros: Int, p95Micros: Int, p99Micros: Int, p999Micros: Int,
-                event: Bool = false) {
+                event: Bool = false, httpRequests: Int? = nil) {
         self.event = event ? true : nil
+        self.httpRequests = httpRequests
         self.id = id
         self.count = count
         self.errors = errors
