@@ -54,7 +54,7 @@ public struct Console: Sendable {
         }
         for verdict in result.thresholds {
             let window = verdict.worstWindowStartSeconds.map { " (worst window from \(Format.seconds($0)))" } ?? ""
-            line("  threshold \(verdict.passed ? "pass" : "FAIL"): \(verdict.name): measured \(verdict.measuredText)\(window), bound \(verdict.boundText)")
+            line("  threshold \(verdict.passed ? "pass" : "FAIL"): \(verdict.name): measured \(verdict.measuredText)\(verdict.samplesText)\(window), bound \(verdict.boundText)")
         }
         for note in result.notes { line("  note: \(note)") }
     }

@@ -54,6 +54,15 @@ public enum HelpText {
         stream over WebSocket), streem-session (held session, token refresh), http. Several
         flows with "weight"s make a mix. Per-user data: users.csv (a CSV file) or templates.
 
+        COUNTS: "HTTP requests" are the requests sent on the wire (retries, WebSocket upgrades
+        and each call of a two-call refresh included): what the server's access log counts.
+        Steps are timed samples of requests; events (a pushed GCCS status, a retry wait, a
+        Streem token expiry) are counted and timed but are not requests.
+
+        THRESHOLDS: "steps" pools every request step (not events). Latency bounds judge
+        successful samples ("samples": "all" to include failed ones), so instant errors
+        cannot make latency look better; error rates count every sample.
+
         CHECKPOINTS: every metrics.checkpoint (default 10s) result.json is saved and finished
         intervals are appended to timeseries.csv; if the process is killed, `authload report
         DIR` rebuilds the rest from the last checkpoint.

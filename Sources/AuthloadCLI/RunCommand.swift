@@ -188,7 +188,7 @@ struct RunCommand {
         let failed = result.thresholds.filter { !$0.passed }
         if !failed.isEmpty {
             console.error("\(failed.count) of \(result.thresholds.count) thresholds failed: " +
-                failed.map { "\($0.name) measured \($0.measuredText)" }.joined(separator: "; "))
+                failed.map { "\($0.name) measured \($0.measuredText)\($0.samplesText)" }.joined(separator: "; "))
             return .thresholdFailed
         }
         return .success

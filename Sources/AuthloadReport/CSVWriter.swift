@@ -18,6 +18,7 @@ public enum CSVWriter {
     public static let summaryHeader = [
         "flow", "step", "count", "errors", "error_rate", "rps", "min_ms", "mean_ms",
         "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p99_9_ms", "max_ms", "kind", "http_requests",
+        "ok_count", "ok_p50_ms", "ok_p95_ms", "ok_p99_ms", "failed_p50_ms", "failed_p99_ms",
     ]
 
     /// Column names of `timeseries.csv`, in order.
@@ -35,7 +36,9 @@ public enum CSVWriter {
     /// `kind` says what a row counts: `flow` (iterations), `step` (request steps) or `event` (something the
     /// flow observed, such as a pushed status; no request). `http_requests`, on flow rows only, is the HTTP
     /// requests the flow sent on the wire — retries, WebSocket upgrades and each call of a composite step
-    /// included — which is what the server's access log counts. `rps` divides the count by the run's measured
+    /// included — which is what the server's access log counts. `ok_*` and `failed_*` are the percentiles of
+    /// the successful and of the failed samples alone (an instant 503 pulls the pooled p50 down; these do not
+    /// mix). `rps` divides the count by the run's measured
     /// duration; `error_rate` is a fraction (0.01 = 1 %), the same scale a profile's `maxRate` threshold uses.
     public static func summary(_ result: RunResult) -> String {
         var rows = [summaryHeader]
@@ -52,9 +55,20 @@ public enum CSVWriter {
                 latency(m.p50Micros), latency(m.p90Micros), latency(m.p95Micros),
                 latency(m.p99Micros), latency(m.p999Micros), latency(m.maxMicros),
                 m.seriesKind, m.httpRequests.map(String.init) ?? "",
-            ])
+            ] + split(m.successful, m.failed))
         }
         return document(rows)
+    }
+
+    /// The `ok_*` and `failed_*` cells: percentiles of the successful and of the failed samples alone, empty
+    /// where there are none (or the result predates the split).
+    private static func split(_ ok: LatencyFigures?, _ failed: LatencyFigures?) -> [String] {
+        func ms(_ figures: LatencyFigures?, _ micros: (LatencyFigures) -> Int) -> String {
+            guard let figures, figures.count > 0 else { return "" }
+            return Format.millis(micros: micros(figures))
+        }
+        return [ok.map { String($0.count) } ?? "", ms(ok, \.p50Micros), ms(ok, \.p95Micros), ms(ok, \.p99Micros),
+                ms(failed, \.p50Micros), ms(failed, \.p99Micros)]
     }
 
     /// One row per interval and series; an interval without samples still gets a row (empty `flow` and

@@ -24,7 +24,7 @@ extension HTMLReport {
                 "from \(Format.duration(seconds: start)) for \(Format.duration(seconds: v.windowSeconds ?? 0))"
             } ?? (v.windowSeconds == nil ? "whole run" : "whole run (shorter than one window)")
             out += "<tr>\(result)<td class=\"text\">\(Format.html(v.name))</td>"
-            out += "<td\(v.passed ? "" : " class=\"bad\"")>\(Format.html(v.measuredText))</td><td>\(Format.html(v.boundText))</td>"
+            out += "<td\(v.passed ? "" : " class=\"bad\"")>\(Format.html(v.measuredText + v.samplesText))</td><td>\(Format.html(v.boundText))</td>"
             out += "<td class=\"text\">\(window)</td></tr>\n"
         }
         return out + "</tbody></table></div>\n</section>\n"

@@ -128,13 +128,15 @@ public enum HTMLReport {
             <div class="table-wrap"><table class="numbers">
             <thead><tr><th class="text" rowspan="2">Flow / step</th><th rowspan="2">Count</th>\
             <th rowspan="2">Errors</th><th rowspan="2">Error %</th><th rowspan="2">req/s</th>\
-            <th class="group" colspan="6">Latency (ms)</th></tr>
-            <tr><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>p99.9</th><th>Max</th></tr></thead>
+            <th class="group" colspan="6">Latency, all samples (ms)</th><th class="group" colspan="2">OK (ms)</th>\
+            <th class="group" colspan="2">KO (ms)</th></tr>
+            <tr><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>p99.9</th><th>Max</th><th>p50</th><th>p99</th>\
+            <th>p50</th><th>p99</th></tr></thead>
             <tbody>
 
             """
         if m.result.metrics.isEmpty {
-            out += "<tr><td class=\"text empty\" colspan=\"12\">No samples were recorded.</td></tr>\n"
+            out += "<tr><td class=\"text empty\" colspan=\"16\">No samples were recorded.</td></tr>\n"
         }
         for s in m.result.metrics {
             let hasSamples = s.count > 0
@@ -150,6 +152,10 @@ public enum HTMLReport {
             out += "<td\(errorClass)>\(rate)</td><td>\(rps)</td><td>\(s.httpRequests.map(Format.count) ?? "")</td>"
             out += [s.p50Micros, s.p90Micros, s.p95Micros, s.p99Micros, s.p999Micros, s.maxMicros]
                 .map { "<td>\(ms($0))</td>" }.joined()
+            for part in [s.successful, s.failed] {
+                let cells = part.flatMap { $0.count > 0 ? [$0.p50Micros, $0.p99Micros].map { Format.ms(micros: $0) } : nil } ?? ["–", "–"]
+                out += cells.map { "<td>\($0)</td>" }.joined()
+            }
             out += "</tr>\n"
         }
         out += "</tbody>\n</table></div>\n</section>\n"

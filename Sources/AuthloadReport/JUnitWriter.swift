@@ -38,7 +38,7 @@ public enum JUnitWriter {
 
     private static func thresholdCase(_ v: ThresholdVerdict, suite: String) -> String {
         let where_ = v.worstWindowStartSeconds.map { " in the window from \(Int($0)) s" } ?? ""
-        let summary = "measured \(v.measuredText)\(where_); bound \(v.boundText)"
+        let summary = "measured \(v.measuredText)\(v.samplesText)\(where_); bound \(v.boundText)"
         var out = "    <testcase classname=\"\(xml(suite)).thresholds\" name=\"\(xml(v.name))\" time=\"0\">\n"
         if !v.passed {
             let type = v.abortedRun ? "threshold-aborted-run" : "threshold"

@@ -15,17 +15,20 @@ struct MetricCatalogTests {
         #expect(!catalog.isRequest(0) && !catalog.isEvent(0))
     }
 
-    @Test("the live request rate leaves events out, and summaries mark them")
+    @Test("the live request rate counts HTTP requests on the wire, not step or event samples, and summaries mark events")
     func collector() {
         let recorder = MetricsRecorder(metricCount: catalog.count, interval: .seconds(1))
         let collector = Collector(catalog: catalog, recorder: recorder, lag: 1)
         for metric in [1, 2, 2, 2, 3] {
             recorder.record(metric: metric, startOffset: .milliseconds(100), latency: .milliseconds(5), outcome: .ok, shard: 0)
         }
+        // The two request steps took three requests (the WebSocket upgrade between them is one too).
+        for _ in 0..<3 { recorder.countRequest(metric: catalog.flowMetric(0), startOffset: .milliseconds(100), shard: 0) }
         collector.tick(completed: 1, activeUsers: 1)
-        #expect(collector.live.totalRequests == 2)
+        #expect(collector.live.totalRequests == 3)
         let measured = collector.finish(lastInterval: 1, activeUsers: 0)
         #expect(measured.metrics.filter(\.isEvent).map(\.id.description) == ["gccs.CreateChannel"])
         #expect(measured.metrics.first { $0.id.description == "gccs.CreateChannel" }?.count == 3)
+        #expect(measured.metrics.map(\.httpRequests) == [3, nil, nil, nil, 0, nil], "on flow rows only")
     }
 }

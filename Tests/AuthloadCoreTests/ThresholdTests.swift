@@ -126,6 +126,28 @@ struct ThresholdRunTests {
         #expect(verdicts[1].measured == 0)
     }
 
+    @Test("latency thresholds judge successful samples unless told to judge all: instant 503s cannot pull a p50 down")
+    func successfulSamples() throws {
+        let catalog = MetricCatalog(flows: [(name: "login", steps: ["login"])])
+        var all = Threshold(metric: "login.login", bound: .percentile(50, max: .milliseconds(40)), path: "thresholds[1]")
+        all.samples = .all
+        let thresholds = [Threshold(metric: "login.login", bound: .percentile(50, max: .milliseconds(40)), path: "thresholds[0]"), all]
+        let evaluator = try ThresholdEvaluator(thresholds: thresholds, catalog: catalog, interval: .seconds(1), judgedUntil: .seconds(10))
+        var cumulative = Array(repeating: MetricSamples(), count: catalog.count)
+        let step = catalog.stepMetric(flow: 0, step: 0)
+        for _ in 0..<100 {
+            cumulative[step].record(latencyMicros: 50_000, outcome: .ok)
+            cumulative[step].record(latencyMicros: 1_000, outcome: Outcome(.httpError, "503"))
+        }
+        #expect(cumulative[step].histogram.value(atPercentile: 50) <= 1_001, "pooled, half the samples are instant failures")
+        #expect(abs(cumulative[step].successes.value(atPercentile: 50) - 50_000) <= 50)
+        #expect(cumulative[step].failures.totalCount == 100)
+        let verdicts = evaluator.verdicts(cumulative: cumulative, duration: .seconds(10), abortedBy: nil)
+        #expect(verdicts.map(\.passed) == [false, true])
+        #expect(verdicts.map(\.samples) == [.successful, .all])
+        #expect(verdicts[0].samplesText == " of successful samples")
+    }
+
     @Test("a threshold naming no flow or step is refused before the run, listing what exists")
     func unknownMetric() throws {
         var plan = RunPlan.closed(users: 1, duration: .seconds(10), think: .seconds(1))
@@ -151,16 +173,20 @@ struct ThresholdProfileTests {
             {"metric": "login", "percentile": 99.9, "max": "2s", "window": "5m"},
             {"metric": "errors", "maxRate": 0.01},
             {"metric": "login.logout", "maxErrorRate": 0.05, "abortOnFail": true, "abortGrace": "30s"},
-            {"metric": "login", "minThroughput": 12.5}
+            {"metric": "login", "minThroughput": 12.5},
+            {"metric": "login", "percentile": 50, "max": "1s", "samples": "all"}
             """), fileName: "demo.json")
         #expect(plan.thresholds == [
             Threshold(metric: "login", bound: .percentile(99.9, max: .seconds(2)), window: .seconds(300), path: "thresholds[0]"),
             Threshold(metric: "steps", bound: .errorRate(max: 0.01), path: "thresholds[1]"),
             Threshold(metric: "login.logout", bound: .errorRate(max: 0.05), abortOnFail: true, abortGrace: .seconds(30), path: "thresholds[2]"),
             Threshold(metric: "login", bound: .throughput(min: 12.5), path: "thresholds[3]"),
+            { var all = Threshold(metric: "login", bound: .percentile(50, max: .seconds(1)), path: "thresholds[4]"); all.samples = .all; return all }(),
         ])
+        #expect(plan.thresholds[0].samples == .successful, "the default")
         #expect(plan.thresholds.map(\.name) == [
             "login p99.9 ≤ 2s (5m windows)", "steps error rate ≤ 1%", "login.logout error rate ≤ 5%", "login throughput ≥ 12.5/s",
+            "login p50 ≤ 1s",
         ])
     }
 
@@ -174,7 +200,11 @@ struct ThresholdProfileTests {
         ("{\"metric\": \"login\", \"maxErrorRate\": 0.1, \"abortGrace\": \"5s\"}", "thresholds[0].abortGrace: only means something with \"abortOnFail\": true"),
         ("{\"metric\": \"login\", \"minThroughput\": 0}", "thresholds[0].minThroughput: must be greater than 0 (samples per second)"),
         ("{\"metric\": \"login\", \"maxErrorRate\": 0.1, \"windw\": \"1m\"}",
-         "thresholds[0].windw: unknown field (expected one of: abortGrace, abortOnFail, max, maxErrorRate, maxRate, metric, minThroughput, percentile, window)"),
+         "thresholds[0].windw: unknown field (expected one of: abortGrace, abortOnFail, max, maxErrorRate, maxRate, metric, minThroughput, percentile, samples, window)"),
+        ("{\"metric\": \"login\", \"maxErrorRate\": 0.1, \"samples\": \"all\"}",
+         "thresholds[0].samples: only means something with \"percentile\" (a latency bound)"),
+        ("{\"metric\": \"login\", \"percentile\": 99, \"max\": \"1s\", \"samples\": \"ok\"}",
+         "thresholds[0].samples: \"ok\" is not one of: successful, all"),
     ])
     func badThreshold(text: String, expected: String) {
         #expect(throws: ProfileError.self) { try Profile.parse(Self.profile(text), fileName: "demo.json") }

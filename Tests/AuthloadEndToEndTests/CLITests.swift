@@ -152,6 +152,8 @@ struct LoadModelCLITests {
         #expect(captured.out.contains("timeseries.csv, errors.csv, junit.xml, result.json and, for load.stages,\ncapacity.csv into the report directory."))
         #expect(captured.out.contains("FLOWS (flows[].kind): fcsdk-login, okta-idx-mfa, gccs-auth (REST and a STOMP status\n"))
         #expect(captured.out.contains("CHECKPOINTS: every metrics.checkpoint (default 10s) result.json is saved"))
+        #expect(captured.out.contains("THRESHOLDS: \"steps\" pools every request step (not events). Latency bounds judge\nsuccessful samples"))
+        #expect(captured.out.contains("COUNTS: \"HTTP requests\" are the requests sent on the wire"))
         #expect(captured.out.contains("EXIT STATUS: 0 pass, 1 run error (e.g. no flow succeeded), 2 threshold failed,\n" +
                                       "             3 generator could not keep its schedule, 64 bad profile, 130 interrupted."))
     }

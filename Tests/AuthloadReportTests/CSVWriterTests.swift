@@ -11,10 +11,10 @@ struct CSVWriterTests {
     @Test("summary.csv has the documented header and one row per flow and step, latencies in ms")
     func summaryRows() {
         let lines = CSVWriterTests.lines(CSVWriter.summary(run))
-        #expect(lines.first == "flow,step,count,errors,error_rate,rps,min_ms,mean_ms,p50_ms,p90_ms,p95_ms,p99_ms,p99_9_ms,max_ms,kind,http_requests")
+        #expect(lines.first == "flow,step,count,errors,error_rate,rps,min_ms,mean_ms,p50_ms,p90_ms,p95_ms,p99_ms,p99_9_ms,max_ms,kind,http_requests,ok_count,ok_p50_ms,ok_p95_ms,ok_p99_ms,failed_p50_ms,failed_p99_ms")
         #expect(lines.count == 1 + run.metrics.count)
-        #expect(lines[1] == "login,,100,3,0.030000,10.000,1.000,1.500,1.234,2.000,2.005,3.000,3.999,4.000,flow,200")
-        #expect(lines[3] == "login,logout,97,1,0.010309,9.700,0.300,0.450,0.534,0.600,0.605,0.900,1.899,1.200,step,")
+        #expect(lines[1] == "login,,100,3,0.030000,10.000,1.000,1.500,1.234,2.000,2.005,3.000,3.999,4.000,flow,200,97,0.490,0.930,0.970,2.501,3.000")
+        #expect(lines[3] == "login,logout,97,1,0.010309,9.700,0.300,0.450,0.534,0.600,0.605,0.900,1.899,1.200,step,,,,,,,")
         #expect(lines[5].hasPrefix("mfa,verify,40,0,0.000000,4.000,1.900,"))
     }
 
@@ -74,7 +74,7 @@ struct CSVWriterTests {
     @Test("rates over zero seconds are empty cells, not infinity")
     func zeroDuration() {
         let lines = CSVWriterTests.lines(CSVWriter.summary(Fixtures.Edge.zeroDuration.result))
-        #expect(lines[1] == "login,,100,3,0.030000,,1.000,1.500,1.234,2.000,2.005,3.000,3.999,4.000,flow,200")
+        #expect(lines[1] == "login,,100,3,0.030000,,1.000,1.500,1.234,2.000,2.005,3.000,3.999,4.000,flow,200,97,0.490,0.930,0.970,2.501,3.000")
     }
 
     // MARK: Helpers

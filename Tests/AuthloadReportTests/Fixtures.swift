@@ -21,6 +21,17 @@ enum Fixtures {
         )
     }
 
+    /// A series whose successful and failed samples are also given apart.
+    static func split(_ summary: MetricSummary, ok: [Int], failed: [Int]) -> MetricSummary {
+        var summary = summary
+        var okHistogram = Histogram(), failedHistogram = Histogram()
+        for value in ok { okHistogram.record(value) }
+        for value in failed { failedHistogram.record(value) }
+        summary.successful = LatencyFigures(okHistogram)
+        summary.failed = LatencyFigures(failedHistogram)
+        return summary
+    }
+
     static func interval(_ index: Int, users: Int, _ metrics: [IntervalMetric]) -> IntervalRow {
         IntervalRow(index: index, startSeconds: Double(index) * 2, activeUsers: users, metrics: metrics)
     }
@@ -41,7 +52,7 @@ enum Fixtures {
             startedAt: "2025-01-01T02:00:00Z", endedAt: "2025-01-01T02:00:10Z",
             durationSeconds: 10, intervalSeconds: 2, status: status,
             metrics: [
-                summary("login", nil, count: 100, errors: 3, base: 1_000),
+                split(summary("login", nil, count: 100, errors: 3, base: 1_000), ok: (1...97).map { $0 * 10 }, failed: [2_000, 2_500, 3_000]),
                 summary("login", "authenticate", count: 100, errors: 2, base: 600),
                 summary("login", "logout", count: 97, errors: 1, base: 300),
                 summary("mfa", nil, count: 40, errors: 0, base: 2_000),

@@ -197,12 +197,16 @@ public final class Collector: Sendable {
 
     static func summary(_ id: MetricID, _ series: MetricSamples, event: Bool = false) -> MetricSummary {
         let h = series.histogram
-        return MetricSummary(
+        var summary = MetricSummary(
             id: id, count: series.count, errors: series.errors, histogram: h.serialized(),
             minMicros: h.min, meanMicros: h.mean, maxMicros: h.max,
             p50Micros: h.value(atPercentile: 50), p90Micros: h.value(atPercentile: 90),
             p95Micros: h.value(atPercentile: 95), p99Micros: h.value(atPercentile: 99),
             p999Micros: h.value(atPercentile: 99.9), event: event, httpRequests: id.step == nil ? series.httpRequests : nil)
+        summary.successful = LatencyFigures(series.successes)
+        summary.failed = LatencyFigures(series.failures)
+        if !series.failures.isEmpty { summary.failedHistogram = series.failures.serialized() }
+        return summary
     }
 
     static func errorCounts(_ cumulative: [MetricSamples], catalog: MetricCatalog) -> [ErrorCount] {

@@ -1,6 +1,10 @@
-/// What one series gathered over some span: latencies of every sample and its errors by kind.
+/// What one series gathered over some span: latencies of every sample, of the failed ones apart, and its
+/// errors by kind.
 public struct MetricSamples: Sendable {
+    /// Latency of every sample, successful or not.
     public var histogram = Histogram()
+    /// Latency of the failed samples only (Gatling's KO); what is left of ``histogram`` is the successful ones.
+    public var failures = Histogram()
     public var errors = 0
     public var errorCounts: [Outcome: Int] = [:]
     /// HTTP requests sent on the wire (a flow's series only): every request, retry and WebSocket upgrade,
@@ -15,13 +19,22 @@ public struct MetricSamples: Sendable {
     public mutating func record(latencyMicros: Int, outcome: Outcome) {
         histogram.record(latencyMicros)
         if outcome.kind != .ok {
+            failures.record(latencyMicros)
             errors += 1
             errorCounts[outcome, default: 0] += 1
         }
     }
 
+    /// Latency of the successful samples only (Gatling's OK): an instant 503 does not pull it down.
+    public var successes: Histogram {
+        var successes = histogram
+        successes.subtract(failures)
+        return successes
+    }
+
     public mutating func merge(_ other: MetricSamples) {
         histogram.merge(other.histogram)
+        failures.merge(other.failures)
         errors += other.errors
         httpRequests += other.httpRequests
         for (outcome, count) in other.errorCounts { errorCounts[outcome, default: 0] += count }

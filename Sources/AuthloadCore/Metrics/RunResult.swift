@@ -153,6 +153,13 @@ public struct MetricSummary: Codable, Sendable, Equatable {
     public var p999Micros: Int
     /// True for a series that times an observed event (``Flow/eventSteps``), not a request; absent otherwise.
     public var event: Bool?
+    /// Latency of the successful samples alone and of the failed ones alone (Gatling's OK and KO), so an instant
+    /// 503 neither hides in nor flatters the whole; absent in results written before they were kept apart.
+    public var successful: LatencyFigures?
+    public var failed: LatencyFigures?
+    /// The failed samples' latencies as a serialized ``Histogram`` (the successful ones are ``histogram`` less
+    /// these), so that runs merge exactly; absent when nothing failed.
+    public var failedHistogram: String?
     /// A flow's series only: the HTTP requests its iterations sent on the wire (WebSocket upgrades, retries and
     /// each call of a composite step included), which is what the server's access log counts. Steps and events
     /// are samples, not requests; absent on steps and in results written before it was counted.
@@ -181,6 +188,25 @@ public struct MetricSummary: Codable, Sendable, Equatable {
         self.p95Micros = p95Micros
         self.p99Micros = p99Micros
         self.p999Micros = p999Micros
+    }
+}
+
+/// Percentiles of one part of a series' samples (its successful or its failed ones), in microseconds.
+public struct LatencyFigures: Codable, Sendable, Equatable {
+    public var count: Int
+    public var p50Micros: Int
+    public var p90Micros: Int
+    public var p95Micros: Int
+    public var p99Micros: Int
+    public var maxMicros: Int
+
+    public init(_ histogram: Histogram) {
+        count = histogram.totalCount
+        p50Micros = histogram.value(atPercentile: 50)
+        p90Micros = histogram.value(atPercentile: 90)
+        p95Micros = histogram.value(atPercentile: 95)
+        p99Micros = histogram.value(atPercentile: 99)
+        maxMicros = histogram.max
     }
 }
 

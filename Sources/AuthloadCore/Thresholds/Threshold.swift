@@ -5,7 +5,8 @@
 ///
 /// ```json
 /// "thresholds": [
-///   { "metric": "login", "percentile": 99, "max": "800ms" },
+///   { "metric": "login", "percentile": 99, "max": "800ms" },               // successful samples
+///   { "metric": "login", "percentile": 99, "max": "1s", "samples": "all" }, // failed ones too
 ///   { "metric": "login.logout", "percentile": 95, "max": "200ms", "window": "1m" },
 ///   { "metric": "steps", "maxErrorRate": 0.01, "abortOnFail": true, "abortGrace": "30s" },
 ///   { "metric": "login", "minThroughput": 50 }
@@ -21,8 +22,18 @@ public struct Threshold: Sendable, Equatable {
         case throughput(min: Double)
     }
 
-    /// A flow (`login`), a flow's step (`login.logout`), or `steps`: every step of every flow pooled.
+    /// Which samples a latency bound judges.
+    public enum Samples: String, Sendable, Equatable, Codable, CaseIterable {
+        /// Successful samples only, the default: a fast failure (an instant 503) must not make latency look better.
+        case successful
+        /// Every sample, failed ones included.
+        case all
+    }
+
+    /// A flow (`login`), a flow's step (`login.logout`), or `steps`: every request step of every flow pooled.
     public var metric: String
+    /// For a percentile bound, which samples it judges; successful ones unless the profile says `"samples": "all"`.
+    public var samples = Samples.successful
     public var bound: Bound
     /// Sliding-window length; nil judges the whole run.
     public var window: Duration?
@@ -76,7 +87,7 @@ extension Profile {
 
     private static func threshold(_ reader: ProfileReader) throws(ProfileError) -> Threshold {
         try reader.rejectUnknownKeys(allowed: [
-            "metric", "percentile", "max", "maxErrorRate", "maxRate", "minThroughput", "window", "abortOnFail", "abortGrace",
+            "metric", "percentile", "max", "maxErrorRate", "maxRate", "minThroughput", "window", "abortOnFail", "abortGrace", "samples",
         ])
         let metricReader = try reader.required("metric")
         var metric = try metricReader.string()
@@ -110,11 +121,26 @@ extension Profile {
         }
         var threshold = Threshold(metric: metric, bound: bound, path: reader.path)
         if let window = try reader.optional("window") { threshold.window = try window.positiveDuration() }
+        if let samples = try reader.optional("samples") {
+            guard case .percentile = bound else { throw samples.error("only means something with \"percentile\" (a latency bound)") }
+            threshold.samples = Threshold.Samples(rawValue: try samples.oneOf(Threshold.Samples.allCases.map(\.rawValue)))!
+        }
         if let abort = try reader.optional("abortOnFail") { threshold.abortOnFail = try abort.bool() }
         if let grace = try reader.optional("abortGrace") {
             guard threshold.abortOnFail else { throw grace.error("only means something with \"abortOnFail\": true") }
             threshold.abortGrace = try grace.duration()
         }
         return threshold
+    }
+}
+
+extension MetricSamples {
+    /// These samples as `threshold` judges them: for a percentile of successful samples, the latency is that of
+    /// the successful ones, and so is the count that says whether there were any.
+    func judged(by threshold: Threshold) -> MetricSamples {
+        guard case .percentile = threshold.bound, threshold.samples == .successful else { return self }
+        var judged = self
+        judged.histogram = successes
+        return judged
     }
 }

@@ -73,7 +73,7 @@ public struct ThresholdEvaluator: Sendable {
             for metric in entries[position].metrics {
                 if let series = samples[metric] { pooled.merge(series) }
             }
-            entries[position].window!.push(pooled)
+            entries[position].window!.push(pooled.judged(by: entries[position].threshold))
             let window = entries[position].window!
             let start = index - window.length + 1
             guard window.isFull, judged.contains(start), judged.contains(index) else { continue }
@@ -95,7 +95,7 @@ public struct ThresholdEvaluator: Sendable {
             } else {
                 // A whole-run throughput is only known at the end; latency and errors so far are telling.
                 if case .throughput = entry.threshold.bound { continue }
-                let pooled = Self.pool(entry.metrics, cumulative)
+                let pooled = Self.pool(entry, cumulative)
                 value = Self.value(of: entry.threshold.bound, count: pooled.count, errors: pooled.errors,
                                    histogram: pooled.histogram, seconds: elapsed.seconds)
             }
@@ -114,22 +114,24 @@ public struct ThresholdEvaluator: Sendable {
                 measured = worst.value
                 worstStart = Double(worst.start) * intervalSeconds
             } else if entry.window == nil || !judgedAnyWindow(entry) {
-                let pooled = Self.pool(entry.metrics, cumulative)
+                let pooled = Self.pool(entry, cumulative)
                 measured = Self.value(of: threshold.bound, count: pooled.count, errors: pooled.errors,
                                       histogram: pooled.histogram, seconds: max(duration.seconds, intervalSeconds))
             }
-            return ThresholdVerdict(
+            var verdict = ThresholdVerdict(
                 name: threshold.name, metric: threshold.metric, path: threshold.path, kind: Self.kind(threshold.bound),
                 bound: Self.boundValue(threshold.bound), measured: measured, windowSeconds: threshold.window?.seconds,
                 worstWindowStartSeconds: worstStart, passed: measured.map { Self.passes($0, threshold.bound) } ?? false,
                 abortedRun: abortedBy == threshold)
+            if case .percentile = threshold.bound { verdict.samples = threshold.samples }
+            return verdict
         }
     }
 
     /// The thresholds that `samples` (one span's, e.g. a stage's) fail, judged on that span alone as one whole.
     func failures(in samples: [MetricSamples], seconds: Double) -> [Threshold] {
         entries.compactMap { entry in
-            let pooled = Self.pool(entry.metrics, samples)
+            let pooled = Self.pool(entry, samples)
             let value = Self.value(of: entry.threshold.bound, count: pooled.count, errors: pooled.errors,
                                    histogram: pooled.histogram, seconds: seconds)
             // A stage without samples cannot be inside the SLO.
@@ -144,13 +146,13 @@ public struct ThresholdEvaluator: Sendable {
         return judged.count >= window.length
     }
 
-    private static func pool(_ metrics: [Int], _ cumulative: [MetricSamples]) -> MetricSamples {
+    private static func pool(_ entry: Entry, _ cumulative: [MetricSamples]) -> MetricSamples {
         var pooled = MetricSamples()
-        for metric in metrics { pooled.merge(cumulative[metric]) }
-        return pooled
+        for metric in entry.metrics { pooled.merge(cumulative[metric]) }
+        return pooled.judged(by: entry.threshold)
     }
 
-    /// The figure a bound judges; nil when it cannot be known (no samples for a percentile or a rate).
+    /// The figure a bound judges, from samples already narrowed to those it judges (``MetricSamples/judged(by:)``); nil when it cannot be known (no samples for a percentile or a rate).
     private static func value(of bound: Threshold.Bound, count: Int, errors: Int, histogram: Histogram, seconds: Double) -> Double? {
         switch bound {
         case .percentile(let p, _): count > 0 ? Double(histogram.value(atPercentile: p)) : nil

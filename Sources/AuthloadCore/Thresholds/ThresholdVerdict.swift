@@ -17,6 +17,8 @@ public struct ThresholdVerdict: Codable, Sendable, Equatable {
     public var passed: Bool
     /// This threshold's failure stopped the run early (`abortOnFail`).
     public var abortedRun: Bool
+    /// A percentile's samples: successful ones (the default) or all; nil for other bounds and older results.
+    public var samples: Threshold.Samples?
 
     public enum Kind: String, Codable, Sendable {
         case percentile, errorRate, throughput
@@ -38,6 +40,10 @@ public struct ThresholdVerdict: Codable, Sendable, Equatable {
 
     /// The measured value in the bound's unit as text: `912.3ms`, `1.40%`, `48.2/s`, or `no samples`.
     public var measuredText: String { measured.map { Self.format($0, kind) } ?? "no samples" }
+
+    /// Which samples were judged, as a phrase to follow the measured value: ` of successful samples`; empty
+    /// when the bound is not a latency.
+    public var samplesText: String { samples.map { " of \($0.rawValue) samples" } ?? "" }
 
     public var boundText: String { Self.format(bound, kind) }
 
