@@ -217,8 +217,9 @@ enum RunResultBuilder {
         if late.total > 0 {
             let series = late.bySeries.prefix(3).map { "\($0.0) \(Format.count($0.1))" }.joined(separator: ", ")
             notes.append("\(Format.count(late.total)) samples lasted past the \(DurationText.format(late.wait)) the time series waits " +
-                         "after an interval (\(series)\(late.bySeries.count > 3 ? ", …" : "")): they count in the run's totals and " +
-                         "percentiles, not in the per-interval rows. Expected for flows that hold a session longer than that.")
+                         "after an interval (\(series)\(late.bySeries.count > 3 ? ", …" : "")): they count in the run's totals, " +
+                         "percentiles, threshold windows and capacity stages, not in the per-interval rows. Expected for flows " +
+                         "that hold a session longer than that.")
         }
         let iso = ISO8601DateFormatter()
         return RunResult(

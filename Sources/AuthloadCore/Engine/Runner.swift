@@ -55,8 +55,10 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         } catch {
             preconditionFailure("thresholds must be validated before a run (Runner.validate): \(error)")
         }
-        self.collector = Collector(catalog: catalog, recorder: recorder, lag: min(stepIntervals + 1, 120), thresholds: thresholds,
-                                   load: plan.load, health: health)
+        // A flow that started in an interval can run up to the flow timeout: only then is the interval complete.
+        let flowIntervals = Int((plan.timeouts.flow.seconds / plan.interval.seconds).rounded(.up))
+        self.collector = Collector(catalog: catalog, recorder: recorder, lag: min(stepIntervals + 1, 120), horizon: flowIntervals + 2,
+                                   thresholds: thresholds, load: plan.load, health: health)
     }
 
     /// Checks what a run can only check once the flows are built: that every threshold names a flow or step.

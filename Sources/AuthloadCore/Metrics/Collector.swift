@@ -2,7 +2,10 @@
 ///
 /// Each tick drains the recorder. Cumulative figures take every sample at once; an interval's row is
 /// finalized only `lag` intervals after it ends, because a sample is keyed by its start and may finish
-/// up to a step timeout later. Samples arriving after that still count in the totals (``LateSamples``).
+/// up to a step timeout later. Samples arriving after that still count in the totals (``LateSamples``),
+/// in the capacity stage they started in, and in every threshold window holding their interval: windows
+/// are settled only `horizon` intervals after an interval ends, once no flow that started in it can still
+/// be running.
 public final class Collector: Sendable {
     private struct State {
         var window: [Int: IntervalSamples] = [:]
@@ -24,23 +27,27 @@ public final class Collector: Sendable {
     public let catalog: MetricCatalog
     private let recorder: MetricsRecorder
     private let lag: Int
+    private let horizon: Int
     private let health: GeneratorHealth?
     private let state: Locked<State>
 
     /// - Parameters:
     ///   - lag: intervals to wait before finalizing one (at least the step timeout in intervals).
+    ///   - horizon: intervals to wait before a threshold window takes an interval as complete (the flow timeout
+    ///     in intervals, plus one); at least `lag`.
     ///   - thresholds: judges the run as intervals are finalized; none by default.
     ///   - load: with stages, each stage's samples are gathered for the capacity report.
     ///   - health: the generator's per-interval lag and drops, for the time series.
     ///   - maxRows: the most time-series rows kept (``TimeSeries``); past it older rows are merged, so memory
     ///     stays constant however long the run. Checkpoints save rows at full resolution and then let the
     ///     collector forget them (``forgetRows(before:)``).
-    public init(catalog: MetricCatalog, recorder: MetricsRecorder, lag: Int, thresholds: ThresholdEvaluator? = nil,
+    public init(catalog: MetricCatalog, recorder: MetricsRecorder, lag: Int, horizon: Int? = nil, thresholds: ThresholdEvaluator? = nil,
                 load: LoadPlan? = nil, health: GeneratorHealth? = nil, maxRows: Int = TimeSeries.defaultMaxRows) {
         self.catalog = catalog
         self.health = health
         self.recorder = recorder
         self.lag = max(1, lag)
+        self.horizon = max(self.lag, horizon ?? lag)
         let stages = load.map { StageAccumulator(plan: $0, interval: recorder.interval, metricCount: catalog.count) }
         self.state = Locked(State(series: TimeSeries(maxRows: maxRows),
                                   cumulative: Array(repeating: MetricSamples(), count: catalog.count),
@@ -54,6 +61,7 @@ public final class Collector: Sendable {
         let intervalSeconds = recorder.interval.seconds
         let catalog = self.catalog
         let lag = self.lag
+        let horizon = self.horizon
         state.withLock { state in
             state.activeUsers[completed - 1] = activeUsers
             Self.absorb(generator, into: &state)
@@ -69,6 +77,7 @@ public final class Collector: Sendable {
                 totalErrors: state.live.totalErrors + tickSteps.errors
             )
             Self.finalize(upTo: completed - lag, state: &state, catalog: catalog, interval: intervalSeconds)
+            state.thresholds.settle(before: completed - horizon)
             if state.abortedBy == nil {
                 state.abortedBy = state.thresholds.abortingFailure(cumulative: state.cumulative, elapsed: recorder.interval * completed)
             }
@@ -125,6 +134,7 @@ public final class Collector: Sendable {
             if state.activeUsers[lastInterval] == nil { state.activeUsers[lastInterval] = activeUsers }
             let last = max(lastInterval, state.window.keys.max() ?? 0)
             Self.finalize(upTo: last + 1, state: &state, catalog: catalog, interval: intervalSeconds)
+            state.thresholds.settle(before: last + 1)
             return Self.measured(state, catalog: catalog, duration: duration,
                                  capacity: state.stages?.report(catalog: catalog, thresholds: state.thresholds), lateWait: lateWait)
         }
@@ -157,7 +167,13 @@ public final class Collector: Sendable {
                 if !catalog.isStep(metric) { tickSteps.httpRequests += series.httpRequests }
                 if index < state.firstOpen { state.late[metric, default: 0] += series.count }
             }
-            if index >= state.firstOpen { state.window[index, default: IntervalSamples(metricCount: catalog.count)].merge(samples) }
+            if index >= state.firstOpen {
+                state.window[index, default: IntervalSamples(metricCount: catalog.count)].merge(samples)
+            } else {
+                // Closed in the time series, but not in the windows and stages it belongs to.
+                state.thresholds.observeLate(index: index, samples: samples.metrics)
+                state.stages?.observe(index: index, samples: samples.metrics)
+            }
         }
     }
 
@@ -233,7 +249,7 @@ public struct MeasuredRun: Sendable {
 }
 
 /// Samples that finished after the time series stopped waiting for their interval: they count in the run's
-/// totals and percentiles, not in the rows of the time series. Flows that hold a session for longer than
+/// totals and percentiles, in threshold windows and capacity stages, but not in the rows of the time series. Flows that hold a session for longer than
 /// the wait (a Streem `hold`) land here by design.
 public struct LateSamples: Sendable {
     /// How long after an interval ends its row waits for samples that started in it.

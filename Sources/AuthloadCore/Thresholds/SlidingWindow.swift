@@ -12,7 +12,7 @@ struct SlidingWindow: Sendable {
     }
 
     let length: Int
-    private let keepsLatency: Bool
+    let keepsLatency: Bool
     private var ring: [Slice] = []
     private var next = 0
     private(set) var histogram = Histogram()

@@ -1,16 +1,56 @@
-/// Judges a run's thresholds: sliding windows as the collector finalizes intervals, the whole run at the end.
+/// Judges a run's thresholds: sliding windows as intervals become complete, the whole run at the end.
 ///
 /// Windows are judged only where the load is what the profile asked for: a window must start at or after
 /// the end of the ramp-up and end at or before the planned end, so the ramp and the drain do not pass
 /// for a throughput drop. A run shorter than a window is judged as one span instead.
+///
+/// Every sample reaches every window it belongs to, by the interval it started in: an interval's samples are
+/// held ``PendingInterval`` (compactly) until no flow that started in it can still be running, including
+/// samples that finish after the time series has closed the interval (``observeLate(index:samples:)``), and
+/// only then enter the window that decides the verdict (``settle(before:)``). `abortOnFail` cannot wait that
+/// long: it judges a second, early window fed as the time series closes each interval.
 public struct ThresholdEvaluator: Sendable {
     private struct Entry: Sendable {
         let threshold: Threshold
         let metrics: [Int]
+        /// Fed as intervals are settled: every sample included; decides ``worst``.
         var window: SlidingWindow?
+        /// Fed as the time series closes intervals, before late samples have come: for `abortOnFail` only.
+        var early: SlidingWindow?
+        /// This entry's pooled samples of each interval not yet settled.
+        var pending: [Int: PendingInterval] = [:]
         var worst: (value: Double, start: Int)?
-        /// The value of the newest window judged, for `abortOnFail`.
+        /// The value of the newest early window, for `abortOnFail`.
         var latest: Double?
+    }
+
+    /// One interval's pooled samples of one threshold, kept small while they wait to be settled.
+    private struct PendingInterval: Sendable {
+        var count = 0
+        var errors = 0
+        var histogram: String?
+
+        mutating func add(_ samples: MetricSamples, keepsLatency: Bool) {
+            count += samples.count
+            errors += samples.errors
+            guard keepsLatency, samples.count > 0 else { return }
+            // Our own serialization of a histogram we merged: decoding cannot fail.
+            var merged = histogram.flatMap { try? Histogram(serialized: $0) } ?? Histogram()
+            merged.merge(samples.histogram)
+            histogram = merged.serialized()
+        }
+
+        var samples: MetricSamples {
+            var samples = MetricSamples()
+            if let histogram, let decoded = try? Histogram(serialized: histogram) {
+                samples.histogram = decoded
+            } else {
+                // Counts without latencies (a window that keeps none): the count lives in the histogram.
+                samples.histogram.record(1, count: count)
+            }
+            samples.errors = errors
+            return samples
+        }
     }
 
     private var entries: [Entry]
@@ -23,6 +63,9 @@ public struct ThresholdEvaluator: Sendable {
         intervalSeconds = 1
         judged = 0..<0
     }
+
+    /// Intervals before this one have entered the deciding windows.
+    private var settled = 0
 
     /// - Parameters:
     ///   - judgedFrom: windows start at or after this offset (the end of the ramp-up).
@@ -49,7 +92,7 @@ public struct ThresholdEvaluator: Sendable {
                     window = SlidingWindow(length: intervals, keepsLatency: false)
                 }
             }
-            entries.append(Entry(threshold: threshold, metrics: metrics, window: window))
+            entries.append(Entry(threshold: threshold, metrics: metrics, window: window, early: threshold.abortOnFail ? window : nil))
         }
         self.entries = entries
     }
@@ -66,24 +109,55 @@ public struct ThresholdEvaluator: Sendable {
 
     public var isEmpty: Bool { entries.isEmpty }
 
-    /// Feeds interval `index`, whose series hold `samples` (nil: no samples); intervals come in order.
+    /// Feeds interval `index`, whose series hold `samples` (nil: no samples), as the time series closes it;
+    /// intervals come in order. Samples finishing later come through ``observeLate(index:samples:)``.
     mutating func observe(index: Int, samples: [MetricSamples?]) {
         for position in entries.indices where entries[position].window != nil {
-            var pooled = MetricSamples()
-            for metric in entries[position].metrics {
-                if let series = samples[metric] { pooled.merge(series) }
-            }
-            entries[position].window!.push(pooled.judged(by: entries[position].threshold))
-            let window = entries[position].window!
-            let start = index - window.length + 1
-            guard window.isFull, judged.contains(start), judged.contains(index) else { continue }
-            let value = Self.value(of: entries[position].threshold.bound, count: window.count, errors: window.errors,
-                                   histogram: window.histogram, seconds: Double(window.length) * intervalSeconds)
-            entries[position].latest = value
-            guard let value else { continue }
-            if let worst = entries[position].worst, !Self.isWorse(value, than: worst.value, entries[position].threshold.bound) { continue }
-            entries[position].worst = (value, start)
+            let pooled = Self.pool(entries[position], samples)
+            entries[position].pending[index, default: PendingInterval()].add(pooled, keepsLatency: entries[position].window!.keepsLatency)
+            guard entries[position].early != nil else { continue }
+            entries[position].early!.push(pooled)
+            let early = entries[position].early!
+            guard early.isFull, judged.contains(index - early.length + 1), judged.contains(index) else { continue }
+            entries[position].latest = Self.value(of: entries[position].threshold.bound, count: early.count, errors: early.errors,
+                                                  histogram: early.histogram, seconds: Double(early.length) * intervalSeconds)
         }
+    }
+
+    /// Adds samples of interval `index` that finished after the time series closed it; they still reach every
+    /// window holding the interval, as long as it is not yet settled.
+    ///
+    /// - Returns: false when the interval was settled already (the sample outlived the horizon the collector
+    ///   was given; it then counts in the run's totals only).
+    @discardableResult
+    mutating func observeLate(index: Int, samples: [MetricSamples?]) -> Bool {
+        guard index >= settled else { return false }
+        for position in entries.indices where entries[position].window != nil {
+            let pooled = Self.pool(entries[position], samples)
+            guard pooled.count > 0 else { continue }
+            entries[position].pending[index, default: PendingInterval()].add(pooled, keepsLatency: entries[position].window!.keepsLatency)
+        }
+        return true
+    }
+
+    /// Moves every interval before `end` into the deciding windows, in order, and judges each window they complete.
+    mutating func settle(before end: Int) {
+        guard end > settled else { return }
+        for index in settled..<end {
+            for position in entries.indices where entries[position].window != nil {
+                let samples = entries[position].pending.removeValue(forKey: index)?.samples ?? MetricSamples()
+                entries[position].window!.push(samples)
+                let window = entries[position].window!
+                let start = index - window.length + 1
+                guard window.isFull, judged.contains(start), judged.contains(index) else { continue }
+                let value = Self.value(of: entries[position].threshold.bound, count: window.count, errors: window.errors,
+                                       histogram: window.histogram, seconds: Double(window.length) * intervalSeconds)
+                guard let value else { continue }
+                if let worst = entries[position].worst, !Self.isWorse(value, than: worst.value, entries[position].threshold.bound) { continue }
+                entries[position].worst = (value, start)
+            }
+        }
+        settled = end
     }
 
     /// The first `abortOnFail` threshold failing after its grace, given the run so far; nil when none.
@@ -149,6 +223,14 @@ public struct ThresholdEvaluator: Sendable {
     private static func pool(_ entry: Entry, _ cumulative: [MetricSamples]) -> MetricSamples {
         var pooled = MetricSamples()
         for metric in entry.metrics { pooled.merge(cumulative[metric]) }
+        return pooled.judged(by: entry.threshold)
+    }
+
+    private static func pool(_ entry: Entry, _ samples: [MetricSamples?]) -> MetricSamples {
+        var pooled = MetricSamples()
+        for metric in entry.metrics {
+            if let series = samples[metric] { pooled.merge(series) }
+        }
         return pooled.judged(by: entry.threshold)
     }
 
