@@ -117,7 +117,7 @@ struct ReportCommand {
         guard exists else { throw CLIError("\(path): no such file or directory", exitCode: .usage) }
         do {
             let result = try ReportWriter.load(resultJSON: json)
-            let files = try ReportWriter.write(result, to: (json as NSString).deletingLastPathComponent)
+            let files = try ReportWriter.write(result, to: (json as NSString).deletingLastPathComponent, keepingTimeseriesCSV: true)
             if result.status == .running {
                 console.line("note: rebuilt from a checkpoint: the run ended without its final report; " +
                              "\(result.timeseries.count) intervals (\(Int(result.durationSeconds)) s) were saved")

@@ -24,7 +24,7 @@ public enum CSVWriter {
     /// Column names of `timeseries.csv`, in order.
     public static let timeseriesHeader = [
         "interval", "start_s", "active_users", "flow", "step", "count", "errors", "rps",
-        "p50_ms", "p90_ms", "p99_ms", "max_ms",
+        "p50_ms", "p90_ms", "p99_ms", "max_ms", "intervals", "percentiles",
     ]
 
     /// Column names of `errors.csv`, in order.
@@ -73,6 +73,12 @@ public enum CSVWriter {
 
     /// One row per interval and series; an interval without samples still gets a row (empty `flow` and
     /// `step`) so that `active_users` over time has no holes.
+    ///
+    /// `intervals` is how many intervals a row covers: 1, except in a `result.json` of a run longer than two
+    /// hours, whose older rows were merged to keep memory constant. A merged row's counts are exact, but its
+    /// percentiles are the highest of the merged intervals' — an upper bound, which `percentiles` says
+    /// (`exact` or `upper bound`). A run's own `timeseries.csv` is written as the run goes, one row per
+    /// interval, and is never rewritten from merged rows.
     public static func timeseries(_ result: RunResult) -> String {
         timeseries(result, from: 0, header: true)
     }
@@ -89,8 +95,9 @@ public enum CSVWriter {
             let lead = [
                 String(interval.index), Format.fixed(interval.startSeconds, decimals: 3), String(interval.activeUsers),
             ].joined(separator: ",")
+            let span = [String(interval.intervals), interval.intervals > 1 ? "upper bound" : "exact"]
             guard !interval.metrics.isEmpty else {
-                doc.row(lead: lead, ["", "", "0", "0", perSecond(0, over: seconds), "", "", "", ""])
+                doc.row(lead: lead, ["", "", "0", "0", perSecond(0, over: seconds), "", "", "", ""] + span)
                 continue
             }
             for m in interval.metrics {
@@ -100,7 +107,7 @@ public enum CSVWriter {
                     m.id.flow, m.id.step ?? "", String(m.count), String(m.errors),
                     perSecond(m.count, over: seconds),
                     latency(m.p50Micros), latency(m.p90Micros), latency(m.p99Micros), latency(m.maxMicros),
-                ])
+                ] + span)
             }
         }
         return doc.text

@@ -75,7 +75,7 @@ public enum HTMLReport {
         let style: String
         switch r.status {
         case .completed:
-            guard !r.notes.isEmpty else { return "" }
+            guard !r.notes.isEmpty || mergedRowsNote(r) != nil else { return "" }
             headline = "Read this first"
             style = "callout"
         case .interrupted:
@@ -92,10 +92,22 @@ public enum HTMLReport {
             style = "callout callout-bad"
         }
         var out = "<div class=\"\(style)\" role=\"note\">\n<strong>\(headline)</strong>\n"
-        if !r.notes.isEmpty {
-            out += "<ul>\n" + r.notes.map { "<li>\(Format.html($0))</li>\n" }.joined() + "</ul>\n"
+        let notes = r.notes + [mergedRowsNote(r)].compactMap { $0 }
+        if !notes.isEmpty {
+            out += "<ul>\n" + notes.map { "<li>\(Format.html($0))</li>\n" }.joined() + "</ul>\n"
         }
         return out + "</div>\n"
+    }
+
+    /// What the charts show where a long run's older rows were merged: their percentiles are upper bounds.
+    static func mergedRowsNote(_ r: RunResult) -> String? {
+        let merged = r.timeseries.filter { $0.intervals > 1 }
+        guard let first = merged.first, let last = merged.last else { return nil }
+        return "The time series from \(Format.duration(seconds: first.startSeconds)) to " +
+            "\(Format.duration(seconds: Double(last.end) * r.intervalSeconds)) is shown at coarser resolution " +
+            "(\(merged.count) rows of up to \(merged.map(\.intervals).max() ?? 1) intervals) to keep memory constant: " +
+            "counts and rates there are exact, but each percentile is the highest of the merged intervals' (an upper bound). " +
+            "timeseries.csv keeps every interval."
     }
 
     private static func keyFigures(_ m: ReportModel) -> String {

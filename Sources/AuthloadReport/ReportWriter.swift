@@ -56,9 +56,12 @@ public struct ReportWriter {
     ///   before it come back from the checkpoint rows file at full resolution (the run forgot them once
     ///   saved), so `result.timeseries` needs only the rest; `timeseries.csv` keeps those rows as written and
     ///   gets the rest appended. Nil (or 0) writes `result.timeseries` as it is and rewrites the file.
+    ///   - keepingTimeseriesCSV: leave an existing `timeseries.csv` as it is (`authload report`): the run wrote it
+    ///     one row per interval, where `result.json` of a long run holds merged rows.
     /// - Throws: ``ReportError`` naming the directory or file that could not be written.
     @discardableResult
-    public static func write(_ result: RunResult, to directory: String, checkpointed: Int? = nil) throws -> ReportFiles {
+    public static func write(_ result: RunResult, to directory: String, checkpointed: Int? = nil,
+                             keepingTimeseriesCSV: Bool = false) throws -> ReportFiles {
         let files = try prepare(directory)
         var result = result
         if let checkpointed, checkpointed > 0 {
@@ -69,7 +72,9 @@ public struct ReportWriter {
         // result.json now holds every row the checkpoints saved on the side.
         try? FileManager.default.removeItem(atPath: files.checkpointRows)
         try writeAtomically(Data(CSVWriter.summary(result).utf8), to: files.summaryCSV)
-        try writeTimeseries(result, to: files, from: checkpointed ?? 0)
+        if !(keepingTimeseriesCSV && FileManager.default.fileExists(atPath: files.timeseriesCSV)) {
+            try writeTimeseries(result, to: files, from: checkpointed ?? 0)
+        }
         try writeAtomically(Data(CSVWriter.errors(result).utf8), to: files.errorsCSV)
         try writeAtomically(Data(JUnitWriter.render(result).utf8), to: files.junitXML)
         if let capacity = CSVWriter.capacity(result) {
@@ -148,9 +153,10 @@ public struct ReportWriter {
             }
             var result = try decoder.decode(RunResult.self, from: data)
             if result.status == .running {
+                // A killed run: its rows are in the checkpoint file, merged past two hours as they are read, so a
+                // day-long soak is rebuilt in the same memory as a short one.
                 let directory = (path as NSString).deletingLastPathComponent
-                try forEachCheckpointedRow(in: ReportFiles(directory: directory).checkpointRows,
-                                           after: result.timeseries.last?.index ?? -1) { result.timeseries.append($0) }
+                result.timeseries = try timeseries(savedIn: ReportFiles(directory: directory).checkpointRows, then: result.timeseries)
             }
             return result
         } catch let error as ReportError {

@@ -1,7 +1,7 @@
 import AuthloadCore
 import Testing
 
-import AuthloadReport
+@testable import AuthloadReport
 import Foundation
 
 @Suite("CSV files")
@@ -18,16 +18,28 @@ struct CSVWriterTests {
         #expect(lines[5].hasPrefix("mfa,verify,40,0,0.000000,4.000,1.900,"))
     }
 
+    @Test("a merged row of a long run says how many intervals it covers and that its percentiles are upper bounds")
+    func mergedRowsMarked() throws {
+        var result = run
+        result.timeseries = [result.timeseries[0].merged(with: result.timeseries[1])]
+        let lines = CSVWriterTests.lines(CSVWriter.timeseries(result))
+        #expect(lines.dropFirst().allSatisfy { $0.hasSuffix(",2,upper bound") }, "\(lines)")
+        let note = try #require(HTMLReport.mergedRowsNote(result))
+        #expect(note.contains("upper bound"))
+        #expect(HTMLReport.render(result).contains("an upper bound"))
+        #expect(HTMLReport.mergedRowsNote(run) == nil)
+    }
+
     @Test("timeseries.csv has a row per interval and series, and one row for an interval without samples")
     func timeseriesRows() throws {
         let lines = CSVWriterTests.lines(CSVWriter.timeseries(run))
-        #expect(lines.first == "interval,start_s,active_users,flow,step,count,errors,rps,p50_ms,p90_ms,p99_ms,max_ms")
+        #expect(lines.first == "interval,start_s,active_users,flow,step,count,errors,rps,p50_ms,p90_ms,p99_ms,max_ms,intervals,percentiles")
         let rowsPerInterval = run.timeseries.map { max(1, $0.metrics.count) }.reduce(0, +)
         #expect(lines.count == 1 + rowsPerInterval)
-        #expect(lines[1] == "0,0.000,5,login,,20,0,10.000,1.500,3.000,4.500,6.000")
-        #expect(lines.contains("3,6.000,8,,,0,0,0.000,,,,"))
+        #expect(lines[1] == "0,0.000,5,login,,20,0,10.000,1.500,3.000,4.500,6.000,1,exact")
+        #expect(lines.contains("3,6.000,8,,,0,0,0.000,,,,,1,exact"))
         // A series with zero samples has no latency to report, which is not the same as 0 ms.
-        #expect(lines.contains("4,8.000,0,login,logout,0,0,0.000,,,,"))
+        #expect(lines.contains("4,8.000,0,login,logout,0,0,0.000,,,,,1,exact"))
         let users = Set(lines.dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false)[0] })
         #expect(users == ["0", "1", "2", "3", "4"])
     }

@@ -139,6 +139,27 @@ struct ReportWriterTests {
         #expect(csv.split(whereSeparator: \.isNewline).count == rows.count + 1, "one line per interval and the header")
     }
 
+    @Test("a killed run past two hours is rebuilt in bounded memory, and the rebuild keeps the run's own timeseries.csv")
+    func killedLongRunRebuilds() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let rows = (0..<(TimeSeries.defaultMaxRows + 300)).map {
+            Fixtures.interval($0, users: 1, [Fixtures.metric("login", "authenticate", count: 2, p50: 1_000 + $0)])
+        }
+        var saved = Fixtures.run(status: .running)
+        saved.timeseries = rows
+        _ = try ReportWriter.writeCheckpoint(saved, to: dir, firstNewInterval: 0)
+        let csvBefore = try String(contentsOfFile: dir + "/timeseries.csv", encoding: .utf8)
+        // Killed here: load (what `authload report DIR` does) must not hold every saved row.
+        let loaded = try ReportWriter.load(resultJSON: dir + "/result.json")
+        #expect(loaded.timeseries.count <= TimeSeries.defaultMaxRows)
+        #expect(loaded.timeseries.reduce(0) { $0 + $1.intervals } == rows.count, "every interval is covered once")
+        try ReportWriter.write(loaded, to: dir, keepingTimeseriesCSV: true)
+        #expect(try String(contentsOfFile: dir + "/timeseries.csv", encoding: .utf8) == csvBefore,
+                "timeseries.csv keeps one row per interval rather than the merged rows")
+        #expect(csvBefore.contains(",upper bound") == false)
+    }
+
     @Test("writes the six files into a new directory and lists their paths")
     func writesFiles() throws {
         let dir = Self.scratch() + "/nested/report"

@@ -233,7 +233,8 @@ public struct IntervalRow: Codable, Sendable, Equatable {
     public var end: Int { index + intervals }
 
     /// This row and the next one as one row of both spans: counts add up, percentiles and maxima take the
-    /// higher of the two (the histograms behind them are gone), active users the peak.
+    /// higher of the two (the histograms behind them are gone), active users the peak. The merged row's
+    /// percentiles are therefore upper bounds, not percentiles; its ``span`` says so to every report.
     public func merged(with next: IntervalRow) -> IntervalRow {
         var row = self
         row.span = intervals + next.intervals
