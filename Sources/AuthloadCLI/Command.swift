@@ -17,6 +17,8 @@ public enum Command: Equatable, Sendable {
         public var duration: Duration?
         public var users: Int?
         public var quiet = false
+        /// Serve live metrics here (`--metrics-listen`), over the profile's `metrics.listen`.
+        public var metricsListen: String?
     }
 
     public struct CompareOptions: Equatable, Sendable {
@@ -69,6 +71,12 @@ public enum Command: Equatable, Sendable {
                     }
                     options.users = users
                 case "--quiet", "-q": options.quiet = true
+                case "--metrics-listen":
+                    let value = try rest.value(for: argument)
+                    guard ListenAddress(value) != nil else {
+                        throw CLIError.usage("--metrics-listen \"\(value)\": \(ListenAddress.expected)", command: "run")
+                    }
+                    options.metricsListen = value
                 default: try rest.positional(argument, into: &options.profile, name: "PROFILE")
                 }
             }

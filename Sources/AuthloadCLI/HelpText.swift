@@ -43,7 +43,7 @@ public enum HelpText {
         """
 
     static let run = """
-        USAGE: authload run PROFILE [--out DIR] [--duration D] [--users N] [--quiet]
+        USAGE: authload run PROFILE [--out DIR] [--duration D] [--users N] [--quiet] [--metrics-listen ADDR]
 
         Runs the load described by PROFILE (JSON) and writes report.html, summary.csv,
         timeseries.csv, errors.csv, junit.xml, result.json and, for load.stages,
@@ -63,6 +63,10 @@ public enum HelpText {
         successful samples ("samples": "all" to include failed ones), so instant errors
         cannot make latency look better; error rates count every sample.
 
+        LIVE METRICS: with --metrics-listen (or metrics.listen) a soak can be watched in
+        Prometheus and Grafana while it runs: counters, latency histograms, active users,
+        generator health and each threshold's state (deploy/grafana/authload.json).
+
         CHECKPOINTS: every metrics.checkpoint (default 10s) result.json is saved and finished
         intervals are appended to timeseries.csv; if the process is killed, `authload report
         DIR` rebuilds the rest from the last checkpoint.
@@ -78,6 +82,10 @@ public enum HelpText {
           -d, --duration D    Override load.duration, e.g. 30s, 5m, 1h
           -u, --users N       Override load.users
           -q, --quiet         No progress output; print only the report path
+          --metrics-listen ADDR
+                              Serve live metrics for Prometheus at http://ADDR/metrics during the run
+                              and metrics.linger (default 5s) after it: PORT (on 127.0.0.1) or
+                              HOST:PORT; overrides the profile's metrics.listen
 
         LOAD MODELS: "closed" (default): load.users loop flow → think → flow.
         "open": load.arrivalRate ("100/s", "600/m") starts a new user per arrival, who

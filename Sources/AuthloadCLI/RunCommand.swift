@@ -55,6 +55,8 @@ struct RunCommand {
         let startedAt = Date()
         let directory = options.output ?? Self.defaultDirectory(for: plan.name, at: startedAt)
         let cpuAtStart = ProcessCPU.seconds()
+        let metrics = try startMetrics(plan: plan, flows: profile.flows, runner: runner, group: group, cpuAtStart: cpuAtStart)
+        defer { metrics?.close() }
         let progress = options.quiet ? nil : ProgressReporter(console: console, plan: plan, runner: runner).start()
         let checkpoints = Checkpointer(runner: runner, plan: plan, directory: directory, startedAt: startedAt,
                                        target: targetDescription, tlsVerificationOff: verificationOff,
@@ -94,7 +96,30 @@ struct RunCommand {
         }
         if !options.quiet { console.summary(result) }
         console.line("report: \(files.html)")
+        if metrics != nil, plan.metricsLinger > .zero {
+            // The last scrapes must see the final figures: the collector holds them now.
+            if !options.quiet { console.line("metrics: final figures served for \(DurationText.format(plan.metricsLinger))") }
+            try? await ContinuousClock().sleep(for: plan.metricsLinger)
+        }
         return Self.exitCode(for: result, outcome: outcome, console: console)
+    }
+
+    /// Serves live metrics when the profile or `--metrics-listen` asks for them.
+    private func startMetrics(plan: RunPlan, flows: [any Flow], runner: Runner<ContinuousClock>, group: EventLoopGroup,
+                              cpuAtStart: Double) throws(CLIError) -> MetricsEndpoint? {
+        guard let text = options.metricsListen ?? plan.metricsListen, let address = ListenAddress(text) else { return nil }
+        let gauges = zip(plan.flows, flows).flatMap { plan, flow in flow.gauges.map { (plan.name, $0.key, $0.value) } }
+        let profile = plan.name
+        let endpoint = MetricsEndpoint(collector: runner.collector) {
+            MetricsExposition.RunInfo(profile: profile, version: HelpText.version, cpuSeconds: ProcessCPU.seconds() - cpuAtStart,
+                                      gauges: gauges.map { (flow: $0.0, name: $0.1, value: $0.2.current) })
+        }
+        let url = try endpoint.start(at: address, group: group)
+        if !address.isLoopback {
+            console.err("warning: live metrics are served beyond this machine at \(url) (metrics.listen / --metrics-listen)\n")
+        }
+        if !options.quiet { console.line("metrics: \(url) (Prometheus text format; OpenMetrics on request)") }
+        return endpoint
     }
 
     /// The load in words, e.g. `500 users, ramp-up 1m, duration 10m` or `open model, 100 arrivals/s (at most 10,000 users), duration 1m`.

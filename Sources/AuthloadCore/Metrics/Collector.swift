@@ -22,6 +22,8 @@ public final class Collector: Sendable {
         var abortedBy: Threshold?
         var stages: StageAccumulator?
         var generator: [Int: IntervalHealth] = [:]
+        /// Every interval's generator figures so far, added up (the worst lag, all drops).
+        var generatorTotals = IntervalHealth()
     }
 
     public let catalog: MetricCatalog
@@ -81,6 +83,19 @@ public final class Collector: Sendable {
             if state.abortedBy == nil {
                 state.abortedBy = state.thresholds.abortingFailure(cumulative: state.cumulative, elapsed: recorder.interval * completed)
             }
+        }
+    }
+
+    /// The run's figures so far, for live metrics; nothing is finalized or drained by asking.
+    public func liveSnapshot() -> LiveSnapshot {
+        let catalog = self.catalog
+        return state.withLock { state in
+            LiveSnapshot(
+                ids: catalog.ids, events: catalog.ids.indices.map(catalog.isEvent), series: state.cumulative,
+                activeUsers: state.live.activeUsers,
+                thresholds: state.thresholds.verdicts(cumulative: state.cumulative, duration: state.live.elapsed, abortedBy: state.abortedBy),
+                droppedArrivals: state.generatorTotals.dropped, maxScheduleLagMicros: state.generatorTotals.maxLagMicros,
+                elapsed: state.live.elapsed)
         }
     }
 
@@ -179,6 +194,7 @@ public final class Collector: Sendable {
 
     /// Keeps the generator's figures of intervals not yet final; later ones count only in the run's totals.
     private static func absorb(_ generator: [Int: IntervalHealth], into state: inout State) {
+        for health in generator.values { state.generatorTotals.merge(health) }
         for (index, health) in generator where index >= state.firstOpen {
             state.generator[index, default: IntervalHealth()].merge(health)
         }

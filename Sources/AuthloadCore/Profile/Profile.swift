@@ -30,10 +30,18 @@ public enum Profile {
         let timeouts = try self.timeouts(root.optional("timeouts"))
         var interval = Duration.seconds(1)
         var checkpoint = Duration.seconds(10)
+        var listen: String?
+        var linger = Duration.seconds(5)
         if let metrics = try root.optional("metrics") {
-            try metrics.rejectUnknownKeys(allowed: ["interval", "checkpoint"])
+            try metrics.rejectUnknownKeys(allowed: ["interval", "checkpoint", "listen", "linger"])
             if let i = try metrics.optional("interval") { interval = try i.positiveDuration() }
             if let c = try metrics.optional("checkpoint") { checkpoint = try c.positiveDuration() }
+            if let l = try metrics.optional("listen") {
+                let text = try l.string()
+                guard ListenAddress(text) != nil else { throw l.error(ListenAddress.expected) }
+                listen = text
+            }
+            if let l = try metrics.optional("linger") { linger = try l.duration() }
         }
         var seed: UInt64 = 1
         if let s = try root.optional("seed") {
@@ -58,6 +66,8 @@ public enum Profile {
         )
         plan.generator = try generator(root.optional("generator"))
         plan.checkpoint = checkpoint
+        plan.metricsListen = listen
+        plan.metricsLinger = linger
         if let compare = try root.optional("compare") { plan.compare = try CompareTolerances.read(compare) }
         return plan
     }

@@ -18,6 +18,10 @@ public struct RunPlan: Sendable {
     /// How often a running run saves `result.json` and appends to `timeseries.csv` (`metrics.checkpoint`),
     /// so a killed run still leaves a report to rebuild.
     public var checkpoint: Duration = .seconds(10)
+    /// Where live metrics are served for Prometheus (`metrics.listen`, `HOST:PORT` or `PORT`); nil serves none.
+    public var metricsListen: String?
+    /// How long live metrics stay served after the run, so the last scrape sees the final figures (`metrics.linger`).
+    public var metricsLinger: Duration = .seconds(5)
     /// Seeds every random choice of the run (think times, flow picks), so runs can be repeated.
     public var seed: UInt64
     /// The profile as written, echoed into reports.

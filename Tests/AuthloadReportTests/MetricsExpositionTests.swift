@@ -1,0 +1,73 @@
+import AuthloadCore
+import AuthloadReport
+import Testing
+
+@Suite("Live metrics exposition")
+struct MetricsExpositionTests {
+    /// A login flow of 100 iterations (10–1,000 ms) with one step, 30 of whose samples failed with 25 different statuses.
+    static func snapshot() -> LiveSnapshot {
+        var flow = MetricSamples(), step = MetricSamples()
+        for n in 1...100 {
+            flow.record(latencyMicros: n * 10_000, outcome: .ok)
+            step.record(latencyMicros: n * 1_000, outcome: n <= 30 ? Outcome(.httpError, "\(500 + n % 25)") : .ok)
+        }
+        flow.httpRequests = 240
+        let verdict = ThresholdVerdict(name: #"login p99 ≤ 1s "quoted""#, metric: "login", path: "thresholds[0]", kind: .percentile,
+                                       bound: 1e6, measured: 99_000, passed: true)
+        return LiveSnapshot(ids: [MetricID(flow: "login", step: nil), MetricID(flow: "login", step: "login")], events: [false, false],
+                            series: [flow, step], activeUsers: 7, thresholds: [verdict], droppedArrivals: 2,
+                            maxScheduleLagMicros: 1_500, elapsed: .seconds(12))
+    }
+
+    static let info = MetricsExposition.RunInfo(profile: "demo", version: "0.1.0", cpuSeconds: 1.5,
+                                                gauges: [(flow: "streem", name: "concurrent refreshes", value: 3)])
+
+    func lines(_ format: MetricsExposition.Format) -> [String] {
+        MetricsExposition.render(Self.snapshot(), run: Self.info, format: format).split(separator: "\n").map(String.init)
+    }
+
+    @Test("counters end in _total, latencies are seconds in cumulative buckets that end in +Inf = count")
+    func prometheusText() {
+        let text = lines(.prometheus)
+        #expect(text.contains(#"authload_http_requests_total{flow="login"} 240"#))
+        #expect(text.contains(#"authload_flows_total{flow="login"} 100"#))
+        #expect(text.contains(#"authload_steps_total{flow="login",kind="request",step="login"} 100"#))
+        #expect(text.contains("# TYPE authload_flows_total counter"))
+        #expect(text.contains("# TYPE authload_run_info gauge"))
+        // 10, 20, … 1,000 ms: 10 at or below 100 ms, 50 at or below 500 ms, all 100 at 1 s.
+        #expect(text.contains(#"authload_flow_duration_seconds_bucket{flow="login",le="0.1"} 10"#))
+        #expect(text.contains(#"authload_flow_duration_seconds_bucket{flow="login",le="0.5"} 50"#))
+        #expect(text.contains(#"authload_flow_duration_seconds_bucket{flow="login",le="1"} 100"#))
+        #expect(text.contains(#"authload_flow_duration_seconds_bucket{flow="login",le="+Inf"} 100"#))
+        #expect(text.contains(#"authload_flow_duration_seconds_count{flow="login"} 100"#))
+        #expect(text.contains(#"authload_flow_duration_seconds_sum{flow="login"} 50.5"#))
+        #expect(text.contains("authload_active_users 7"))
+        #expect(text.contains("authload_dropped_arrivals_total 2"))
+        #expect(text.contains("authload_schedule_lag_max_seconds 0.0015"))
+        #expect(text.contains("process_cpu_seconds_total 1.5"))
+        #expect(text.contains(#"authload_flow_gauge{flow="streem",name="concurrent refreshes"} 3"#))
+        #expect(text.contains(#"authload_threshold_passing{path="thresholds[0]",threshold="login p99 ≤ 1s \"quoted\""} 1"#))
+        #expect(!text.contains("# EOF"))
+    }
+
+    @Test("error details per series are bounded: the most frequent kept, the rest summed as other")
+    func boundedDetails() {
+        let errors = lines(.prometheus).filter { $0.hasPrefix("authload_errors_total{") }
+        #expect(errors.count == MetricsExposition.maxDetailsPerSeries + 1)
+        #expect(errors.contains { $0.contains(#"detail="other""#) })
+        let total = errors.compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }.reduce(0, +)
+        #expect(total == 30, "no error lost to the bound")
+    }
+
+    @Test("OpenMetrics when asked: families named without _total and _info, an info type, and # EOF last")
+    func openMetrics() {
+        #expect(MetricsExposition.Format(accept: "application/openmetrics-text;version=1.0.0,text/plain;q=0.5") == .openMetrics)
+        #expect(MetricsExposition.Format(accept: "text/plain") == .prometheus)
+        #expect(MetricsExposition.Format(accept: nil) == .prometheus)
+        let text = lines(.openMetrics)
+        #expect(text.contains("# TYPE authload_flows counter"))
+        #expect(text.contains("# TYPE authload_run info"))
+        #expect(text.contains(#"authload_flows_total{flow="login"} 100"#))
+        #expect(text.last == "# EOF")
+    }
+}
