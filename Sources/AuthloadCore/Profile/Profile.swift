@@ -22,7 +22,7 @@ public enum Profile {
     }
 
     static func plan(from root: ProfileReader, readFile: FileReader = { _ in nil }) throws(ProfileError) -> RunPlan {
-        try root.rejectUnknownKeys(allowed: ["name", "target", "load", "flows", "users", "timeouts", "connections", "metrics", "seed", "description", "thresholds", "generator", "compare"])
+        try root.rejectUnknownKeys(allowed: ["$schema", "name", "target", "load", "flows", "users", "timeouts", "connections", "metrics", "seed", "description", "thresholds", "generator", "compare"])
         let name = try root.required("name").string()
         guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
             throw ProfileError("name", "use letters, digits, '-', '_' or '.' (it names the report directory)")
