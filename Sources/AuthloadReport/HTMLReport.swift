@@ -135,11 +135,15 @@ public enum HTMLReport {
         var out = """
             <section>
             <h2>Flows and steps</h2>
-            <p class="hint">Cumulative over the whole run. Latencies in milliseconds, failed samples included; \
-            req/s over the measured duration.</p>
+            <p class="hint">Cumulative over the whole run. Count is iterations on a flow row, samples on a step \
+            row; an <em>event</em> is something the flow observed (a pushed status, a retry wait), not a request. \
+            HTTP req is what each flow sent on the wire, retries and WebSocket upgrades included: what the \
+            server's access log counts. Latencies in milliseconds: all samples, then the successful (OK) and the \
+            failed (KO) ones apart; latency thresholds judge the successful ones unless they say otherwise. \
+            /s over the measured duration.</p>
             <div class="table-wrap"><table class="numbers">
             <thead><tr><th class="text" rowspan="2">Flow / step</th><th rowspan="2">Count</th>\
-            <th rowspan="2">Errors</th><th rowspan="2">Error %</th><th rowspan="2">req/s</th>\
+            <th rowspan="2">Errors</th><th rowspan="2">Error %</th><th rowspan="2">/s</th><th rowspan="2">HTTP req</th>\
             <th class="group" colspan="6">Latency, all samples (ms)</th><th class="group" colspan="2">OK (ms)</th>\
             <th class="group" colspan="2">KO (ms)</th></tr>
             <tr><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>p99.9</th><th>Max</th><th>p50</th><th>p99</th>\

@@ -25,6 +25,20 @@ struct HTMLReportTests {
         }
     }
 
+    @Test("the flows table has a header for every cell of its rows")
+    func tableColumns() throws {
+        let html = HTMLReport.render(Fixtures.run())
+        let table = try #require(html.range(of: "<h2>Flows and steps</h2>").map { html[$0.upperBound...] })
+        let head = table[..<(table.range(of: "</thead>")?.lowerBound ?? table.endIndex)]
+        let firstRow = try #require(table.range(of: "<tr class=\"flow-row\">").map { table[$0.upperBound...] })
+        let row = firstRow[..<(firstRow.range(of: "</tr>")?.lowerBound ?? firstRow.endIndex)]
+        // Header cells that span two rows, plus the second row's leaf cells, against one body row's cells.
+        let spanning = head.components(separatedBy: "rowspan=\"2\"").count - 1
+        let leaves = head.components(separatedBy: "</tr>").dropFirst().joined().components(separatedBy: "<th>").count - 1
+        #expect(spanning + leaves == row.components(separatedBy: "<td").count - 1)
+        #expect(head.contains("HTTP req"))
+    }
+
     @Test("escapes every user-provided string")
     func escaping() {
         var result = Fixtures.run(name: "<script>alert('x')</script>", notes: ["note <b>&</b>"])
