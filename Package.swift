@@ -2,7 +2,7 @@
 import PackageDescription
 
 // authload ships with no package dependencies: the toolchain and the OS are all it needs.
-// Import direction (see ../shared/DESIGN.md): Core ← Wire ← Transport/Flows/Staging ← CLI.
+// Import direction (docs/architecture.md): Core ← Wire ← Transport/Flows/Staging/Report ← CLI.
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
 let package = Package(

@@ -1,6 +1,6 @@
 import AuthloadCore
 
-/// FCSDK login (wire-spec §A): log in with JSON credentials, hold the session, log out.
+/// FCSDK login (docs/protocols.md, FCSDK): log in with JSON credentials, hold the session, log out.
 ///
 /// Outcomes: 401 is an auth failure; 200 without a `sessionid` is a protocol error (the SDK samples
 /// treat it as failure too); any other non-200 is an HTTP error; no response is a timeout or a

@@ -1,7 +1,7 @@
 import AuthloadCore
 import AuthloadWire
 
-/// GCCS (fnsvalue Guardian) authentication (wire-spec §C): a REST auth request, then a STOMP-over-WebSocket
+/// GCCS (fnsvalue Guardian) authentication (docs/protocols.md, GCCS): a REST auth request, then a STOMP-over-WebSocket
 /// status stream, completion, the result token, or a cancel.
 ///
 /// One iteration: `POST /auth` → channel and block keys; open the socket, STOMP CONNECT and SUBSCRIBE

@@ -1,7 +1,7 @@
 import AuthloadCore
 import AuthloadWire
 
-/// Follows the status stream of one GCCS authentication (wire-spec §C.2, C4/C6): which statuses came,
+/// Follows the status stream of one GCCS authentication (docs/protocols.md, GCCS): which statuses came,
 /// when, and how the authentication ended. No I/O and no clock: the flow feeds it arrival instants.
 ///
 /// Each status is timed twice: from the flow's start, and from the previous event (the previous status,

@@ -2,7 +2,7 @@ import AuthloadCore
 import AuthloadWire
 
 extension Array where Element == IDXField {
-    /// Serializes a remediation form per wire-spec §B.2's request body rule: field name → value, a field with
+    /// Serializes a remediation form per the request body rule of docs/protocols.md, Okta IDX: field name → value, a field with
     /// a `form` as a nested object, a field with `options` as the chosen option's value or form.
     ///
     /// Values come first from the flow (`value`, by the field's path, e.g. `["credentials", "passcode"]`), then

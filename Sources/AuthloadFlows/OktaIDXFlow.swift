@@ -1,7 +1,7 @@
 import AuthloadCore
 import AuthloadWire
 
-/// Okta Identity Engine embedded login with an email or SMS code (wire-spec §B, the Interaction Code flow).
+/// Okta Identity Engine embedded login with an email or SMS code (docs/protocols.md, Okta IDX, the Interaction Code flow).
 ///
 /// One iteration: `POST {issuer}/v1/interact` with a PKCE S256 challenge → `POST /idp/idx/introspect` →
 /// then whatever the server's remediations ask for — `identify` (with the password in the same form under a
@@ -9,7 +9,7 @@ import AuthloadWire
 /// authenticate` picking the profile's factor, `challenge-authenticator` for the code, `skip` for optional
 /// enrollment — until `successWithInteractionCode`, whose form is posted to the token endpoint with the
 /// code verifier. Each form goes to the remediation's href with its method and content type, its fields
-/// filled per wire-spec §B.2, so a policy shape the profile did not foresee still works, or ends with
+/// filled per docs/protocols.md, Okta IDX, so a policy shape the profile did not foresee still works, or ends with
 /// "cannot proceed at remediation X".
 ///
 /// Statuses follow okta-idx-swift (§B.5): 200–499 from IDX calls are read as ION; an ERROR message is an

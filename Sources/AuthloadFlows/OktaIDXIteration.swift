@@ -185,7 +185,7 @@ struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
         return .json(json)
     }
 
-    /// An IDX call per wire-spec §B.5: 429 waited out and sent again (except on `/challenge/answer`, whose
+    /// An IDX call per docs/protocols.md, Okta IDX: 429 waited out and sent again (except on `/challenge/answer`, whose
     /// 429 is ION), 200–499 read as ION, ERROR messages named by key, 5xx an HTTP error.
     private func idx(_ request: HTTPRequest, step: Step) async -> IDXAnswer {
         let retriable = !request.path.hasSuffix("/challenge/answer")

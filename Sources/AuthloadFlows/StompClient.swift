@@ -1,7 +1,7 @@
 import AuthloadCore
 import AuthloadWire
 
-/// A STOMP 1.2 session over one client WebSocket (wire-spec §0.2), owned by one flow iteration.
+/// A STOMP 1.2 session over one client WebSocket (docs/protocols.md, STOMP), owned by one flow iteration.
 ///
 /// It connects and negotiates heart-beats, subscribes, hands over frames in the order they arrived
 /// (several frames in one WebSocket message and one frame split over several both work), sends

@@ -1,7 +1,7 @@
 import AuthloadCore
 import AuthloadWire
 
-/// A Streem session (wire-spec §D): log in to a Streem token, hold the session making authorized calls
+/// A Streem session (docs/protocols.md, Streem): log in to a Streem token, hold the session making authorized calls
 /// at a pace, keep the token fresh, log out.
 ///
 /// Login is by invitation code (the user's `invitationCode`, 9 digits) or by OpenID: the company's

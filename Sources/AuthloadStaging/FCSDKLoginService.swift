@@ -1,6 +1,6 @@
 import AuthloadCore
 
-/// The server side of FCSDK login (wire-spec §A): the sample web app's login and logout endpoints.
+/// The server side of FCSDK login (docs/protocols.md, FCSDK): the sample web app's login and logout endpoints.
 ///
 /// `POST /csdk-sample/SDK/login` with `{"username", "password"}` answers `{"sessionid", "voiceUser",
 /// "voiceDomain"}`, or 401 for a wrong password; `DELETE /csdk-sample/SDK/login/id/{sessionid}` ends the

@@ -1,7 +1,7 @@
 import AuthloadCore
 import AuthloadWire
 
-/// The server side of GCCS authentication (wire-spec §C): REST under `/api/v3` and the STOMP status stream.
+/// The server side of GCCS authentication (docs/protocols.md, GCCS): REST under `/api/v3` and the STOMP status stream.
 ///
 /// `POST /auth` opens a channel for a device; the client connects to `/ws/v3/app/websocket` and
 /// subscribes to `/user/queue`; `POST /auth/nodes` starts the stream `CreateChannel → SelectNodes →

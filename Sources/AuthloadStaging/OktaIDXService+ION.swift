@@ -1,7 +1,7 @@
 import AuthloadCore
 import AuthloadWire
 
-/// The ION bodies of wire-spec §B.2, built from a transaction's phase.
+/// The ION bodies of docs/protocols.md, Okta IDX, built from a transaction's phase.
 extension OktaIDXService {
     static let passcodeInvalid = IDXMessage(key: IDXMessageKey.passcodeInvalid, text: "Invalid code. Try again.")
     static let incorrectPassword = IDXMessage(key: IDXMessageKey.incorrectPassword, text: "Password is incorrect")
@@ -98,7 +98,7 @@ extension OktaIDXService {
         return Self.ionResponse(status: 200, .object(body))
     }
 
-    /// The members every IDX state has (wire-spec §B.2).
+    /// The members every IDX state has (docs/protocols.md, Okta IDX).
     private func envelope(handle: String?, expiresAt: Duration?, origin: String) -> JSONObject {
         var body = JSONObject()
         body.set("version", "1.0.0")

@@ -2,7 +2,7 @@ import AuthloadCore
 import AuthloadWire
 import Foundation
 
-/// The server side of Okta Identity Engine embedded login (wire-spec §B): interact, the IDX remediation
+/// The server side of Okta Identity Engine embedded login (docs/protocols.md, Okta IDX): interact, the IDX remediation
 /// endpoints answering ION, and the token endpoint.
 ///
 /// `POST {issuer}/v1/interact` stores a PKCE challenge under an interaction handle; `POST /idp/idx/introspect`
@@ -212,7 +212,7 @@ public final class OktaIDXService: Sendable {
             }
             response = succeed(transaction, handle: handle, origin: origin, at: time)
         case (IDXPaths.cancel, _):
-            // A fresh identify with a new state handle (wire-spec §B.4).
+            // A fresh identify with a new state handle (docs/protocols.md, Okta IDX).
             let fresh = OktaIDXTransaction(codeChallenge: transaction.codeChallenge, expiresAt: time + options.stateHandleLifetime)
             let newHandle = random.withLock { "02" + $0.hex(40) }
             state.withLock {
@@ -273,7 +273,7 @@ public final class OktaIDXService: Sendable {
         var response: HTTPResponse
         let handle = ((try? JSONValue.parse(request.body)) ?? .null)["stateHandle"]?.stringValue ?? ""
         if path == IDXPaths.answer, let transaction = state.withLock({ $0.transactions.value(handle, now: time) }) {
-            // On /challenge/answer a 429 carries the state in ION (wire-spec §B.5).
+            // On /challenge/answer a 429 carries the state in ION (docs/protocols.md, Okta IDX).
             response = ion(transaction, handle: handle, origin: origin(of: request), status: 429, topError: Self.rateLimitMessage)
         } else {
             response = .json(status: 429, [

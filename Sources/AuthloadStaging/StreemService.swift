@@ -1,7 +1,7 @@
 import AuthloadCore
 import AuthloadWire
 
-/// The server side of Streem identity (wire-spec §D; the paths are ours, [M]): invitation redemption,
+/// The server side of Streem identity (docs/protocols.md, Streem; the paths are authload's own): invitation redemption,
 /// OpenID with a test-only password grant, the access-token → Streem-token exchange, a refresh, an
 /// authorized call, and logout.
 ///

@@ -1,9 +1,9 @@
 import AuthloadCore
 
-// The GCCS (fnsvalue Guardian) vocabulary of wire-spec §C, shared by the flow and the staging service
+// The GCCS (fnsvalue Guardian) vocabulary of docs/protocols.md, GCCS, shared by the flow and the staging service
 // so the two cannot drift apart.
 
-/// A status pushed on the `/user/queue` subscription as `{"status": "<name>"}` (wire-spec §C.2).
+/// A status pushed on the `/user/queue` subscription as `{"status": "<name>"}` (docs/protocols.md, GCCS).
 public enum GCCSStatus: String, Sendable, Hashable, CaseIterable {
     case requestAuth = "RequestAuth"
     case createChannel = "CreateChannel"
@@ -30,7 +30,7 @@ public enum GCCSStatus: String, Sendable, Hashable, CaseIterable {
     }
 }
 
-/// Result codes of the GCCS envelope (wire-spec §C.3); 0 is success.
+/// Result codes of the GCCS envelope (docs/protocols.md, GCCS); 0 is success.
 public enum GCCSResultCode {
     public static let success = 0
     public static let invalidClientKey = 2000
@@ -67,7 +67,7 @@ public struct GCCSEnvelope: Sendable, Equatable {
     public var json: JSONValue { ["rtCode": .number(Double(rtCode)), "rtMsg": .string(rtMsg), "data": data] }
 }
 
-/// Where the GCCS endpoints live; the REST prefix is not public (wire-spec §C.1), so it is an option.
+/// Where the GCCS endpoints live; the REST prefix is not public (docs/protocols.md, GCCS), so it is an option.
 public struct GCCSPaths: Sendable, Equatable {
     /// Prefix of the REST calls (`{apiPrefix}/auth`, `/auth/nodes`, …).
     public var apiPrefix = "/api/v3"

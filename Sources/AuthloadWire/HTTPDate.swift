@@ -1,6 +1,6 @@
 /// Dates as HTTP (`Date`, RFC 9110 IMF-fixdate) and IDX (`expiresAt`, ISO 8601 in UTC) write them.
 ///
-/// Rate-limit waits are worked out against the server's `Date` (wire-spec §B.5), so the client's own
+/// Rate-limit waits are worked out against the server's `Date` (docs/protocols.md, Okta IDX), so the client's own
 /// clock, which may be skewed, never enters; Foundation's formatters depend on locale and are not needed
 /// for two fixed formats.
 ///

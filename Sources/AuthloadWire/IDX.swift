@@ -1,9 +1,9 @@
 import AuthloadCore
 
-// The Okta Identity Engine (IDX) vocabulary of wire-spec §B, shared by the flow and the staging service
+// The Okta Identity Engine (IDX) vocabulary of docs/protocols.md, Okta IDX, shared by the flow and the staging service
 // so the two read and write the same ION shapes.
 
-/// Content types of the IDX protocol (wire-spec §B.1).
+/// Content types of the IDX protocol (docs/protocols.md, Okta IDX).
 public enum IDXMediaType {
     /// What IDX responses are (`produces`) and what clients ask for (`Accept`).
     public static let ion = "application/ion+json; okta-version=1.0.0"
@@ -21,14 +21,14 @@ public struct IDXPaths: Sendable, Equatable {
 
     public init() {}
 
-    /// `{issuer}/v1/interact`, with `/oauth2` added for an org issuer as the Swift SDK does (wire-spec §B.1).
+    /// `{issuer}/v1/interact`, with `/oauth2` added for an org issuer as the Swift SDK does (docs/protocols.md, Okta IDX).
     public var interact: String { authorizationServer + "/v1/interact" }
     /// `{issuer}/v1/token`: where the staging service points `successWithInteractionCode`.
     public var token: String { authorizationServer + "/v1/token" }
 
     private var authorizationServer: String { issuerPath.hasPrefix("/oauth2") ? issuerPath : issuerPath + "/oauth2" }
 
-    /// The IDX endpoints always live at the origin (wire-spec §B.1).
+    /// The IDX endpoints always live at the origin (docs/protocols.md, Okta IDX).
     public static let idxPrefix = "/idp/idx"
     public static let introspect = idxPrefix + "/introspect"
     public static let identify = idxPrefix + "/identify"
@@ -41,7 +41,7 @@ public struct IDXPaths: Sendable, Equatable {
     public static let enroll = idxPrefix + "/credential/enroll"
 }
 
-/// Well-known i18n keys of IDX ERROR messages (wire-spec §B.2).
+/// Well-known i18n keys of IDX ERROR messages (docs/protocols.md, Okta IDX).
 public enum IDXMessageKey {
     public static let passcodeInvalid = "api.authn.error.PASSCODE_INVALID"
     public static let sessionExpired = "idx.session.expired"
@@ -80,7 +80,7 @@ public struct IDXMessage: Sendable, Equatable {
     }
 }
 
-/// A field of a remediation form (wire-spec §B.2): a scalar, a nested form, or a choice among options.
+/// A field of a remediation form (docs/protocols.md, Okta IDX): a scalar, a nested form, or a choice among options.
 public struct IDXField: Sendable, Equatable {
     public var name: String
     public var label: String?
@@ -206,7 +206,7 @@ public struct IDXRemediation: Sendable, Equatable {
     }
 }
 
-/// What one IDX response says, read from its ION body (wire-spec §B.2).
+/// What one IDX response says, read from its ION body (docs/protocols.md, Okta IDX).
 public struct IDXResponse: Sendable {
     public var stateHandle: String?
     public var expiresAt: String?

@@ -66,7 +66,7 @@ extension StompFrame {
         return StompFrame(command: .connected, headers: headers)
     }
 
-    /// Delivers `body` to a subscription, with headers in the order of the GCCS example in wire-spec §C.2.
+    /// Delivers `body` to a subscription, with headers in the order of the GCCS example in docs/protocols.md, GCCS.
     ///
     /// - Parameters:
     ///   - destination: Where the message was sent.

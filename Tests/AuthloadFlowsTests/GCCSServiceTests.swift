@@ -4,7 +4,7 @@ import AuthloadTesting
 import AuthloadWire
 import Testing
 
-/// The staging service's REST contract (wire-spec §C.2–C.4), called directly through an in-process client.
+/// The staging service's REST contract (docs/protocols.md, GCCS), called directly through an in-process client.
 @Suite("GCCS staging service", .timeLimit(.minutes(1)))
 struct GCCSServiceTests {
     let clock = ManualClock()

@@ -55,7 +55,7 @@ struct StompFrameDecoderTests {
             + #"{"status":"StartVerificationOfNodes"}"# + "\0"
     )
 
-    @Test("reads the GCCS status MESSAGE from wire-spec §C.2")
+    @Test("reads the GCCS status MESSAGE from docs/protocols.md, GCCS")
     func gccsExample() throws {
         let outcome = stompDecode(Self.gccsMessage)
         #expect(outcome.error == nil)

@@ -72,7 +72,7 @@ struct HandshakeResponseCase: Sendable, CustomTestStringConvertible {
         }
     }
 
-    @Test("builds the upgrade request of wire-spec §0.1")
+    @Test("builds the upgrade request of docs/protocols.md, WebSocket")
     func request() {
         let request = WebSocketHandshake.makeRequest(target: "/ws?x=1", host: "gccs.example:443", key: "k", protocols: ["v12.stomp", "v11.stomp"],
                                                      origin: "https://app.example")
