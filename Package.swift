@@ -9,7 +9,7 @@ let package = Package(
     name: "authload",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "authload", targets: ["authload"]),
+        .executable(name: "authload", targets: ["authload"])
     ],
     targets: [
         .target(name: "CSystem"),
@@ -23,7 +23,9 @@ let package = Package(
         .target(name: "AuthloadReport", dependencies: ["AuthloadCore"], swiftSettings: strict),
         .target(
             name: "AuthloadCLI",
-            dependencies: ["AuthloadCore", "AuthloadWire", "AuthloadTransport", "AuthloadFlows", "AuthloadStaging", "AuthloadReport", "CSystem"],
+            dependencies: [
+                "AuthloadCore", "AuthloadWire", "AuthloadTransport", "AuthloadFlows", "AuthloadStaging", "AuthloadReport", "CSystem"
+            ],
             swiftSettings: strict
         ),
         .executableTarget(name: "authload", dependencies: ["AuthloadCLI"], swiftSettings: strict),
@@ -38,7 +40,7 @@ let package = Package(
             dependencies: ["AuthloadCLI", "AuthloadTesting", "AuthloadFlows", "AuthloadStaging", "AuthloadTransport", "AuthloadWire"],
             // Python scripts for the WebSocket interop tests, found through #filePath.
             exclude: ["Interop"]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

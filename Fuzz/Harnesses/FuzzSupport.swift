@@ -68,8 +68,10 @@ struct ParseOutcome<Event: Equatable>: Equatable {
 
 /// Feeds `bytes` to `parser` piece by piece, pulling every event after each piece, then the end of the
 /// stream if asked. After an error the parser must throw that same error again.
-func parse<Parser: HTTPStreamParser>(_ parser: Parser, _ bytes: [UInt8], pieces: [Range<Int>],
-                                     endOfStream: Bool) -> ParseOutcome<Parser.Event> {
+func parse<Parser: HTTPStreamParser>(
+    _ parser: Parser, _ bytes: [UInt8], pieces: [Range<Int>],
+    endOfStream: Bool
+) -> ParseOutcome<Parser.Event> {
     var parser = parser
     var outcome = ParseOutcome<Parser.Event>()
     func drain() -> Bool {

@@ -45,8 +45,9 @@ private func checkRoundTrip(_ response: HTTPResponse) {
     require(again.status == response.status, "status \(response.status) came back as \(again.status)")
     require(again.reason == response.reason, "reason \(response.reason.debugDescription) came back as \(again.reason.debugDescription)")
     require(again.body == response.body, "body of \(response.body.count) bytes came back as \(again.body.count)")
-    require(nonFraming(again.headers) == nonFraming(response.headers),
-            "headers \(response.headers.fields) came back as \(again.headers.fields)")
+    require(
+        nonFraming(again.headers) == nonFraming(response.headers),
+        "headers \(response.headers.fields) came back as \(again.headers.fields)")
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")

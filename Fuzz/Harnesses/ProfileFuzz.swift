@@ -11,7 +11,9 @@ import AuthloadCore
 
 private func checkDuration(_ duration: Duration, _ field: String) {
     let text = DurationText.format(duration)
-    require(DurationText.parse(text) == duration, "\(field) \(duration) prints as \(text.debugDescription), which parses to \(String(describing: DurationText.parse(text)))")
+    require(
+        DurationText.parse(text) == duration,
+        "\(field) \(duration) prints as \(text.debugDescription), which parses to \(String(describing: DurationText.parse(text)))")
 }
 
 private func checkJSON(_ bytes: ArraySlice<UInt8>) {
@@ -69,10 +71,11 @@ public func fuzzProfile(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 
     do {
         let again = try Profile.parse(plan.source.serializedString, fileName: "fuzz.json", readFile: { _ in csv })
-        require(again.name == plan.name && again.load == plan.load && again.timeouts == plan.timeouts
+        require(
+            again.name == plan.name && again.load == plan.load && again.timeouts == plan.timeouts
                 && again.connections == plan.connections && again.seed == plan.seed && again.interval == plan.interval
                 && again.users == plan.users && again.flows.map(\.name) == plan.flows.map(\.name),
-                "the serialized source parses to another plan")
+            "the serialized source parses to another plan")
     } catch {
         require(false, "the serialized source of an accepted profile is rejected: \(error)")
     }

@@ -20,8 +20,10 @@ private struct Decoded: Equatable {
     var error: WebSocketError?
 }
 
-private func decode(_ bytes: [UInt8], role: WebSocketFrameDecoder.Role, maxFrame: Int, maxMessage: Int,
-                    pieces: [Range<Int>]) -> Decoded {
+private func decode(
+    _ bytes: [UInt8], role: WebSocketFrameDecoder.Role, maxFrame: Int, maxMessage: Int,
+    pieces: [Range<Int>]
+) -> Decoded {
     var decoder = WebSocketFrameDecoder(role: role, maxFrameSize: maxFrame, maxMessageSize: maxMessage)
     var assembler = WebSocketMessageAssembler()
     var result = Decoded()
@@ -40,8 +42,10 @@ private func decode(_ bytes: [UInt8], role: WebSocketFrameDecoder.Role, maxFrame
     return result
 }
 
-private func channelActions(_ bytes: [UInt8], role: WebSocketChannel.Role, maxMessage: Int,
-                            pieces: [Range<Int>]) -> [WebSocketChannel.Action] {
+private func channelActions(
+    _ bytes: [UInt8], role: WebSocketChannel.Role, maxMessage: Int,
+    pieces: [Range<Int>]
+) -> [WebSocketChannel.Action] {
     var channel = WebSocketChannel(role: role, maxMessageSize: maxMessage)
     var actions: [WebSocketChannel.Action] = []
     for piece in pieces {

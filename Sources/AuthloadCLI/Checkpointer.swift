@@ -36,8 +36,9 @@ struct Checkpointer: Sendable {
             next = next.advanced(by: plan.checkpoint)
             let firstNew = written.withLock { $0 }
             guard let outcome = runner.checkpoint(rowsFrom: firstNew) else { continue }
-            var result = RunResultBuilder.build(plan: plan, outcome: outcome, startedAt: startedAt, endedAt: Date(),
-                                                target: target, tlsVerificationOff: tlsVerificationOff)
+            var result = RunResultBuilder.build(
+                plan: plan, outcome: outcome, startedAt: startedAt, endedAt: Date(),
+                target: target, tlsVerificationOff: tlsVerificationOff)
             result.status = .running
             do {
                 let next = try ReportWriter.writeCheckpoint(result, to: directory, firstNewInterval: firstNew)
@@ -46,7 +47,9 @@ struct Checkpointer: Sendable {
                 runner.collector.forgetRows(before: next)
                 if logs { console.line("checkpoint: \(next) intervals saved to \(directory)") }
             } catch {
-                if !warned { console.err("warning: cannot save a checkpoint: \(error) (the run goes on; its final report is written at the end)\n") }
+                if !warned {
+                    console.err("warning: cannot save a checkpoint: \(error) (the run goes on; its final report is written at the end)\n")
+                }
                 warned = true
             }
         }

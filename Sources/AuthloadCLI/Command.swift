@@ -80,7 +80,9 @@ public enum Command: Equatable, Sendable {
                 default: try rest.positional(argument, into: &options.profile, name: "PROFILE")
                 }
             }
-            guard !options.profile.isEmpty else { throw CLIError.usage("missing PROFILE (a JSON file, e.g. Profiles/demo.json)", command: "run") }
+            guard !options.profile.isEmpty else {
+                throw CLIError.usage("missing PROFILE (a JSON file, e.g. Profiles/demo.json)", command: "run")
+            }
             return .run(options)
         case "validate":
             if rest.wantsHelp { return .help(topic: "validate") }
@@ -114,7 +116,9 @@ public enum Command: Equatable, Sendable {
             if rest.wantsHelp { return .help(topic: "report") }
             var path = ""
             while let argument = rest.next() { try rest.positional(argument, into: &path, name: "REPORT_DIR") }
-            guard !path.isEmpty else { throw CLIError.usage("missing REPORT_DIR (a report directory or its result.json)", command: "report") }
+            guard !path.isEmpty else {
+                throw CLIError.usage("missing REPORT_DIR (a report directory or its result.json)", command: "report")
+            }
             return .report(path: path)
         case "compare":
             if rest.wantsHelp { return .help(topic: "compare") }
@@ -153,8 +157,10 @@ extension Command {
             }
         }
         guard paths.count == 2 else {
-            throw CLIError.usage(paths.count < 2 ? "needs BASE and NEW (result.json files or report directories)"
-                                                 : "unexpected argument \"\(paths[2])\" (only BASE and NEW)", command: "compare")
+            throw CLIError.usage(
+                paths.count < 2
+                    ? "needs BASE and NEW (result.json files or report directories)"
+                    : "unexpected argument \"\(paths[2])\" (only BASE and NEW)", command: "compare")
         }
         options.base = paths[0]
         options.new = paths[1]

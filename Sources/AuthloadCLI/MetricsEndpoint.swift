@@ -24,8 +24,9 @@ final class MetricsEndpoint: HTTPService {
         do {
             server = try HTTPServer(group: group, host: address.host, port: address.port, service: self)
         } catch {
-            throw CLIError("cannot serve metrics on \(address.host):\(address.port): \(error) (pick another port with --metrics-listen)",
-                           exitCode: .usage)
+            throw CLIError(
+                "cannot serve metrics on \(address.host):\(address.port): \(error) (pick another port with --metrics-listen)",
+                exitCode: .usage)
         }
         self.server.withLock { $0 = server }
         let host = server.host.contains(":") ? "[\(server.host)]" : server.host
@@ -42,7 +43,8 @@ final class MetricsEndpoint: HTTPService {
             return ServiceReply(HTTPResponse(status: 405, headers: ["Allow": "GET"]))
         }
         let format = MetricsExposition.Format(accept: request.headers["Accept"])
-        var response = HTTPResponse(status: 200, body: Array(MetricsExposition.render(collector.liveSnapshot(), run: info(), format: format).utf8))
+        var response = HTTPResponse(
+            status: 200, body: Array(MetricsExposition.render(collector.liveSnapshot(), run: info(), format: format).utf8))
         response.headers.add("Content-Type", format.contentType)
         return ServiceReply(response)
     }

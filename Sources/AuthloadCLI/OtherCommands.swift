@@ -50,9 +50,10 @@ struct ServeCommand {
         let staging = StagingServer(configuration: configuration)
         do {
             group = try EventLoopGroup()
-            server = try HTTPServer(group: group, host: options.host, port: options.port,
-                                    service: staging.service(configuration: configuration, clock: ContinuousClock()),
-                                    tls: identity.map { identity throws(TransportError) in try TLSServerContext(identity: identity) })
+            server = try HTTPServer(
+                group: group, host: options.host, port: options.port,
+                service: staging.service(configuration: configuration, clock: ContinuousClock()),
+                tls: identity.map { identity throws(TransportError) in try TLSServerContext(identity: identity) })
         } catch {
             throw CLIError("cannot start the staging server: \(error)", exitCode: .runError)
         }
@@ -119,8 +120,9 @@ struct ReportCommand {
             let result = try ReportWriter.load(resultJSON: json)
             let files = try ReportWriter.write(result, to: (json as NSString).deletingLastPathComponent, keepingTimeseriesCSV: true)
             if result.status == .running {
-                console.line("note: rebuilt from a checkpoint: the run ended without its final report; " +
-                             "\(result.timeseries.count) intervals (\(Int(result.durationSeconds)) s) were saved")
+                console.line(
+                    "note: rebuilt from a checkpoint: the run ended without its final report; "
+                        + "\(result.timeseries.count) intervals (\(Int(result.durationSeconds)) s) were saved")
             }
             console.line("report: \(files.html)")
             return .success

@@ -23,7 +23,9 @@ struct LoadedProfile {
             let profileDirectory = (path as NSString).deletingLastPathComponent
             let plan = try Profile.parse(text, fileName: fileName) { name in
                 let candidates = name.hasPrefix("/") ? [name] : [name, (profileDirectory as NSString).appendingPathComponent(name)]
-                return candidates.lazy.compactMap { FileManager.default.contents(atPath: $0) }.first.flatMap { String(data: $0, encoding: .utf8) }
+                return candidates.lazy.compactMap { FileManager.default.contents(atPath: $0) }.first.flatMap {
+                    String(data: $0, encoding: .utf8)
+                }
             }
             var staging: StagingConfiguration?
             let basePath: String
@@ -35,8 +37,9 @@ struct LoadedProfile {
             }
             let flows = try plan.flows.map { plan throws(ProfileError) in try FlowCatalog.make(plan, target: basePath) }
             try Runner<ContinuousClock>.validate(plan, flows: flows)
-            try plan.users.check(users: plan.load.identitiesNeeded,
-                                 flowsNeeding: flows.enumerated().map { ("flows[\($0.offset)]", $0.element.userFields) })
+            try plan.users.check(
+                users: plan.load.identitiesNeeded,
+                flowsNeeding: flows.enumerated().map { ("flows[\($0.offset)]", $0.element.userFields) })
             return LoadedProfile(plan: plan, flows: flows, staging: staging)
         } catch {
             throw CLIError(error.path == fileName ? error.description : "\(fileName): \(error)", exitCode: .usage)

@@ -7,7 +7,9 @@ struct ProgressReporter {
     let runner: Runner<ContinuousClock>
 
     func start() -> Task<Void, Never> {
-        let console = self.console, plan = self.plan, runner = self.runner
+        let console = self.console
+        let plan = self.plan
+        let runner = self.runner
         return Task {
             let clock = ContinuousClock()
             let start = clock.now
@@ -17,7 +19,8 @@ struct ProgressReporter {
                 do { try await clock.sleep(until: start + period * tick) } catch { return }
                 tick += 1
                 let live = runner.collector.live
-                let line = "[\(DurationText.format(.seconds(Int64(start.duration(to: clock.now).seconds))))/\(DurationText.format(plan.load.duration))]"
+                let line =
+                    "[\(DurationText.format(.seconds(Int64(start.duration(to: clock.now).seconds))))/\(DurationText.format(plan.load.duration))]"
                     + " users \(runner.control.activeUsers)/\(plan.load.users)"
                     + (plan.load.model == .open ? "  dropped \(Format.count(runner.health.droppedSoFar))" : "")
                     + "  req/s \(Format.count(Int(live.requestsPerSecond.rounded())))"

@@ -29,8 +29,9 @@ struct RunCommand {
         }
         let transport = SocketTransport(
             group: group,
-            configuration: SocketTransportConfiguration(connectTimeout: plan.timeouts.connect, idleTimeout: idleTimeout,
-                                                        tls: TLSClientConfiguration(insecureSkipVerify: plan.insecureSkipTLSVerify)),
+            configuration: SocketTransportConfiguration(
+                connectTimeout: plan.timeouts.connect, idleTimeout: idleTimeout,
+                tls: TLSClientConfiguration(insecureSkipVerify: plan.insecureSkipTLSVerify)),
             sharedConnections: sharedConnections)
         let verificationOff = endpoint.tls && plan.insecureSkipTLSVerify
         if verificationOff {
@@ -41,7 +42,9 @@ struct RunCommand {
         // Signals are caught before the first line, so a Ctrl-C right after it still drains and reports.
         let signals = SignalRelay { count in
             if count == 1 {
-                console.line("stopping: no new flows; in-flight flows have \(DurationText.format(plan.load.gracefulStop)) to finish (Ctrl-C again to cancel them)")
+                console.line(
+                    "stopping: no new flows; in-flight flows have \(DurationText.format(plan.load.gracefulStop)) to finish (Ctrl-C again to cancel them)"
+                )
             } else {
                 console.line("cancelling in-flight flows")
             }
@@ -58,9 +61,10 @@ struct RunCommand {
         let metrics = try startMetrics(plan: plan, flows: profile.flows, runner: runner, group: group, cpuAtStart: cpuAtStart)
         defer { metrics?.close() }
         let progress = options.quiet ? nil : ProgressReporter(console: console, plan: plan, runner: runner).start()
-        let checkpoints = Checkpointer(runner: runner, plan: plan, directory: directory, startedAt: startedAt,
-                                       target: targetDescription, tlsVerificationOff: verificationOff,
-                                       console: console, logs: !options.quiet && !console.isTerminal)
+        let checkpoints = Checkpointer(
+            runner: runner, plan: plan, directory: directory, startedAt: startedAt,
+            target: targetDescription, tlsVerificationOff: verificationOff,
+            console: console, logs: !options.quiet && !console.isTerminal)
         var outcome = await withTaskGroup(of: RunOutcome?.self) { group in
             group.addTask { await runner.run() }
             group.addTask {
@@ -105,14 +109,17 @@ struct RunCommand {
     }
 
     /// Serves live metrics when the profile or `--metrics-listen` asks for them.
-    private func startMetrics(plan: RunPlan, flows: [any Flow], runner: Runner<ContinuousClock>, group: EventLoopGroup,
-                              cpuAtStart: Double) throws(CLIError) -> MetricsEndpoint? {
+    private func startMetrics(
+        plan: RunPlan, flows: [any Flow], runner: Runner<ContinuousClock>, group: EventLoopGroup,
+        cpuAtStart: Double
+    ) throws(CLIError) -> MetricsEndpoint? {
         guard let text = options.metricsListen ?? plan.metricsListen, let address = ListenAddress(text) else { return nil }
         let gauges = zip(plan.flows, flows).flatMap { plan, flow in flow.gauges.map { (plan.name, $0.key, $0.value) } }
         let profile = plan.name
         let endpoint = MetricsEndpoint(collector: runner.collector) {
-            MetricsExposition.RunInfo(profile: profile, version: HelpText.version, cpuSeconds: ProcessCPU.seconds() - cpuAtStart,
-                                      gauges: gauges.map { (flow: $0.0, name: $0.1, value: $0.2.current) })
+            MetricsExposition.RunInfo(
+                profile: profile, version: HelpText.version, cpuSeconds: ProcessCPU.seconds() - cpuAtStart,
+                gauges: gauges.map { (flow: $0.0, name: $0.1, value: $0.2.current) })
         }
         let url = try endpoint.start(at: address, group: group)
         if !address.isLoopback {
@@ -133,8 +140,8 @@ struct RunCommand {
         case (.open, true):
             return "open model, \(rate(load.arrivalRate)) arrivals/s (at most \(Format.count(load.users)) users), \(length)"
         case (.open, false):
-            return "open model, \(load.stages.count) stages up to \(rate(load.schedule.peak)) arrivals/s " +
-                "(at most \(Format.count(load.users)) users), \(length)"
+            return "open model, \(load.stages.count) stages up to \(rate(load.schedule.peak)) arrivals/s "
+                + "(at most \(Format.count(load.users)) users), \(length)"
         }
     }
 
@@ -145,7 +152,9 @@ struct RunCommand {
     private func applyOverrides(to plan: inout RunPlan) throws(CLIError) {
         if let users = options.users {
             guard plan.load.model == .closed, plan.load.stages.isEmpty else {
-                throw CLIError.usage("--users: this profile's load has \(plan.load.model == .open ? "no fixed population (open model; set load.maxUsers)" : "stages, which set the users")", command: "run")
+                throw CLIError.usage(
+                    "--users: this profile's load has \(plan.load.model == .open ? "no fixed population (open model; set load.maxUsers)" : "stages, which set the users")",
+                    command: "run")
             }
             plan.load.users = users
         }
@@ -154,13 +163,17 @@ struct RunCommand {
                 throw CLIError.usage("--duration: this profile's load.stages set its length", command: "run")
             }
             guard plan.load.rampUp <= duration else {
-                throw CLIError.usage("--duration \(DurationText.format(duration)) is shorter than load.rampUp (\(DurationText.format(plan.load.rampUp)))", command: "run")
+                throw CLIError.usage(
+                    "--duration \(DurationText.format(duration)) is shorter than load.rampUp (\(DurationText.format(plan.load.rampUp)))",
+                    command: "run")
             }
             plan.load.duration = duration
         }
     }
 
-    private func startTarget(plan: RunPlan, staging: StagingConfiguration?, group: EventLoopGroup) throws(CLIError) -> (Endpoint, String, HTTPServer?) {
+    private func startTarget(plan: RunPlan, staging: StagingConfiguration?, group: EventLoopGroup) throws(CLIError) -> (
+        Endpoint, String, HTTPServer?
+    ) {
         switch plan.target {
         case .url(let url):
             return (url.endpoint, url.description, nil)
@@ -169,10 +182,12 @@ struct RunCommand {
             let server: HTTPServer
             do {
                 // A certificate of its own for every run; clients trust it only with insecureSkipTLSVerify.
-                let tls = staging.tls
+                let tls =
+                    staging.tls
                     ? try TLSServerContext(identity: TLSIdentity.selfSigned(hostnames: ["localhost"], ipAddresses: ["127.0.0.1"]))
                     : nil
-                server = try HTTPServer(group: group, port: 0, service: StagingServer.service(configuration: staging, clock: ContinuousClock()), tls: tls)
+                server = try HTTPServer(
+                    group: group, port: 0, service: StagingServer.service(configuration: staging, clock: ContinuousClock()), tls: tls)
             } catch {
                 throw CLIError("cannot start the embedded staging server: \(error)", exitCode: .runError)
             }
@@ -200,7 +215,10 @@ struct RunCommand {
         let succeeded = flows.reduce(0) { $0 + $1.count - $1.errors }
         if attempted > 0 && succeeded == 0 {
             // A step's error says more than its flow's, which repeats it with the same count.
-            let common = result.errors.max { ($0.count, $0.id.step == nil ? 0 : 1) < ($1.count, $1.id.step == nil ? 0 : 1) }.map { "; most often at \($0.id): \($0.kind.rawValue) (\($0.detail))" } ?? ""
+            let common =
+                result.errors.max { ($0.count, $0.id.step == nil ? 0 : 1) < ($1.count, $1.id.step == nil ? 0 : 1) }.map {
+                    "; most often at \($0.id): \($0.kind.rawValue) (\($0.detail))"
+                } ?? ""
             console.error("no flow succeeded (\(attempted) attempted)\(common); see errors.csv for why")
             return .runError
         }
@@ -212,8 +230,9 @@ struct RunCommand {
         }
         let failed = result.thresholds.filter { !$0.passed }
         if !failed.isEmpty {
-            console.error("\(failed.count) of \(result.thresholds.count) thresholds failed: " +
-                failed.map { "\($0.name) measured \($0.measuredText)\($0.samplesText)" }.joined(separator: "; "))
+            console.error(
+                "\(failed.count) of \(result.thresholds.count) thresholds failed: "
+                    + failed.map { "\($0.name) measured \($0.measuredText)\($0.samplesText)" }.joined(separator: "; "))
             return .thresholdFailed
         }
         return .success
@@ -222,29 +241,36 @@ struct RunCommand {
 
 /// Puts names, times and the environment around what the runner measured.
 enum RunResultBuilder {
-    static func build(plan: RunPlan, outcome: RunOutcome, startedAt: Date, endedAt: Date, target: String,
-                      tlsVerificationOff: Bool = false) -> RunResult {
+    static func build(
+        plan: RunPlan, outcome: RunOutcome, startedAt: Date, endedAt: Date, target: String,
+        tlsVerificationOff: Bool = false
+    ) -> RunResult {
         var notes: [String] = []
         if tlsVerificationOff {
             notes.append("TLS certificate verification was off (target.insecureSkipTLSVerify): the server's identity was not checked.")
         }
         if outcome.stoppedEarly {
-            notes.append("Stopped early by a signal after \(DurationText.format(.seconds(Int64(outcome.elapsed.seconds)))): this report is partial.")
+            notes.append(
+                "Stopped early by a signal after \(DurationText.format(.seconds(Int64(outcome.elapsed.seconds)))): this report is partial.")
         }
         if let threshold = outcome.abortedBy {
-            notes.append("Aborted after \(DurationText.format(.seconds(Int64(outcome.elapsed.seconds)))) because \(threshold.name) failed (abortOnFail): this report is partial.")
+            notes.append(
+                "Aborted after \(DurationText.format(.seconds(Int64(outcome.elapsed.seconds)))) because \(threshold.name) failed (abortOnFail): this report is partial."
+            )
         }
         if !outcome.generator.keptSchedule {
-            notes.append("The load generator could not keep its schedule (" + outcome.generator.problems.joined(separator: "; ") +
-                         "): the run says nothing reliable about the server.")
+            notes.append(
+                "The load generator could not keep its schedule (" + outcome.generator.problems.joined(separator: "; ")
+                    + "): the run says nothing reliable about the server.")
         }
         let late = outcome.measured.late
         if late.total > 0 {
             let series = late.bySeries.prefix(3).map { "\($0.0) \(Format.count($0.1))" }.joined(separator: ", ")
-            notes.append("\(Format.count(late.total)) samples lasted past the \(DurationText.format(late.wait)) the time series waits " +
-                         "after an interval (\(series)\(late.bySeries.count > 3 ? ", …" : "")): they count in the run's totals, " +
-                         "percentiles, threshold windows and capacity stages, not in the per-interval rows. Expected for flows " +
-                         "that hold a session longer than that.")
+            notes.append(
+                "\(Format.count(late.total)) samples lasted past the \(DurationText.format(late.wait)) the time series waits "
+                    + "after an interval (\(series)\(late.bySeries.count > 3 ? ", …" : "")): they count in the run's totals, "
+                    + "percentiles, threshold windows and capacity stages, not in the per-interval rows. Expected for flows "
+                    + "that hold a session longer than that.")
         }
         let iso = ISO8601DateFormatter()
         return RunResult(

@@ -16,10 +16,11 @@ final class SignalRelay: @unchecked Sendable {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
-                handler(count.withLock { value in
-                    value += 1
-                    return value
-                })
+                handler(
+                    count.withLock { value in
+                        value += 1
+                        return value
+                    })
             }
             source.setRegistrationHandler { armed.signal() }
             source.resume()

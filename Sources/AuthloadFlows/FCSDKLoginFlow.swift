@@ -72,7 +72,8 @@ public struct FCSDKLoginFlow: Flow {
 
     static func sessionID(in response: HTTPResponse) -> String? {
         guard let body = try? JSONValue.parse(response.body),
-              let sessionID = body["sessionid"]?.stringValue, !sessionID.isEmpty else { return nil }
+            let sessionID = body["sessionid"]?.stringValue, !sessionID.isEmpty
+        else { return nil }
         return sessionID
     }
 }

@@ -6,7 +6,7 @@ extension GCCSAuthFlow {
     static func read(_ reader: ProfileReader, basePath: String) throws(ProfileError) -> GCCSAuthFlow {
         try reader.rejectUnknownKeys(allowed: [
             "name", "kind", "weight", "apiPrefix", "socketPath", "clientKey", "lang", "cancelRatio", "cancelAfter",
-            "subscribeReceipt", "heartBeat", "subprotocols",
+            "subscribeReceipt", "heartBeat", "subprotocols"
         ])
         var options = Options()
         options.paths = try GCCSPaths.read(reader)

@@ -52,7 +52,8 @@ public struct GCCSAuthFlow: Flow {
     enum Step: String {
         case auth, connect, nodes, complete, token, cancel, disconnect
         /// Events: a status that came again, and a verification status that never came before a later one did.
-        case duplicateStatus = "duplicate status", missingStatus = "missing status"
+        case duplicateStatus = "duplicate status"
+        case missingStatus = "missing status"
     }
 
     /// The report's steps in the order a user meets them, each status with its gap.
@@ -69,7 +70,10 @@ public struct GCCSAuthFlow: Flow {
 
     /// The statuses and their gaps, and the duplicate and missing statuses: pushed by the server (or not), not requested.
     public var eventSteps: Set<String> {
-        Set(Self.timedStatuses.flatMap { [$0.rawValue, $0.rawValue + " gap"] } + [Step.duplicateStatus.rawValue, Step.missingStatus.rawValue])
+        Set(
+            Self.timedStatuses.flatMap { [$0.rawValue, $0.rawValue + " gap"] } + [
+                Step.duplicateStatus.rawValue, Step.missingStatus.rawValue
+            ])
     }
 
     static func index(_ step: Step) -> Int { stepNames.firstIndex(of: step.rawValue)! }

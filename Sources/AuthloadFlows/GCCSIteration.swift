@@ -44,13 +44,16 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
 
     /// C0: `POST /auth` → channel and block keys.
     private mutating func requestChannel() async -> Outcome {
-        let body: JSONValue = ["clientKey": .string(options.clientKey), "userKey": .string(userKey),
-                               "deviceId": .string(deviceID), "authPlatform": "CMMAPF002"]
+        let body: JSONValue = [
+            "clientKey": .string(options.clientKey), "userKey": .string(userKey),
+            "deviceId": .string(deviceID), "authPlatform": "CMMAPF002"
+        ]
         let result = await post(.auth, path: paths.auth, body: body)
         guard result.outcome.isOK else { return result.outcome }
         guard let data = result.response.flatMap({ GCCSEnvelope(body: $0.body) })?.data,
-              let channel = data["channelKey"]?.stringValue, !channel.isEmpty,
-              let block = data["blockKey"]?.stringValue, !block.isEmpty else {
+            let channel = data["channelKey"]?.stringValue, !channel.isEmpty,
+            let block = data["blockKey"]?.stringValue, !block.isEmpty
+        else {
             return Outcome(.protocolError, "auth answered without channelKey and blockKey")
         }
         channelKey = channel
@@ -92,7 +95,7 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
         let body: JSONValue = [
             "lang": .string(options.lang), "clientKey": .string(options.clientKey), "deviceId": .string(deviceID),
             "enCodeCK": .string(encode(channelKey)), "enCodeBK": .string(encode(blockKey)),
-            "enCodeDK": .string(encode(deviceID)), "userKey": .string(userKey),
+            "enCodeDK": .string(encode(deviceID)), "userKey": .string(userKey)
         ]
         let result = await post(.nodes, path: paths.nodes, body: body)
         guard result.outcome.isOK else { return result.outcome }
@@ -101,7 +104,8 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
         let remaining = result.response.flatMap { GCCSEnvelope(body: $0.body) }?.data["authTimeRemaining"]?.intValue
         let authDeadline = remaining.map { answered.advanced(by: .milliseconds($0)) }
         let deadline = min(authDeadline ?? context.deadline, context.deadline)
-        let expiry = authDeadline.map { $0 <= context.deadline } == true
+        let expiry =
+            authDeadline.map { $0 <= context.deadline } == true
             ? Outcome(.timeout, "AuthTimeout") : Outcome(.timeout, "flow deadline passed")
         let target = cancels ? options.cancelAfter : .completeVerificationOfNodes
         return await awaitStatus([target], until: deadline, expiry: expiry)
@@ -110,17 +114,22 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
     /// C5–C6: `POST /auth/complete`, then `AuthCompleted`, then C7: the result token.
     private mutating func complete() async -> Outcome {
         tracker.sent(at: clock.now)
-        let body: JSONValue = ["lang": .string(options.lang), "clientKey": .string(options.clientKey),
-                               "deviceId": .string(deviceID), "isSecondaryCertification": false]
+        let body: JSONValue = [
+            "lang": .string(options.lang), "clientKey": .string(options.clientKey),
+            "deviceId": .string(deviceID), "isSecondaryCertification": false
+        ]
         let completed = await post(.complete, path: paths.complete, body: body)
         guard completed.outcome.isOK else { return completed.outcome }
-        let ended = await awaitStatus([.authCompleted], until: stepDeadline, expiry: Outcome(.timeout, "no AuthCompleted within the step timeout"))
+        let ended = await awaitStatus(
+            [.authCompleted], until: stepDeadline, expiry: Outcome(.timeout, "no AuthCompleted within the step timeout"))
         guard ended.isOK else { return ended }
 
         let query = [("deviceId", deviceID), ("clientKey", options.clientKey), ("channelKey", channelKey)]
             .map { "\($0)=\(PercentEncoding.encode($1))" }.joined(separator: "&")
-        let token = await context.exchange(step: GCCSAuthFlow.index(.token),
-                                           HTTPRequest(method: "GET", target: "\(flow.basePath)\(paths.auth)?\(query)")) { response in
+        let token = await context.exchange(
+            step: GCCSAuthFlow.index(.token),
+            HTTPRequest(method: "GET", target: "\(flow.basePath)\(paths.auth)?\(query)")
+        ) { response in
             let outcome = GCCSAuthFlow.classify(response)
             guard outcome.isOK else { return outcome }
             let token = GCCSEnvelope(body: response.body)?.data.stringValue ?? ""
@@ -137,8 +146,9 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
         let cancelled = await post(.cancel, path: paths.auth, method: "DELETE", body: body)
         let lostRace = cancelled.outcome == Outcome(.protocolError, "rtCode \(GCCSResultCode.noAuthenticationInProgress)")
         guard cancelled.outcome.isOK || lostRace else { return cancelled.outcome }
-        return await awaitStatus([.authCanceled, .authCompleted], until: stepDeadline,
-                                 expiry: Outcome(.timeout, "no AuthCanceled within the step timeout"))
+        return await awaitStatus(
+            [.authCanceled, .authCompleted], until: stepDeadline,
+            expiry: Outcome(.timeout, "no AuthCanceled within the step timeout"))
     }
 
     /// UNSUBSCRIBE and DISCONNECT after a clean run (timed as `disconnect`), or a plain close after a failure.
@@ -163,7 +173,8 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
         for frame in late where frame.command == .message {
             guard let status = GCCSStatus(messageBody: frame.body) else { continue }
             switch tracker.receive(status, at: clock.now) {
-            case .conflictingEnd(let first, let then): ended = Outcome(.protocolError, "both \(first.rawValue) and \(then.rawValue) arrived")
+            case .conflictingEnd(let first, let then):
+                ended = Outcome(.protocolError, "both \(first.rawValue) and \(then.rawValue) arrived")
             case .duplicate: countEvent(.duplicateStatus)
             case .progress, .untracked: break
             }
@@ -194,8 +205,10 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
         return outcome
     }
 
-    private mutating func follow(_ session: inout StompClient<C>, until targets: Set<GCCSStatus>,
-                                 deadline: C.Instant) async throws(StompClientError) -> Outcome {
+    private mutating func follow(
+        _ session: inout StompClient<C>, until targets: Set<GCCSStatus>,
+        deadline: C.Instant
+    ) async throws(StompClientError) -> Outcome {
         while true {
             let received = try await session.next(until: deadline)
             guard received.frame.command == .message else { continue }

@@ -15,8 +15,10 @@ extension Array where Element == IDXField {
     ///   - choose: the option to take for a field with options, or nil when none fits.
     ///   - omitMissing: leave out fields without a value even when marked required, as the SDK does for the
     ///     token form's `client_secret`.
-    func filled(value: ([String]) -> JSONValue?, choose: (IDXField) -> IDXOption?, omitMissing: Bool = false,
-                path: [String] = []) -> JSONObject? {
+    func filled(
+        value: ([String]) -> JSONValue?, choose: (IDXField) -> IDXOption?, omitMissing: Bool = false,
+        path: [String] = []
+    ) -> JSONObject? {
         var object = JSONObject()
         for field in self {
             let fieldPath = path + [field.name]
@@ -34,7 +36,9 @@ extension Array where Element == IDXField {
                 if option.form.isEmpty {
                     object.set(field.name, option.value ?? .null)
                 } else {
-                    guard let nested = option.form.filled(value: value, choose: choose, omitMissing: omitMissing, path: fieldPath) else { return nil }
+                    guard let nested = option.form.filled(value: value, choose: choose, omitMissing: omitMissing, path: fieldPath) else {
+                        return nil
+                    }
                     object.set(field.name, .object(nested))
                 }
             } else if let filled = value(fieldPath) ?? field.value {

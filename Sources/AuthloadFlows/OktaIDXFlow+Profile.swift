@@ -6,7 +6,7 @@ extension OktaIDXFlow {
     static func read(_ reader: ProfileReader, basePath: String) throws(ProfileError) -> OktaIDXFlow {
         try reader.rejectUnknownKeys(allowed: [
             "name", "kind", "weight", "issuerPath", "clientId", "redirectUri", "scope", "factor", "passcode",
-            "restartOnExpiry", "maxRestarts", "maxRetries",
+            "restartOnExpiry", "maxRestarts", "maxRetries"
         ])
         var options = Options()
         options.paths = try IDXPaths.read(reader)

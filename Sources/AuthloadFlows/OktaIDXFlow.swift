@@ -76,7 +76,7 @@ public struct OktaIDXFlow: Flow {
     /// ERROR keys that mean the user's credentials were refused, rather than the protocol going wrong.
     static let authFailureKeys: Set<String> = [
         IDXMessageKey.passcodeInvalid, IDXMessageKey.incorrectPassword, IDXMessageKey.unknownUser, IDXMessageKey.answerInvalid,
-        "errors.E0000004",
+        "errors.E0000004"
     ]
 
     /// How an IDX ERROR message counts: an auth failure or a protocol error, named by its i18n key (never its text).
@@ -101,7 +101,8 @@ public struct OktaIDXFlow: Flow {
     static func rateLimitWait(_ response: HTTPResponse) -> Duration? {
         guard response.status == 429 else { return nil }
         if let reset = response.headers["X-Rate-Limit-Reset"].flatMap({ Int64($0) }),
-           let date = response.headers["Date"].flatMap({ HTTPDate.parse($0) }) {
+            let date = response.headers["Date"].flatMap({ HTTPDate.parse($0) })
+        {
             return .seconds(max(0, reset - date))
         }
         if let after = response.headers["Retry-After"].flatMap({ Int64($0) }) { return .seconds(max(0, after)) }

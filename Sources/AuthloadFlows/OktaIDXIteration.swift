@@ -78,10 +78,12 @@ struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
         let state = Base64.urlEncoded(Digest.secureRandomBytes(count: 16))
 
         // B1: interact.
-        var interact = HTTPRequest(method: "POST", target: flow.basePath + options.paths.interact, body: FormURLEncoding.encode([
-            ("client_id", options.clientID), ("scope", options.scope), ("redirect_uri", options.redirectURI),
-            ("code_challenge", challenge), ("code_challenge_method", "S256"), ("state", state),
-        ]))
+        var interact = HTTPRequest(
+            method: "POST", target: flow.basePath + options.paths.interact,
+            body: FormURLEncoding.encode([
+                ("client_id", options.clientID), ("scope", options.scope), ("redirect_uri", options.redirectURI),
+                ("code_challenge", challenge), ("code_challenge_method", "S256"), ("state", state)
+            ]))
         interact.headers.add("Content-Type", IDXMediaType.form)
         interact.headers.add("Accept", "application/json")
         let interacted = await oauth(interact, step: .interact, requiring: "interaction_handle")
@@ -91,8 +93,9 @@ struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
         }
 
         // B2: introspect, then the remediations the server asks for.
-        var introspect = HTTPRequest(method: "POST", target: IDXPaths.introspect,
-                                     body: JSONValue.object(["interactionHandle": .string(handle)]).serialized())
+        var introspect = HTTPRequest(
+            method: "POST", target: IDXPaths.introspect,
+            body: JSONValue.object(["interactionHandle": .string(handle)]).serialized())
         introspect.headers.add("Content-Type", IDXMediaType.ion)
         introspect.headers.add("Accept", IDXMediaType.ion)
         var answer = await idx(introspect, step: .introspect)
@@ -104,7 +107,8 @@ struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
             case .expired(let step, let start, let latency):
                 return .expired(step: step, start: start, latency: latency)
             case .state(let response, let step, let start, let latency):
-                let action = taken < OktaIDXFlow.maxRemediations
+                let action =
+                    taken < OktaIDXFlow.maxRemediations
                     ? next(after: response) : .cannotProceed(response.remediations.first?.name ?? "(none)")
                 switch action {
                 case .cannotProceed(let name):
@@ -131,9 +135,12 @@ struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
         if let success = response.success { return .token(success) }
         // The first remediation the flow knows, in the server's order; cancel, recover, redirect-idp and
         // enrollment offers beside it are left alone.
-        let known: [String: Step] = ["identify": .identify, "select-authenticator-authenticate": .select, "challenge-authenticator": .answer, "skip": .skip]
+        let known: [String: Step] = [
+            "identify": .identify, "select-authenticator-authenticate": .select, "challenge-authenticator": .answer, "skip": .skip
+        ]
         guard let remediation = response.remediations.first(where: { known[$0.name] != nil }) else {
-            return .cannotProceed(response.remediations.first { $0.name != "cancel" }?.name ?? response.remediations.first?.name ?? "(none)")
+            return .cannotProceed(
+                response.remediations.first { $0.name != "cancel" }?.name ?? response.remediations.first?.name ?? "(none)")
         }
         var step = known[remediation.name]!
         let isPassword = remediation.name == "identify" || response.currentAuthenticatorType == "password"
@@ -156,7 +163,8 @@ struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
     /// B6: the `successWithInteractionCode` form, posted as a form with the code verifier added.
     private func token(_ success: IDXRemediation) async -> Outcome {
         // Like the SDK, fields with no value (client_secret for a public client) are left out.
-        let fields = success.fields.filled(value: { $0 == ["code_verifier"] ? .string(verifier) : nil }, choose: { _ in nil }, omitMissing: true)
+        let fields = success.fields.filled(
+            value: { $0 == ["code_verifier"] ? .string(verifier) : nil }, choose: { _ in nil }, omitMissing: true)
         let pairs = (fields ?? JSONObject()).compactMap { member -> (String, String)? in
             switch member.value {
             case .string(let text): (member.key, text)
@@ -177,8 +185,9 @@ struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
 
     /// An interact or token call: retried on 429, recorded, and its JSON returned when it succeeded.
     private func oauth(_ request: HTTPRequest, step: Step, requiring member: String) async -> OAuthAnswer {
-        let attempt = await context.sendWithBackoff(request, retryStep: OktaIDXFlow.index(.retry), maxRetries: options.maxRetries,
-                                         backoff: OktaIDXFlow.rateLimitWait)
+        let attempt = await context.sendWithBackoff(
+            request, retryStep: OktaIDXFlow.index(.retry), maxRetries: options.maxRetries,
+            backoff: OktaIDXFlow.rateLimitWait)
         let outcome = attempt.failure ?? attempt.response.map { OktaIDXFlow.classifyOAuth($0, requiring: member) } ?? .cancelled
         context.record(step: OktaIDXFlow.index(step), start: attempt.start, outcome: outcome, latency: attempt.latency(now: clock.now))
         guard outcome.isOK, let body = attempt.response?.body, let json = try? JSONValue.parse(body) else { return .failed(outcome) }
@@ -189,7 +198,8 @@ struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
     /// 429 is ION), 200–499 read as ION, ERROR messages named by key, 5xx an HTTP error.
     private func idx(_ request: HTTPRequest, step: Step) async -> IDXAnswer {
         let retriable = !request.path.hasSuffix("/challenge/answer")
-        let attempt = await context.sendWithBackoff(request, retryStep: OktaIDXFlow.index(.retry), maxRetries: options.maxRetries) { response in
+        let attempt = await context.sendWithBackoff(request, retryStep: OktaIDXFlow.index(.retry), maxRetries: options.maxRetries) {
+            response in
             retriable ? OktaIDXFlow.rateLimitWait(response) : nil
         }
         let latency = attempt.latency(now: clock.now)
@@ -200,7 +210,8 @@ struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
         guard let response = attempt.response else { return failed(attempt.failure ?? .cancelled) }
         guard response.status < 500 else { return failed(Outcome(.httpError, "\(response.status)")) }
         guard let ion = IDXResponse(body: response.body) else {
-            return failed(response.status == 200 ? Outcome(.protocolError, "not an ION response") : Outcome(.httpError, "\(response.status)"))
+            return failed(
+                response.status == 200 ? Outcome(.protocolError, "not an ION response") : Outcome(.httpError, "\(response.status)"))
         }
         if ion.messages.contains(where: { $0.isError && $0.key == IDXMessageKey.sessionExpired }) {
             return .expired(step: step, start: attempt.start, latency: latency)

@@ -85,7 +85,8 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
             if !ready.isEmpty {
                 let received = ready.removeFirst()
                 if received.frame.command == .error {
-                    throw .serverError(received.frame.headers["message"] ?? String(decoding: received.frame.body.prefix(200), as: UTF8.self))
+                    throw .serverError(
+                        received.frame.headers["message"] ?? String(decoding: received.frame.body.prefix(200), as: UTF8.self))
                 }
                 return received
             }

@@ -53,7 +53,8 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
             if wake > clock.now {
                 let paused = await context.pause(for: clock.now.duration(to: wake))
                 guard paused.isOK else {
-                    return paused.kind == .timeout ? Outcome(.timeout, "flow deadline passed during the hold (make timeouts.flow longer than hold)") : paused
+                    return paused.kind == .timeout
+                        ? Outcome(.timeout, "flow deadline passed during the hold (make timeouts.flow longer than hold)") : paused
                 }
             }
             let now = clock.now
@@ -88,23 +89,30 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
         switch options.login {
         case .invitation:
             let code = identity["invitationCode"] ?? ""
-            let redeemed = await post(.redeem, "/v1/invitations/\(PercentEncoding.encode(code))/redeem",
-                                      json: ["company_code": .string(companyCode)])
+            let redeemed = await post(
+                .redeem, "/v1/invitations/\(PercentEncoding.encode(code))/redeem",
+                json: ["company_code": .string(companyCode)])
             return accept(redeemed)
         case .openid:
             let configuration = await context.exchange(
                 step: flow.index(.openIDConfiguration),
-                HTTPRequest(method: "GET", target: "\(flow.basePath)/v1/companies/\(PercentEncoding.encode(companyCode))/openid-configuration"),
+                HTTPRequest(
+                    method: "GET", target: "\(flow.basePath)/v1/companies/\(PercentEncoding.encode(companyCode))/openid-configuration"),
                 classify: Self.expectOK)
             guard configuration.outcome.isOK else { return configuration.outcome }
             guard let endpoint = configuration.json?["token_endpoint"]?.stringValue,
-                  let client = configuration.json?["client_id"]?.stringValue else {
+                let client = configuration.json?["client_id"]?.stringValue
+            else {
                 return Outcome(.protocolError, "openid-configuration without token_endpoint and client_id")
             }
             tokenEndpoint = endpoint
             clientID = client
-            let granted = await grant(.token, [("grant_type", "password"), ("username", identity.username),
-                                               ("password", identity.password), ("client_id", clientID)])
+            let granted = await grant(
+                .token,
+                [
+                    ("grant_type", "password"), ("username", identity.username),
+                    ("password", identity.password), ("client_id", clientID)
+                ])
             guard granted.sent.outcome.isOK, let access = granted.access else { return granted.sent.outcome }
             return accept(await exchangeAccessToken(access, step: .exchange))
         }
@@ -131,8 +139,9 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     private mutating func exchangeAccessToken(_ access: String, step: Step?) async -> Sent {
-        var request = HTTPRequest(method: "POST", target: "\(flow.basePath)/v1/streem-tokens",
-                                  body: JSONValue.object(["company_code": .string(companyCode)]).serialized())
+        var request = HTTPRequest(
+            method: "POST", target: "\(flow.basePath)/v1/streem-tokens",
+            body: JSONValue.object(["company_code": .string(companyCode)]).serialized())
         request.headers.add("Content-Type", "application/json")
         request.headers.add("Authorization", "Bearer \(access)")
         return await send(step, request, classify: Self.expectToken)
@@ -142,7 +151,8 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
     private mutating func accept(_ sent: Sent) -> Outcome {
         guard sent.outcome.isOK else { return sent.outcome }
         guard let token = sent.json?["streem_token"]?.stringValue, let claims = JWT.claims(of: token),
-              let issued = claims["iat"]?.numberValue, let expires = claims["exp"]?.numberValue else {
+            let issued = claims["iat"]?.numberValue, let expires = claims["exp"]?.numberValue
+        else {
             return Outcome(.protocolError, "no readable streem_token")
         }
         let received = clock.now
@@ -172,8 +182,9 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
         if options.refresh == .reactive {
             context.record(step: flow.index(.expired), start: start, outcome: .ok, latency: response.timing.total)
         } else {
-            context.record(step: flow.index(step), start: start, outcome: Outcome(.authFailure, "401 (token expired before its refresh)"),
-                           latency: response.timing.total)
+            context.record(
+                step: flow.index(step), start: start, outcome: Outcome(.authFailure, "401 (token expired before its refresh)"),
+                latency: response.timing.total)
         }
         let renewed = await renew(&random)
         guard renewed.isOK else { return renewed }
@@ -184,7 +195,8 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     static func expectSuccess(_ response: HTTPResponse) -> Outcome {
-        (200..<300).contains(response.status) ? .ok : Outcome(response.status == 401 || response.status == 403 ? .authFailure : .httpError, said(response))
+        (200..<300).contains(response.status)
+            ? .ok : Outcome(response.status == 401 || response.status == 403 ? .authFailure : .httpError, said(response))
     }
 
     /// How a refresh came out: renewed (or failed, recorded as the `refresh` step), refused so that only a new
@@ -212,7 +224,7 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
         case .unavailable:
             refreshUnavailableSince = start
             return .ok
-        case let .done(outcome, latency):
+        case .done(let outcome, let latency):
             // No latency: a request got no response, and the refresh took what the clock says.
             context.record(step: flow.index(.refresh), start: start, outcome: outcome, latency: latency)
             if outcome.isOK { planRefresh(&random) }
@@ -327,12 +339,12 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
     /// that a path, a number or an echoed value cannot split the error breakdown or leak into the report.
     static func errorKey(_ response: HTTPResponse) -> String? {
         guard let key = (try? JSONValue.parse(response.body))?["error"]?.stringValue, !key.isEmpty, key.count <= 64,
-              key.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic && $0.isASCII || " _-.".unicodeScalars.contains($0) })
+            key.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic && $0.isASCII || " _-.".unicodeScalars.contains($0) })
         else { return nil }
         return key
     }
 }
 
-private extension StepResult {
-    var json: JSONValue? { response.flatMap { try? JSONValue.parse($0.body) } }
+extension StepResult {
+    fileprivate var json: JSONValue? { response.flatMap { try? JSONValue.parse($0.body) } }
 }

@@ -5,7 +5,7 @@ extension StreemSessionFlow {
     static func read(_ reader: ProfileReader, basePath: String) throws(ProfileError) -> StreemSessionFlow {
         try reader.rejectUnknownKeys(allowed: [
             "name", "kind", "weight", "login", "companyCode", "hold", "callInterval", "callPath", "refresh",
-            "refreshLead", "refreshJitter", "refreshPath", "logout",
+            "refreshLead", "refreshJitter", "refreshPath", "logout"
         ])
         var options = Options()
         if let r = try reader.optional("login") { options.login = Login(rawValue: try r.oneOf(Login.allCases.map(\.rawValue)))! }

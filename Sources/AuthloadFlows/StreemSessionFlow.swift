@@ -58,7 +58,9 @@ public struct StreemSessionFlow: Flow {
     }
 
     enum Step: String {
-        case redeem, openIDConfiguration = "openid-configuration", token, exchange, call, refresh, logout, expired, relogin
+        case redeem
+        case openIDConfiguration = "openid-configuration"
+        case token, exchange, call, refresh, logout, expired, relogin
         case sessionEnded = "session-ended"
     }
 

@@ -37,9 +37,10 @@ extension AxisScale {
     }
 
     /// A linear axis spanning exactly `lower...upper` with round ticks inside it.
-    static func linear(_ lower: Double, _ upper: Double, maxTicks: Int = 8,
-                       format: (Double, Double) -> String = Format.tick) -> AxisScale
-    {
+    static func linear(
+        _ lower: Double, _ upper: Double, maxTicks: Int = 8,
+        format: (Double, Double) -> String = Format.tick
+    ) -> AxisScale {
         let (lo, hi) = widened(lower, upper)
         let step = niceStep(for: hi - lo, maxTicks: maxTicks)
         let first = (lo / step).rounded(.up) * step
@@ -55,7 +56,7 @@ extension AxisScale {
         let range = hi - lo
         let candidates: [Double] = [
             1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800,
-            3600, 7200, 10800, 21600, 43200, 86400, 172_800, 432_000, 864_000,
+            3600, 7200, 10800, 21600, 43200, 86400, 172_800, 432_000, 864_000
         ]
         let step: Double
         if range < 5 {
@@ -77,8 +78,9 @@ extension AxisScale {
             format = { value, _ in clock(value, showHours: true, showSeconds: showSeconds) }
             hint = showSeconds ? "h:mm:ss" : "h:mm"
         }
-        return AxisScale(lower: lo, upper: hi, ticks: ticks(from: first, to: hi, step: step, format: format),
-                         hint: hint)
+        return AxisScale(
+            lower: lo, upper: hi, ticks: ticks(from: first, to: hi, step: step, format: format),
+            hint: hint)
     }
 
     /// The Heckbert "nice number" nearest to `value`: 1, 2 or 5 times a power of ten.
@@ -119,9 +121,10 @@ extension AxisScale {
     }
 
     /// Ticks at `first + k·step` up to `last`, computed by multiplication so they don't drift.
-    private static func ticks(from first: Double, to last: Double, step: Double,
-                              format: (Double, Double) -> String) -> [Tick]
-    {
+    private static func ticks(
+        from first: Double, to last: Double, step: Double,
+        format: (Double, Double) -> String
+    ) -> [Tick] {
         guard step > 0, first.isFinite, last.isFinite else { return [] }
         var out: [Tick] = []
         var k = 0.0
@@ -138,7 +141,9 @@ extension AxisScale {
 
     private static func clock(_ seconds: Double, showHours: Bool, showSeconds: Bool = true) -> String {
         let total = Int(seconds.rounded())
-        let h = total / 3600, m = total / 60 % 60, s = total % 60
+        let h = total / 3600
+        let m = total / 60 % 60
+        let s = total % 60
         func pad(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
         if !showHours { return "\(total / 60):\(pad(s))" }
         return showSeconds ? "\(h):\(pad(m)):\(pad(s))" : "\(h):\(pad(m))"

@@ -18,13 +18,13 @@ public enum CSVWriter {
     public static let summaryHeader = [
         "flow", "step", "count", "errors", "error_rate", "rps", "min_ms", "mean_ms",
         "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p99_9_ms", "max_ms", "kind", "http_requests",
-        "ok_count", "ok_p50_ms", "ok_p95_ms", "ok_p99_ms", "failed_p50_ms", "failed_p99_ms",
+        "ok_count", "ok_p50_ms", "ok_p95_ms", "ok_p99_ms", "failed_p50_ms", "failed_p99_ms"
     ]
 
     /// Column names of `timeseries.csv`, in order.
     public static let timeseriesHeader = [
         "interval", "start_s", "active_users", "flow", "step", "count", "errors", "rps",
-        "p50_ms", "p90_ms", "p99_ms", "max_ms", "intervals", "percentiles",
+        "p50_ms", "p90_ms", "p99_ms", "max_ms", "intervals", "percentiles"
     ]
 
     /// Column names of `errors.csv`, in order.
@@ -45,17 +45,18 @@ public enum CSVWriter {
         for m in result.metrics {
             let hasSamples = m.count > 0
             func latency(_ micros: Int) -> String { hasSamples ? Format.millis(micros: micros) : "" }
-            rows.append([
-                m.id.flow, m.id.step ?? "",
-                String(m.count), String(m.errors),
-                hasSamples ? Format.fixed(Double(m.errors) / Double(m.count), decimals: 6) : "",
-                perSecond(m.count, over: result.durationSeconds),
-                latency(m.minMicros),
-                hasSamples ? Format.millis(micros: m.meanMicros) : "",
-                latency(m.p50Micros), latency(m.p90Micros), latency(m.p95Micros),
-                latency(m.p99Micros), latency(m.p999Micros), latency(m.maxMicros),
-                m.seriesKind, m.httpRequests.map(String.init) ?? "",
-            ] + split(m.successful, m.failed))
+            rows.append(
+                [
+                    m.id.flow, m.id.step ?? "",
+                    String(m.count), String(m.errors),
+                    hasSamples ? Format.fixed(Double(m.errors) / Double(m.count), decimals: 6) : "",
+                    perSecond(m.count, over: result.durationSeconds),
+                    latency(m.minMicros),
+                    hasSamples ? Format.millis(micros: m.meanMicros) : "",
+                    latency(m.p50Micros), latency(m.p90Micros), latency(m.p95Micros),
+                    latency(m.p99Micros), latency(m.p999Micros), latency(m.maxMicros),
+                    m.seriesKind, m.httpRequests.map(String.init) ?? ""
+                ] + split(m.successful, m.failed))
         }
         return document(rows)
     }
@@ -67,8 +68,10 @@ public enum CSVWriter {
             guard let figures, figures.count > 0 else { return "" }
             return Format.millis(micros: micros(figures))
         }
-        return [ok.map { String($0.count) } ?? "", ms(ok, \.p50Micros), ms(ok, \.p95Micros), ms(ok, \.p99Micros),
-                ms(failed, \.p50Micros), ms(failed, \.p99Micros)]
+        return [
+            ok.map { String($0.count) } ?? "", ms(ok, \.p50Micros), ms(ok, \.p95Micros), ms(ok, \.p99Micros),
+            ms(failed, \.p50Micros), ms(failed, \.p99Micros)
+        ]
     }
 
     /// One row per interval and series; an interval without samples still gets a row (empty `flow` and
@@ -93,7 +96,7 @@ public enum CSVWriter {
             // A merged row of a long run covers several intervals: its rate is over all of them.
             let seconds = result.intervalSeconds * Double(interval.intervals)
             let lead = [
-                String(interval.index), Format.fixed(interval.startSeconds, decimals: 3), String(interval.activeUsers),
+                String(interval.index), Format.fixed(interval.startSeconds, decimals: 3), String(interval.activeUsers)
             ].joined(separator: ",")
             let span = [String(interval.intervals), interval.intervals > 1 ? "upper bound" : "exact"]
             guard !interval.metrics.isEmpty else {
@@ -103,11 +106,13 @@ public enum CSVWriter {
             for m in interval.metrics {
                 let hasSamples = m.count > 0
                 func latency(_ micros: Int) -> String { hasSamples ? Format.millis(micros: micros) : "" }
-                doc.row(lead: lead, [
-                    m.id.flow, m.id.step ?? "", String(m.count), String(m.errors),
-                    perSecond(m.count, over: seconds),
-                    latency(m.p50Micros), latency(m.p90Micros), latency(m.p99Micros), latency(m.maxMicros),
-                ] + span)
+                doc.row(
+                    lead: lead,
+                    [
+                        m.id.flow, m.id.step ?? "", String(m.count), String(m.errors),
+                        perSecond(m.count, over: seconds),
+                        latency(m.p50Micros), latency(m.p90Micros), latency(m.p99Micros), latency(m.maxMicros)
+                    ] + span)
             }
         }
         return doc.text
@@ -124,8 +129,10 @@ public enum CSVWriter {
 
     /// Quotes a field when RFC 4180 requires it: it holds a comma, a double quote, CR or LF.
     public static func field(_ text: String) -> String {
-        let needsQuotes = text.utf8.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"")
-            || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }
+        let needsQuotes = text.utf8.contains {
+            $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"")
+                || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r")
+        }
         guard needsQuotes else { return text }
         var quoted = "\""
         for ch in text.unicodeScalars {
@@ -136,7 +143,7 @@ public enum CSVWriter {
 
     public static let capacityHeader = [
         "stage", "from", "target", "unit", "start_s", "end_s", "flows", "errors", "error_rate", "throughput_per_s",
-        "p50_ms", "p99_ms", "passed", "failed_thresholds", "last_inside_slo", "knee",
+        "p50_ms", "p99_ms", "passed", "failed_thresholds", "last_inside_slo", "knee"
     ]
 
     /// One row per stage of a staged run (`capacity.csv`): what it achieved, whether it met every threshold,
@@ -156,7 +163,7 @@ public enum CSVWriter {
                 capacity.judged ? (stage.passed ? "true" : "false") : "",
                 stage.failedThresholds.joined(separator: "; "),
                 capacity.lastPassingStage == index ? "true" : "false",
-                capacity.kneeStage == index ? "true" : "false",
+                capacity.kneeStage == index ? "true" : "false"
             ])
         }
         return document(rows)
@@ -182,7 +189,10 @@ public enum CSVWriter {
 
         /// Appends a row whose first fields are already joined and need no quoting.
         mutating func row(lead: String = "", _ fields: [String]) {
-            if !lead.isEmpty { text += lead; text += "," }
+            if !lead.isEmpty {
+                text += lead
+                text += ","
+            }
             for (i, f) in fields.enumerated() {
                 if i > 0 { text += "," }
                 text += field(f)

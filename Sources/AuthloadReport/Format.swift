@@ -69,7 +69,9 @@ enum Format {
         if seconds < 1 { return count(Int((seconds * 1000).rounded())) + " ms" }
         if seconds < 60 { return significant(seconds) + " s" }
         let total = Int(seconds.rounded())
-        let h = total / 3600, m = total / 60 % 60, s = total % 60
+        let h = total / 3600
+        let m = total / 60 % 60
+        let s = total % 60
         if h == 0 { return "\(m) min \(pad2(s)) s" }
         return "\(h) h \(pad2(m)) min"
     }
@@ -144,7 +146,10 @@ enum Format {
     private static func group(_ text: String) -> String {
         var body = Substring(text)
         var sign = ""
-        if body.first == "-" { sign = "-"; body = body.dropFirst() }
+        if body.first == "-" {
+            sign = "-"
+            body = body.dropFirst()
+        }
         let parts = body.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let integer = Array(parts[0])
         guard integer.count > 3 else { return text }

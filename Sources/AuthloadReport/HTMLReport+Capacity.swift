@@ -14,7 +14,8 @@ extension HTMLReport {
             verdict = "<span class=\"bad\">Not even the first stage met every threshold.</span>"
         }
         if let knee = c.kneeStage {
-            verdict += " Knee (p99 above \(CapacityReport.kneeFactor)× the first stage's): <strong>\(Format.html(c.stages[knee].label)) \(unit)</strong>."
+            verdict +=
+                " Knee (p99 above \(CapacityReport.kneeFactor)× the first stage's): <strong>\(Format.html(c.stages[knee].label)) \(unit)</strong>."
         } else {
             verdict += " No knee: p99 stayed within \(CapacityReport.kneeFactor)× the first stage's."
         }
@@ -50,8 +51,9 @@ extension HTMLReport {
 
     /// p50/p99 (ms) or achieved throughput against each stage's target: the capacity curve.
     static func capacityChart(_ c: CapacityReport, latency: Bool) -> LineChart {
-        var chart = LineChart(title: latency ? "Latency by stage" : "Achieved throughput by stage",
-                              yLabel: latency ? "ms" : "flows/s")
+        var chart = LineChart(
+            title: latency ? "Latency by stage" : "Achieved throughput by stage",
+            yLabel: latency ? "ms" : "flows/s")
         chart.xAxis = .linear
         chart.xLabel = "stage target (\(c.unit))"
         func points(_ value: (StageResult) -> Double) -> [(x: Double, y: Double?)] {
@@ -60,7 +62,7 @@ extension HTMLReport {
         if latency {
             chart.series = [
                 ChartSeries(name: "p50", color: percentileColors.p50, points: points { Double($0.p50Micros) / 1000 }, reduction: .max),
-                ChartSeries(name: "p99", color: percentileColors.p99, points: points { Double($0.p99Micros) / 1000 }, reduction: .max),
+                ChartSeries(name: "p99", color: percentileColors.p99, points: points { Double($0.p99Micros) / 1000 }, reduction: .max)
             ]
         } else {
             chart.series = [ChartSeries(name: "achieved", color: requestColor, points: points(\.throughput))]

@@ -58,7 +58,7 @@ extension HTMLReport {
         chart.xDomain = m.timeRange
         chart.series = [
             ChartSeries(name: "requests/s", color: requestColor, points: requests),
-            ChartSeries(name: "errors/s", color: errorColor, points: errors, reduction: .max),
+            ChartSeries(name: "errors/s", color: errorColor, points: errors, reduction: .max)
         ]
         return chart
     }
@@ -69,8 +69,9 @@ extension HTMLReport {
         chart.xDomain = m.timeRange
         chart.height = 260
         chart.series = [
-            ChartSeries(name: "active users", color: userColor,
-                        points: m.result.timeseries.map { ($0.startSeconds, Double($0.activeUsers)) }),
+            ChartSeries(
+                name: "active users", color: userColor,
+                points: m.result.timeseries.map { ($0.startSeconds, Double($0.activeUsers)) })
         ]
         return chart
     }
@@ -95,7 +96,7 @@ extension HTMLReport {
         chart.series = [
             ChartSeries(name: "p50", color: colors.p50, points: p50, reduction: .max),
             ChartSeries(name: "p90", color: colors.p90, points: p90, reduction: .max),
-            ChartSeries(name: "p99", color: colors.p99, points: p99, reduction: .max),
+            ChartSeries(name: "p99", color: colors.p99, points: p99, reduction: .max)
         ]
         chart.emptyMessage = "No samples"
         return chart
@@ -122,9 +123,11 @@ extension HTMLReport {
         let decades = largest > 0 ? Swift.max(4, Swift.min(6, Int(log10(Double(largest))))) : 4
         var chart = LineChart(title: "Latency by percentile", yLabel: "ms")
         chart.xLabel = "percentile"
-        chart.xAxis = .custom(lower: 0, upper: Double(decades), ticks: (0...decades).map {
-            AxisScale.Tick(value: Double($0), label: percentileLabel(decades: $0))
-        })
+        chart.xAxis = .custom(
+            lower: 0, upper: Double(decades),
+            ticks: (0...decades).map {
+                AxisScale.Tick(value: Double($0), label: percentileLabel(decades: $0))
+            })
         chart.emptyMessage = "No histograms to plot"
         chart.series = curves.enumerated().map { i, curve in
             ChartSeries(

@@ -53,7 +53,7 @@ public enum HTMLReport {
             ("Duration", Format.duration(seconds: r.durationSeconds)),
             ("Interval", Format.duration(seconds: r.intervalSeconds)),
             ("Target", env.target), ("Host", env.hostname),
-            ("Cores", Format.count(env.cores)), ("authload", env.authloadVersion),
+            ("Cores", Format.count(env.cores)), ("authload", env.authloadVersion)
         ]
         var out = """
             <header class="page-header">
@@ -88,7 +88,8 @@ public enum HTMLReport {
             headline = "Run failed: it could not go on, and these figures are incomplete."
             style = "callout callout-bad"
         case .running:
-            headline = "Rebuilt from a checkpoint: the run ended without its final report (killed or crashed); these figures cover it up to the last checkpoint."
+            headline =
+                "Rebuilt from a checkpoint: the run ended without its final report (killed or crashed); these figures cover it up to the last checkpoint."
             style = "callout callout-bad"
         }
         var out = "<div class=\"\(style)\" role=\"note\">\n<strong>\(headline)</strong>\n"
@@ -103,11 +104,11 @@ public enum HTMLReport {
     static func mergedRowsNote(_ r: RunResult) -> String? {
         let merged = r.timeseries.filter { $0.intervals > 1 }
         guard let first = merged.first, let last = merged.last else { return nil }
-        return "The time series from \(Format.duration(seconds: first.startSeconds)) to " +
-            "\(Format.duration(seconds: Double(last.end) * r.intervalSeconds)) is shown at coarser resolution " +
-            "(\(merged.count) rows of up to \(merged.map(\.intervals).max() ?? 1) intervals) to keep memory constant: " +
-            "counts and rates there are exact, but each percentile is the highest of the merged intervals' (an upper bound). " +
-            "timeseries.csv keeps every interval."
+        return "The time series from \(Format.duration(seconds: first.startSeconds)) to "
+            + "\(Format.duration(seconds: Double(last.end) * r.intervalSeconds)) is shown at coarser resolution "
+            + "(\(merged.count) rows of up to \(merged.map(\.intervals).max() ?? 1) intervals) to keep memory constant: "
+            + "counts and rates there are exact, but each percentile is the highest of the merged intervals' (an upper bound). "
+            + "timeseries.csv keeps every interval."
     }
 
     private static func keyFigures(_ m: ReportModel) -> String {
@@ -116,14 +117,15 @@ public enum HTMLReport {
         // Results written before HTTP requests were counted fall back to request steps.
         let requests = r.httpRequests ?? m.totalRequests
         let rps = r.durationSeconds > 0 ? Double(requests) / r.durationSeconds : 0
-        let tiles: [(String, String, Bool)] = [
-            ("HTTP requests", Format.count(requests) + " req", false),
-            ("Request steps", Format.count(m.totalRequests), false),
-            ("Failed steps", Format.count(m.totalErrors), m.totalErrors > 0),
-            ("Step error rate", Format.percent(rate), m.totalErrors > 0),
-            ("Throughput", Format.rate(rps) + " req/s", false),
-            ("Peak users", Format.count(m.peakUsers), false),
-        ] + r.peaks.map { ("Peak \($0.name) (\($0.flow))", Format.count($0.peak), false) }
+        let tiles: [(String, String, Bool)] =
+            [
+                ("HTTP requests", Format.count(requests) + " req", false),
+                ("Request steps", Format.count(m.totalRequests), false),
+                ("Failed steps", Format.count(m.totalErrors), m.totalErrors > 0),
+                ("Step error rate", Format.percent(rate), m.totalErrors > 0),
+                ("Throughput", Format.rate(rps) + " req/s", false),
+                ("Peak users", Format.count(m.peakUsers), false)
+            ] + r.peaks.map { ("Peak \($0.name) (\($0.flow))", Format.count($0.peak), false) }
         var out = "<section class=\"tiles\" aria-label=\"Key figures\">\n"
         for (label, value, bad) in tiles {
             out += "<div class=\"tile\(bad ? " tile-bad" : "")\"><span>\(label)</span><strong>\(value)</strong></div>\n"
@@ -160,7 +162,8 @@ public enum HTMLReport {
             let rate = hasSamples ? Format.percent(Double(s.errors) / Double(s.count)) : "–"
             let rps = m.result.durationSeconds > 0 ? Format.rate(Double(s.count) / m.result.durationSeconds) : "–"
             let event = s.isEvent ? " <span class=\"kind\">event</span>" : ""
-            let name = s.id.step.map { "<td class=\"text step\">\(Format.html($0))\(event)</td>" }
+            let name =
+                s.id.step.map { "<td class=\"text step\">\(Format.html($0))\(event)</td>" }
                 ?? "<td class=\"text flow\">\(Format.html(s.id.flow))</td>"
             let errorClass = s.errors > 0 ? " class=\"bad\"" : ""
             out += "<tr class=\"\(s.id.step == nil ? "flow-row" : "step-row")\">\(name)"

@@ -39,8 +39,10 @@ public enum MetricsExposition {
         /// Each flow gauge's current reading (flow, name, value), e.g. Streem's concurrent refreshes.
         public var gauges: [(flow: String, name: String, value: Int)]
 
-        public init(profile: String, version: String, shard: String = "", cpuSeconds: Double = 0,
-                    gauges: [(flow: String, name: String, value: Int)] = []) {
+        public init(
+            profile: String, version: String, shard: String = "", cpuSeconds: Double = 0,
+            gauges: [(flow: String, name: String, value: Int)] = []
+        ) {
             self.profile = profile
             self.version = version
             self.shard = shard
@@ -65,13 +67,16 @@ public enum MetricsExposition {
         let flows = snapshot.ids.indices.filter { snapshot.ids[$0].step == nil }
         let steps = snapshot.ids.indices.filter { snapshot.ids[$0].step != nil }
 
-        out.family("authload_http_requests", type: "counter", help: "HTTP requests sent on the wire, retries and WebSocket upgrades included.")
+        out.family(
+            "authload_http_requests", type: "counter", help: "HTTP requests sent on the wire, retries and WebSocket upgrades included.")
         for index in flows {
             out.sample("authload_http_requests_total", ["flow": snapshot.ids[index].flow], Double(snapshot.series[index].httpRequests))
         }
         out.family("authload_flows", type: "counter", help: "Flow iterations finished.")
         for index in flows { out.sample("authload_flows_total", labels(snapshot.ids[index]), Double(snapshot.series[index].count)) }
-        out.family("authload_steps", type: "counter", help: "Step samples: kind=\"request\" for request steps, kind=\"event\" for observed events.")
+        out.family(
+            "authload_steps", type: "counter", help: "Step samples: kind=\"request\" for request steps, kind=\"event\" for observed events."
+        )
         for index in steps {
             var stepLabels = labels(snapshot.ids[index])
             stepLabels["kind"] = snapshot.events[index] ? "event" : "request"
@@ -87,9 +92,13 @@ public enum MetricsExposition {
             }
         }
         out.family("authload_flow_duration_seconds", type: "histogram", help: "Flow iteration latency, failed iterations included.")
-        for index in flows { out.histogram("authload_flow_duration_seconds", labels(snapshot.ids[index]), snapshot.series[index].histogram) }
+        for index in flows {
+            out.histogram("authload_flow_duration_seconds", labels(snapshot.ids[index]), snapshot.series[index].histogram)
+        }
         out.family("authload_step_duration_seconds", type: "histogram", help: "Step latency, failed samples included.")
-        for index in steps { out.histogram("authload_step_duration_seconds", labels(snapshot.ids[index]), snapshot.series[index].histogram) }
+        for index in steps {
+            out.histogram("authload_step_duration_seconds", labels(snapshot.ids[index]), snapshot.series[index].histogram)
+        }
 
         out.family("authload_active_users", type: "gauge", help: "Virtual users alive at the last interval.")
         out.sample("authload_active_users", [:], Double(snapshot.activeUsers))
@@ -133,11 +142,12 @@ public enum MetricsExposition {
         /// `# HELP` and `# TYPE` of a family. In OpenMetrics a counter family is named without `_total`
         /// and an info family without `_info`; the classic format has no `info` type and calls it a gauge.
         mutating func family(_ name: String, type: String, help: String) {
-            let (familyName, familyType): (String, String) = switch (format, type) {
-            case (.prometheus, "info"): (name + "_info", "gauge")
-            case (.prometheus, "counter"): (name + "_total", type)
-            default: (name, type)
-            }
+            let (familyName, familyType): (String, String) =
+                switch (format, type) {
+                case (.prometheus, "info"): (name + "_info", "gauge")
+                case (.prometheus, "counter"): (name + "_total", type)
+                default: (name, type)
+                }
             text += "# HELP \(familyName) \(help)\n# TYPE \(familyName) \(familyType)\n"
         }
 

@@ -36,8 +36,9 @@ public struct ReportError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     static func unsupportedSchema(_ path: String, found: Int, supported: Int) -> Self {
-        .init(.unsupportedSchema, path,
-              "schemaVersion \(found) is not supported (this authload reads \(supported)); use the authload that wrote it")
+        .init(
+            .unsupportedSchema, path,
+            "schemaVersion \(found) is not supported (this authload reads \(supported)); use the authload that wrote it")
     }
 
     static func unwritable(_ path: String, _ reason: String) -> Self {

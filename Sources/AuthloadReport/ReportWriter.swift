@@ -60,8 +60,10 @@ public struct ReportWriter {
     ///     one row per interval, where `result.json` of a long run holds merged rows.
     /// - Throws: ``ReportError`` naming the directory or file that could not be written.
     @discardableResult
-    public static func write(_ result: RunResult, to directory: String, checkpointed: Int? = nil,
-                             keepingTimeseriesCSV: Bool = false) throws -> ReportFiles {
+    public static func write(
+        _ result: RunResult, to directory: String, checkpointed: Int? = nil,
+        keepingTimeseriesCSV: Bool = false
+    ) throws -> ReportFiles {
         let files = try prepare(directory)
         var result = result
         if let checkpointed, checkpointed > 0 {
@@ -251,7 +253,7 @@ public struct ReportWriter {
         } catch {
             guard let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String else { return nil }
             guard let range = text.range(of: #"around character \d+"#, options: .regularExpression),
-                  let offset = Int(text[range].split(separator: " ").last ?? ""), offset <= data.count
+                let offset = Int(text[range].split(separator: " ").last ?? ""), offset <= data.count
             else { return text }
             let before = data.prefix(offset)
             let line = before.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
@@ -265,7 +267,8 @@ public struct ReportWriter {
         if let error = error as? ReportError { return error.message }
         let ns = error as NSError
         if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError,
-           let text = underlying.userInfo[NSDebugDescriptionErrorKey] as? String {
+            let text = underlying.userInfo[NSDebugDescriptionErrorKey] as? String
+        {
             return text
         }
         if let text = ns.userInfo[NSDebugDescriptionErrorKey] as? String { return text }

@@ -59,7 +59,9 @@ public struct RunComparison: Sendable {
         var table = [header]
         for row in rows {
             func latency(_ pick: (MetricSummary) -> Int) -> String {
-                guard let b = row.base, let n = row.new else { return row.base.map { Format.ms(micros: pick($0)) } ?? row.new.map { "new: " + Format.ms(micros: pick($0)) } ?? "–" }
+                guard let b = row.base, let n = row.new else {
+                    return row.base.map { Format.ms(micros: pick($0)) } ?? row.new.map { "new: " + Format.ms(micros: pick($0)) } ?? "–"
+                }
                 return "\(Format.ms(micros: pick(b))) → \(Format.ms(micros: pick(n))) (\(Self.change(pick(b), pick(n))))"
             }
             let errors: String
@@ -68,7 +70,8 @@ public struct RunComparison: Sendable {
             } else {
                 errors = (row.base ?? row.new).map { Format.percent(Self.rate($0)) } ?? "–"
             }
-            let verdict = row.regressions.isEmpty ? (row.base == nil ? "new" : "ok") : "REGRESSED: " + row.regressions.joined(separator: ", ")
+            let verdict =
+                row.regressions.isEmpty ? (row.base == nil ? "new" : "ok") : "REGRESSED: " + row.regressions.joined(separator: ", ")
             table.append([row.id.description, latency(\.p50Micros), latency(\.p99Micros), errors, verdict])
         }
         let widths = header.indices.map { column in table.map { $0[column].count }.max() ?? 0 }
@@ -76,11 +79,14 @@ public struct RunComparison: Sendable {
             cells.enumerated().map { $0.element.padding(to: widths[$0.offset]) }.joined(separator: "  ").trimmingTrailingSpaces
         }.joined(separator: "\n")
         let count = rows.filter { !$0.regressions.isEmpty }.count
-        out += "\n\n" + (count == 0
-            ? "no regressions beyond the tolerances"
-            : "\(count) of \(rows.count) series regressed beyond the tolerances")
-        out += " (p50 +\(Format.percent(tolerances.p50)), p99 +\(Format.percent(tolerances.p99)), error rate +\(Format.percent(tolerances.errorRate)); " +
-            "latency changes under \(DurationText.format(tolerances.minLatencyDelta)) ignored)"
+        out +=
+            "\n\n"
+            + (count == 0
+                ? "no regressions beyond the tolerances"
+                : "\(count) of \(rows.count) series regressed beyond the tolerances")
+        out +=
+            " (p50 +\(Format.percent(tolerances.p50)), p99 +\(Format.percent(tolerances.p99)), error rate +\(Format.percent(tolerances.errorRate)); "
+            + "latency changes under \(DurationText.format(tolerances.minLatencyDelta)) ignored)"
         return out
     }
 

@@ -23,7 +23,8 @@ public final class AccessLog: Sendable {
 
     static func route(of path: some StringProtocol) -> String {
         path.split(separator: "/", omittingEmptySubsequences: false)
-            .map { segment in !segment.isEmpty && segment.allSatisfy(\.isASCII) && segment.allSatisfy(\.isNumber) ? "{n}" : String(segment) }
+            .map { segment in !segment.isEmpty && segment.allSatisfy(\.isASCII) && segment.allSatisfy(\.isNumber) ? "{n}" : String(segment)
+            }
             .joined(separator: "/")
     }
 }

@@ -25,7 +25,8 @@ public final class CapacityLimitedService<C: Clock>: HTTPService where C.Duratio
 
     public func respond(to request: HTTPRequest) -> ServiceReply {
         let reply = service.respond(to: request)
-        let clock = self.clock, origin = self.origin
+        let clock = self.clock
+        let origin = self.origin
         let admission = state.withLock { state in
             let serviceTime = state.model.options.serviceTime?.sample(using: &state.random) ?? reply.latency
             // Read under the lock, so admissions reach the model in time order.
@@ -48,7 +49,7 @@ public final class CapacityLimitedService<C: Clock>: HTTPService where C.Duratio
 extension StagingServer {
     /// The embedded staging server as configured: behind its capacity model when it has one.
     public static func service<Clk: Clock>(configuration: StagingConfiguration, clock: Clk) -> any HTTPService
-        where Clk.Duration == Duration {
+    where Clk.Duration == Duration {
         StagingServer(configuration: configuration).service(configuration: configuration, clock: clock)
     }
 

@@ -87,7 +87,8 @@ public struct CapacityModel: Sendable {
         var index = 0
         let count = freeAt.count
         while true {
-            let left = 2 * index + 1, right = left + 1
+            let left = 2 * index + 1
+            let right = left + 1
             var smallest = index
             if left < count && freeAt[left] < freeAt[smallest] { smallest = left }
             if right < count && freeAt[right] < freeAt[smallest] { smallest = right }

@@ -41,8 +41,10 @@ public final class FCSDKLoginService: Sendable {
         let logoutPrefix = options.loginPath + "/id/"
         guard isLogin || path.hasPrefix(logoutPrefix) else { return nil }
         let (latency, fail, token) = random.withLock { random in
-            (options.latency.sample(using: &random), Double.random(in: 0..<1, using: &random) < options.errorRate,
-             (random.next(), random.next()))
+            (
+                options.latency.sample(using: &random), Double.random(in: 0..<1, using: &random) < options.errorRate,
+                (random.next(), random.next())
+            )
         }
         let response: HTTPResponse
         if fail {
@@ -59,8 +61,8 @@ public final class FCSDKLoginService: Sendable {
 
     private func login(_ request: HTTPRequest, token: (UInt64, UInt64)) -> HTTPResponse {
         guard let body = try? JSONValue.parse(request.body),
-              let username = body["username"]?.stringValue,
-              let password = body["password"]?.stringValue
+            let username = body["username"]?.stringValue,
+            let password = body["password"]?.stringValue
         else {
             return .json(status: 400, ["error": "expected a JSON body with username and password"])
         }
@@ -72,9 +74,11 @@ public final class FCSDKLoginService: Sendable {
             if sessions.count >= Self.sessionCapacity { sessions.removeAll() }
             sessions.insert(sessionID)
         }
-        var response = HTTPResponse.json(status: 200, [
-            "sessionid": .string(sessionID), "voiceUser": .string(username), "voiceDomain": .string(options.voiceDomain),
-        ])
+        var response = HTTPResponse.json(
+            status: 200,
+            [
+                "sessionid": .string(sessionID), "voiceUser": .string(username), "voiceDomain": .string(options.voiceDomain)
+            ])
         if let cookie = options.setCookie {
             response.headers.add("Set-Cookie", "\(cookie)=\(String(token.1, radix: 36)); Path=/; HttpOnly")
         }

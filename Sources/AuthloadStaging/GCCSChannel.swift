@@ -112,8 +112,9 @@ struct GCCSChannel: Sendable {
     mutating func message(_ status: GCCSStatus, queue: String) -> WebSocketMessage? {
         guard let subscription else { return nil }
         nextMessageID += 1
-        let frame = StompFrame.message(destination: queue, subscription: subscription, messageID: "\(channelKey.prefix(8))-\(nextMessageID)",
-                                       contentType: "application/json", body: status.messageBody)
+        let frame = StompFrame.message(
+            destination: queue, subscription: subscription, messageID: "\(channelKey.prefix(8))-\(nextMessageID)",
+            contentType: "application/json", body: status.messageBody)
         return .text(String(decoding: StompFrameEncoder.encode(frame), as: UTF8.self))
     }
 }

@@ -14,7 +14,7 @@ extension GCCSService.Options {
         try reader.rejectUnknownKeys(allowed: [
             "apiPrefix", "socketPath", "latency", "nodeDelay", "authTimeRemaining", "clientKey", "failureRate", "timeoutRate",
             "busyRate", "cancelRaceRate", "stompErrorRate", "socketDropRate", "rejectRate", "verifyEncodedFields",
-            "skipStatuses", "repeatStatuses",
+            "skipStatuses", "repeatStatuses"
         ])
         var options = Self()
         options.paths = try GCCSPaths.read(reader)
@@ -32,7 +32,8 @@ extension GCCSService.Options {
         if let r = try reader.optional("verifyEncodedFields") { options.verifyEncodedFields = try r.bool() }
         if let r = try reader.optional("skipStatuses") {
             let names = GCCSStatus.verification.map(\.rawValue)
-            options.skipStatuses = Set(try r.elements().map { element throws(ProfileError) in GCCSStatus(rawValue: try element.oneOf(names))! })
+            options.skipStatuses = Set(
+                try r.elements().map { element throws(ProfileError) in GCCSStatus(rawValue: try element.oneOf(names))! })
         }
         if let r = try reader.optional("repeatStatuses") { options.repeatStatuses = try r.bool() }
         return options

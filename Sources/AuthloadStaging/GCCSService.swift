@@ -82,7 +82,9 @@ public final class GCCSService: Sendable {
         case ("GET", paths.auth): envelope = token(deviceID: deviceID, channelKey: parameters["channelKey"]?.stringValue ?? "")
         case ("DELETE", paths.auth): envelope = cancel(deviceID: deviceID)
         case ("GET", paths.auth + "/exist"): envelope = exists(deviceID: deviceID)
-        default: return ServiceReply(.methodNotAllowed(path == paths.auth ? "POST, GET, DELETE" : path.hasSuffix("/exist") ? "GET" : "POST"), after: latency)
+        default:
+            return ServiceReply(
+                .methodNotAllowed(path == paths.auth ? "POST, GET, DELETE" : path.hasSuffix("/exist") ? "GET" : "POST"), after: latency)
         }
         return reply(envelope, after: latency)
     }
@@ -101,15 +103,19 @@ public final class GCCSService: Sendable {
             channels[deviceID] = GCCSChannel(userKey: userKey, channelKey: channelKey, blockKey: blockKey)
             return true
         }
-        guard created else { return GCCSEnvelope(rtCode: GCCSResultCode.authenticationInProgress, rtMsg: "authentication already in progress") }
+        guard created else {
+            return GCCSEnvelope(rtCode: GCCSResultCode.authenticationInProgress, rtMsg: "authentication already in progress")
+        }
         return GCCSEnvelope(rtCode: 0, rtMsg: "success", data: ["channelKey": .string(channelKey), "blockKey": .string(blockKey)])
     }
 
     private func startVerification(deviceID: String, fields: JSONValue) -> GCCSEnvelope {
         let fault = random.withLock { random -> GCCSChannel.Fault? in
             // One draw per fault, in a fixed order, so the shares are independent of each other's settings.
-            let draws = [(options.failureRate, GCCSChannel.Fault.authFailed), (options.timeoutRate, .neverVerified),
-                         (options.stompErrorRate, .stompError), (options.socketDropRate, .socketDrop)]
+            let draws = [
+                (options.failureRate, GCCSChannel.Fault.authFailed), (options.timeoutRate, .neverVerified),
+                (options.stompErrorRate, .stompError), (options.socketDropRate, .socketDrop)
+            ]
             return draws.reduce(nil) { chosen, draw in random.chance(draw.0) && chosen == nil ? draw.1 : chosen }
         }
         // A refusal, or the user key and the socket to stream to.
@@ -128,10 +134,12 @@ public final class GCCSService: Sendable {
         }
         if let refusal { return refusal }
         if let peer { scheduleNextStatus(deviceID: deviceID, peer: peer) }
-        return GCCSEnvelope(rtCode: 0, rtMsg: "success", data: [
-            "authType": 1, "connectIp": "127.0.0.1", "userKey": .string(userKey),
-            "authTimeRemaining": .number(Double(options.authTimeRemaining.microseconds / 1000)),
-        ])
+        return GCCSEnvelope(
+            rtCode: 0, rtMsg: "success",
+            data: [
+                "authType": 1, "connectIp": "127.0.0.1", "userKey": .string(userKey),
+                "authTimeRemaining": .number(Double(options.authTimeRemaining.microseconds / 1000))
+            ])
     }
 
     private func complete(deviceID: String, after latency: Duration) -> GCCSEnvelope {
@@ -187,10 +195,12 @@ public final class GCCSService: Sendable {
 
     private func exists(deviceID: String) -> GCCSEnvelope {
         let exists = channels.withLock { $0[deviceID]?.isInProgress ?? false }
-        return GCCSEnvelope(rtCode: 0, rtMsg: "success", data: [
-            "isExist": .bool(exists), "clientKey": .string(options.clientKey ?? ""), "siteURL": "",
-            "timeout": .number(Double(options.authTimeRemaining.microseconds / 1000)),
-        ])
+        return GCCSEnvelope(
+            rtCode: 0, rtMsg: "success",
+            data: [
+                "isExist": .bool(exists), "clientKey": .string(options.clientKey ?? ""), "siteURL": "",
+                "timeout": .number(Double(options.authTimeRemaining.microseconds / 1000))
+            ])
     }
 
     static let noChannel = GCCSEnvelope(rtCode: GCCSResultCode.channelDoesNotExist, rtMsg: "channel does not exist")

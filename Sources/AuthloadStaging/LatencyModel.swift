@@ -1,5 +1,5 @@
-import Foundation
 import AuthloadCore
+import Foundation
 
 /// How long a staging endpoint takes to answer: fixed, uniform, or lognormal from a median and a p99.
 public enum LatencyModel: Sendable, Equatable {

@@ -13,15 +13,19 @@ extension OktaIDXService {
     static func authenticatorID(_ method: String) -> String { method == "email" ? "aut-email" : "aut-phone" }
 
     /// The transaction's current state as ION, optionally with an ERROR on the passcode field or at the top.
-    func ion(_ transaction: OktaIDXTransaction, handle: String, origin: String, status: Int = 200,
-             passcodeError: IDXMessage? = nil, topError: IDXMessage? = nil) -> HTTPResponse {
+    func ion(
+        _ transaction: OktaIDXTransaction, handle: String, origin: String, status: Int = 200,
+        passcodeError: IDXMessage? = nil, topError: IDXMessage? = nil
+    ) -> HTTPResponse {
         var body = envelope(handle: handle, expiresAt: transaction.expiresAt, origin: origin)
         var remediations: [IDXRemediation] = []
         let stateField = IDXField(name: "stateHandle", required: true, visible: false, mutable: false, value: .string(handle))
         let passcode = { (label: String) in
-            IDXField(name: "credentials", type: "object", required: true, form: [
-                IDXField(name: "passcode", label: label, secret: true, messages: passcodeError.map { [$0] } ?? []),
-            ])
+            IDXField(
+                name: "credentials", type: "object", required: true,
+                form: [
+                    IDXField(name: "passcode", label: label, secret: true, messages: passcodeError.map { [$0] } ?? [])
+                ])
         }
         switch transaction.phase {
         case .identify:
@@ -30,28 +34,41 @@ extension OktaIDXService {
             fields += [IDXField(name: "rememberMe", label: "Remember this device", type: "boolean"), stateField]
             remediations.append(IDXRemediation(name: "identify", href: origin + IDXPaths.identify, fields: fields))
         case .password:
-            remediations.append(IDXRemediation(name: "challenge-authenticator", href: origin + IDXPaths.answer,
-                                               relatesTo: ["$.currentAuthenticatorEnrollment"], fields: [passcode("Password"), stateField]))
-            body.set("currentAuthenticatorEnrollment", ["type": "object", "value": [
-                "type": "password", "key": "okta_password", "id": "lae-password", "displayName": "Password",
-                "methods": [["type": "password"]],
-            ]])
+            remediations.append(
+                IDXRemediation(
+                    name: "challenge-authenticator", href: origin + IDXPaths.answer,
+                    relatesTo: ["$.currentAuthenticatorEnrollment"], fields: [passcode("Password"), stateField]))
+            body.set(
+                "currentAuthenticatorEnrollment",
+                [
+                    "type": "object",
+                    "value": [
+                        "type": "password", "key": "okta_password", "id": "lae-password", "displayName": "Password",
+                        "methods": [["type": "password"]]
+                    ]
+                ])
         case .select:
             let options = self.options.factors.enumerated().map { index, method in
-                IDXOption(label: method == "email" ? "Email" : "Phone", form: authenticatorForm(method),
-                          relatesTo: "$.authenticatorEnrollments.value[\(index)]")
+                IDXOption(
+                    label: method == "email" ? "Email" : "Phone", form: authenticatorForm(method),
+                    relatesTo: "$.authenticatorEnrollments.value[\(index)]")
             }
             let name = self.options.requireEnrollment ? "select-authenticator-enroll" : "select-authenticator-authenticate"
             let href = origin + (self.options.requireEnrollment ? IDXPaths.enroll : IDXPaths.challenge)
-            remediations.append(IDXRemediation(name: name, href: href, fields: [
-                IDXField(name: "authenticator", type: "object", required: true, options: options), stateField,
-            ]))
+            remediations.append(
+                IDXRemediation(
+                    name: name, href: href,
+                    fields: [
+                        IDXField(name: "authenticator", type: "object", required: true, options: options), stateField
+                    ]))
             let authenticators = JSONValue.array(self.options.factors.map(Self.authenticator))
             body.set("authenticators", ["type": "array", "value": authenticators])
             body.set("authenticatorEnrollments", ["type": "array", "value": authenticators])
         case .code(let method):
-            remediations.append(IDXRemediation(name: "challenge-authenticator", href: origin + IDXPaths.answer,
-                                               relatesTo: ["$.currentAuthenticatorEnrollment"], fields: [passcode("Enter code"), stateField]))
+            remediations.append(
+                IDXRemediation(
+                    name: "challenge-authenticator", href: origin + IDXPaths.answer,
+                    relatesTo: ["$.currentAuthenticatorEnrollment"], fields: [passcode("Enter code"), stateField]))
             var current = Self.authenticator(method).objectValue ?? JSONObject()
             current.set("resend", IDXRemediation(name: "resend", href: origin + IDXPaths.resend, fields: [stateField]).json)
             if method == "email" {
@@ -87,13 +104,15 @@ extension OktaIDXService {
     func success(_ transaction: OktaIDXTransaction, code: String, origin: String) -> HTTPResponse {
         var body = envelope(handle: nil, expiresAt: nil, origin: origin)
         body.set("user", ["type": "object", "value": ["id": "00u-authload", "identifier": .string(transaction.username)]])
-        let form = IDXRemediation(name: "issue", href: origin + options.paths.token, accepts: IDXMediaType.form, produces: nil, fields: [
-            IDXField(name: "grant_type", required: true, value: "interaction_code"),
-            IDXField(name: "interaction_code", required: true, value: .string(code)),
-            IDXField(name: "client_id", required: true, value: .string(options.clientID ?? "authload")),
-            IDXField(name: "client_secret", required: true),
-            IDXField(name: "code_verifier", required: true),
-        ])
+        let form = IDXRemediation(
+            name: "issue", href: origin + options.paths.token, accepts: IDXMediaType.form, produces: nil,
+            fields: [
+                IDXField(name: "grant_type", required: true, value: "interaction_code"),
+                IDXField(name: "interaction_code", required: true, value: .string(code)),
+                IDXField(name: "client_id", required: true, value: .string(options.clientID ?? "authload")),
+                IDXField(name: "client_secret", required: true),
+                IDXField(name: "code_verifier", required: true)
+            ])
         body.set("successWithInteractionCode", form.json)
         return Self.ionResponse(status: 200, .object(body))
     }
@@ -120,15 +139,19 @@ extension OktaIDXService {
     private func authenticatorForm(_ method: String) -> [IDXField] {
         let id = IDXField(name: "id", required: true, mutable: false, value: .string(Self.authenticatorID(method)))
         if method == "email" { return [id, IDXField(name: "methodType", required: false, mutable: false, value: "email")] }
-        return [id, IDXField(name: "methodType", type: "string", required: false, options: [IDXOption(label: "SMS", value: "sms")]),
-                IDXField(name: "enrollmentId", required: true, mutable: false, value: "pae-authload")]
+        return [
+            id, IDXField(name: "methodType", type: "string", required: false, options: [IDXOption(label: "SMS", value: "sms")]),
+            IDXField(name: "enrollmentId", required: true, mutable: false, value: "pae-authload")
+        ]
     }
 
     private static func authenticator(_ method: String) -> JSONValue {
         let email = method == "email"
-        return ["type": .string(email ? "email" : "phone"), "key": .string(email ? "okta_email" : "phone_number"),
-                "id": .string(authenticatorID(method)), "displayName": .string(email ? "Email" : "Phone"),
-                "methods": [["type": .string(method)]]]
+        return [
+            "type": .string(email ? "email" : "phone"), "key": .string(email ? "okta_email" : "phone_number"),
+            "id": .string(authenticatorID(method)), "displayName": .string(email ? "Email" : "Phone"),
+            "methods": [["type": .string(method)]]
+        ]
     }
 
     static func ionResponse(status: Int, _ body: JSONValue) -> HTTPResponse {

@@ -69,7 +69,7 @@ extension OktaIDXService.Options {
     public static func read(_ reader: ProfileReader) throws(ProfileError) -> Self {
         try reader.rejectUnknownKeys(allowed: [
             "issuerPath", "latency", "dispatchLatency", "policy", "factors", "requireEnrollment", "clientId", "password", "passcode",
-            "wrongPasscodeRate", "stateHandleLifetime", "interactionCodeLifetime", "tokenLifetime", "rateLimit", "origin",
+            "wrongPasscodeRate", "stateHandleLifetime", "interactionCodeLifetime", "tokenLifetime", "rateLimit", "origin"
         ])
         var options = Self()
         options.paths = try IDXPaths.read(reader)
@@ -102,7 +102,9 @@ extension OktaIDXService.Options {
             var rateLimit = OktaIDXService.RateLimit(limit: limit)
             if let w = try r.optional("window") {
                 rateLimit.window = try w.positiveDuration()
-                guard rateLimit.window.components.attoseconds == 0 else { throw w.error("must be whole seconds (X-Rate-Limit-Reset is in seconds)") }
+                guard rateLimit.window.components.attoseconds == 0 else {
+                    throw w.error("must be whole seconds (X-Rate-Limit-Reset is in seconds)")
+                }
             }
             if let p = try r.optional("paths") {
                 rateLimit.paths = try p.elements().map { element throws(ProfileError) in

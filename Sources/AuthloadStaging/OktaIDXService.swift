@@ -36,12 +36,16 @@ public final class OktaIDXService: Sendable {
     /// - Parameters:
     ///   - now: the time since the Unix epoch; tests derive it from their manual clock.
     ///   - capacity: the most entries each table (interaction handles, state handles, codes) holds.
-    public init(options: Options, seed: UInt64 = 13, capacity: Int = 100_000,
-                now: @escaping WallClock = WallTime.now) {
+    public init(
+        options: Options, seed: UInt64 = 13, capacity: Int = 100_000,
+        now: @escaping WallClock = WallTime.now
+    ) {
         self.options = options
         self.now = now
-        state = Locked(State(interactions: ExpiringTable(capacity: capacity), transactions: ExpiringTable(capacity: capacity),
-                             grants: ExpiringTable(capacity: capacity)))
+        state = Locked(
+            State(
+                interactions: ExpiringTable(capacity: capacity), transactions: ExpiringTable(capacity: capacity),
+                grants: ExpiringTable(capacity: capacity)))
         random = Locked(SplitMix64(seed: seed))
     }
 
@@ -90,7 +94,8 @@ public final class OktaIDXService: Sendable {
             return Self.oauthError(401, "invalid_client", "Client authentication failed.")
         }
         guard let challenge = form["code_challenge"], !challenge.isEmpty, form["code_challenge_method"] == "S256" else {
-            return Self.oauthError(400, "invalid_request", "PKCE code challenge is required when the token endpoint authentication method is 'NONE'.")
+            return Self.oauthError(
+                400, "invalid_request", "PKCE code challenge is required when the token endpoint authentication method is 'NONE'.")
         }
         let handle = random.withLock { $0.hex(24) }
         let expiry = time + options.stateHandleLifetime
@@ -117,15 +122,18 @@ public final class OktaIDXService: Sendable {
         guard let grant else { return Self.oauthError(400, "invalid_grant", "The interaction code is invalid or has expired.") }
         let verifier = form["code_verifier"] ?? ""
         guard (43...128).contains(verifier.utf8.count),
-              Base64.urlEncoded(Digest.sha256(Array(verifier.utf8))) == grant.codeChallenge else {
+            Base64.urlEncoded(Digest.sha256(Array(verifier.utf8))) == grant.codeChallenge
+        else {
             return Self.oauthError(400, "invalid_grant", "PKCE verification failed.")
         }
         let (access, refresh, id) = random.withLock { ($0.hex(64), $0.hex(48), $0.hex(64)) }
-        return .json(status: 200, [
-            "token_type": "Bearer", "expires_in": .number(Double(options.tokenLifetime.components.seconds)),
-            "access_token": .string(access), "scope": "openid profile offline_access",
-            "refresh_token": .string(refresh), "id_token": .string(id),
-        ])
+        return .json(
+            status: 200,
+            [
+                "token_type": "Bearer", "expires_in": .number(Double(options.tokenLifetime.components.seconds)),
+                "access_token": .string(access), "scope": "openid profile offline_access",
+                "refresh_token": .string(refresh), "id_token": .string(id)
+            ])
     }
 
     static func oauthError(_ status: Int, _ error: String, _ description: String) -> HTTPResponse {
@@ -236,8 +244,9 @@ public final class OktaIDXService: Sendable {
         let code = random.withLock { $0.hex(43) }
         state.withLock { state in
             state.transactions.remove(handle)
-            let grant = OktaIDXGrant(codeChallenge: transaction.codeChallenge, username: transaction.username,
-                                     expiresAt: time + options.interactionCodeLifetime)
+            let grant = OktaIDXGrant(
+                codeChallenge: transaction.codeChallenge, username: transaction.username,
+                expiresAt: time + options.interactionCodeLifetime)
             state.grants.set(code, grant, expiresAt: grant.expiresAt, now: time)
         }
         return success(transaction, code: code, origin: origin)
@@ -276,10 +285,12 @@ public final class OktaIDXService: Sendable {
             // On /challenge/answer a 429 carries the state in ION (docs/protocols.md, Okta IDX).
             response = ion(transaction, handle: handle, origin: origin(of: request), status: 429, topError: Self.rateLimitMessage)
         } else {
-            response = .json(status: 429, [
-                "errorCode": "E0000047", "errorSummary": .string(Self.rateLimitMessage.text), "errorLink": "E0000047",
-                "errorId": .string(random.withLock { "oae" + $0.hex(20) }), "errorCauses": [],
-            ])
+            response = .json(
+                status: 429,
+                [
+                    "errorCode": "E0000047", "errorSummary": .string(Self.rateLimitMessage.text), "errorLink": "E0000047",
+                    "errorId": .string(random.withLock { "oae" + $0.hex(20) }), "errorCauses": []
+                ])
         }
         response.headers.add("X-Rate-Limit-Limit", "\(limit.limit)")
         response.headers.add("X-Rate-Limit-Remaining", "0")

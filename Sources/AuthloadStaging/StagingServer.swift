@@ -81,7 +81,9 @@ public struct StagingConfiguration: Sendable, Equatable {
         if let capacity = try reader.optional("capacity") { configuration.capacity = try CapacityModel.Options.read(capacity) }
         if let seed = try reader.optional("seed") { configuration.seed = UInt64(max(0, try seed.int())) }
         if let fcsdk = try reader.optional("fcsdk") {
-            try fcsdk.rejectUnknownKeys(allowed: ["loginPath", "latency", "errorRate", "errorStatus", "password", "voiceDomain", "setCookie"])
+            try fcsdk.rejectUnknownKeys(allowed: [
+                "loginPath", "latency", "errorRate", "errorStatus", "password", "voiceDomain", "setCookie"
+            ])
             var options = FCSDKLoginService.Options()
             if let r = try fcsdk.optional("loginPath") { options.loginPath = try r.string() }
             if let r = try fcsdk.optional("latency") { options.latency = try LatencyModel.read(r) }

@@ -12,7 +12,7 @@ extension StreemService.Options {
     public static func read(_ reader: ProfileReader) throws(ProfileError) -> Self {
         try reader.rejectUnknownKeys(allowed: [
             "tokenLifetime", "sessionLifetime", "accessTokenLifetime", "latency", "tokenLatency", "password", "companyCode",
-            "rotateRefreshTokens", "singleUseInvitations", "revokedRate", "leeway", "clientID", "refuseFirstRefreshes",
+            "rotateRefreshTokens", "singleUseInvitations", "revokedRate", "leeway", "clientID", "refuseFirstRefreshes"
         ])
         var options = Self()
         if let r = try reader.optional("tokenLifetime") { options.tokenLifetime = try r.positiveDuration() }
@@ -29,8 +29,9 @@ extension StreemService.Options {
         if let r = try reader.optional("clientID") { options.clientID = try r.string() }
         if let r = try reader.optional("refuseFirstRefreshes") { options.refuseFirstRefreshes = try r.nonNegativeInt() }
         guard options.sessionLifetime >= options.tokenLifetime else {
-            throw ProfileError(reader.path.isEmpty ? "sessionLifetime" : "\(reader.path).sessionLifetime",
-                               "must not be shorter than tokenLifetime (\(DurationText.format(options.tokenLifetime)))")
+            throw ProfileError(
+                reader.path.isEmpty ? "sessionLifetime" : "\(reader.path).sessionLifetime",
+                "must not be shorter than tokenLifetime (\(DurationText.format(options.tokenLifetime)))")
         }
         return options
     }

@@ -131,19 +131,25 @@ public final class StreemService: Sendable {
             guard fresh else { return .json(status: 410, ["error": "invitation already redeemed"]) }
         }
         let subject = "invitee-\(code)"
-        return .json(status: 200, [
-            "streem_token": .string(mint(subject: subject, sessionExpires: now() + options.sessionLifetime)),
-            "invitation": ["reference_id": .string("ref-\(code)"), "user": ["uid": .string(subject), "display_name": "Invitee"],
-                           "company": ["code": .string(options.companyCode), "name": "Acme Field Service"]],
-        ])
+        return .json(
+            status: 200,
+            [
+                "streem_token": .string(mint(subject: subject, sessionExpires: now() + options.sessionLifetime)),
+                "invitation": [
+                    "reference_id": .string("ref-\(code)"), "user": ["uid": .string(subject), "display_name": "Invitee"],
+                    "company": ["code": .string(options.companyCode), "name": "Acme Field Service"]
+                ]
+            ])
     }
 
     private func openIDConfiguration(company: String) -> HTTPResponse {
         guard company == options.companyCode else { return .json(status: 404, ["error": "unknown company"]) }
-        return .json(status: 200, [
-            "client_id": .string(options.clientID), "authorization_endpoint": "/openid/authorize",
-            "token_endpoint": "/openid/token", "end_session_endpoint": "/openid/logout",
-        ])
+        return .json(
+            status: 200,
+            [
+                "client_id": .string(options.clientID), "authorization_endpoint": "/openid/authorize",
+                "token_endpoint": "/openid/token", "end_session_endpoint": "/openid/logout"
+            ])
     }
 
     private func token(_ form: [(String, String)]) -> HTTPResponse {
@@ -162,10 +168,13 @@ public final class StreemService: Sendable {
         case "refresh_token":
             let refused = tally.withLock { $0.refusedRefreshes + $0.refreshGrants < options.refuseFirstRefreshes }
             guard !refused, let old = field("refresh_token"), !revoked(),
-                  let grant = refreshTokens.withLock({ options.rotateRefreshTokens ? $0.removeValue(forKey: old) : $0[old] }),
-                  grant.client == client else {
+                let grant = refreshTokens.withLock({ options.rotateRefreshTokens ? $0.removeValue(forKey: old) : $0[old] }),
+                grant.client == client
+            else {
                 tally.withLock { $0.refusedRefreshes += 1 }
-                return .json(status: 400, ["error": "invalid_grant", "error_description": "refresh token is invalid, was used, or belongs to another client"])
+                return .json(
+                    status: 400,
+                    ["error": "invalid_grant", "error_description": "refresh token is invalid, was used, or belongs to another client"])
             }
             tally.withLock { $0.refreshGrants += 1 }
             subject = grant.subject
@@ -180,12 +189,18 @@ public final class StreemService: Sendable {
             if tokens.count >= Self.tableCapacity { tokens.removeAll() }
             tokens[refresh] = RefreshGrant(subject: subject, client: client)
         }
-        return .json(status: 200, [
-            "access_token": .string(access), "refresh_token": .string(refresh), "token_type": "Bearer",
-            "expires_in": .number(Double(options.accessTokenLifetime.microseconds / 1_000_000)),
-            "id_token": .string(JWT.signHS256(["sub": .string(subject), "name": .string(subject),
-                                                "custom:streem_company_code": .string(options.companyCode)], key: key)),
-        ])
+        return .json(
+            status: 200,
+            [
+                "access_token": .string(access), "refresh_token": .string(refresh), "token_type": "Bearer",
+                "expires_in": .number(Double(options.accessTokenLifetime.microseconds / 1_000_000)),
+                "id_token": .string(
+                    JWT.signHS256(
+                        [
+                            "sub": .string(subject), "name": .string(subject),
+                            "custom:streem_company_code": .string(options.companyCode)
+                        ], key: key))
+            ])
     }
 
     private func exchange(_ bearer: String?) -> HTTPResponse {
@@ -200,7 +215,8 @@ public final class StreemService: Sendable {
     /// hold and its `session_exp` must be ahead.
     private func refresh(_ bearer: String?) -> HTTPResponse {
         guard let bearer, let claims = JWT.verifyHS256(bearer, key: key),
-              let subject = claims["sub"]?.stringValue, let session = claims["session_exp"]?.numberValue else {
+            let subject = claims["sub"]?.stringValue, let session = claims["session_exp"]?.numberValue
+        else {
             return unauthorized("not a Streem token")
         }
         let sessionExpires = Duration.seconds(session)
@@ -225,17 +241,19 @@ public final class StreemService: Sendable {
         let issued = now()
         let expires = min(issued + options.tokenLifetime, sessionExpires)
         func seconds(_ d: Duration) -> JSONValue { .number((d.seconds * 1000).rounded() / 1000) }
-        return JWT.signHS256([
-            "iss": "streem:api:authload", "sub": .string(subject), "aud": .string(Self.audience),
-            "iat": seconds(issued), "exp": seconds(expires), "session_exp": seconds(sessionExpires), "name": .string(subject),
-        ], key: key)
+        return JWT.signHS256(
+            [
+                "iss": "streem:api:authload", "sub": .string(subject), "aud": .string(Self.audience),
+                "iat": seconds(issued), "exp": seconds(expires), "session_exp": seconds(sessionExpires), "name": .string(subject)
+            ], key: key)
     }
 
     /// The claims of a token that verifies, is for us, and has not expired (within the leeway).
     private func valid(_ bearer: String?) -> JSONValue? {
         guard let bearer, let claims = JWT.verifyHS256(bearer, key: key),
-              claims["aud"]?.stringValue == Self.audience,
-              let exp = claims["exp"]?.numberValue, Duration.seconds(exp) + options.leeway > now() else { return nil }
+            claims["aud"]?.stringValue == Self.audience,
+            let exp = claims["exp"]?.numberValue, Duration.seconds(exp) + options.leeway > now()
+        else { return nil }
         return claims
     }
 

@@ -61,9 +61,11 @@ public final class InProcessHost: Transport, Sendable {
     @discardableResult
     func runNextEvent(notAfter limit: ManualClock.Instant) -> Bool {
         let event: Event? = timeline.withLock { timeline in
-            guard let index = timeline.events.indices.min(by: {
-                (timeline.events[$0].at, timeline.events[$0].order) < (timeline.events[$1].at, timeline.events[$1].order)
-            }), timeline.events[index].at <= limit else { return nil }
+            guard
+                let index = timeline.events.indices.min(by: {
+                    (timeline.events[$0].at, timeline.events[$0].order) < (timeline.events[$1].at, timeline.events[$1].order)
+                }), timeline.events[index].at <= limit
+            else { return nil }
             return timeline.events.remove(at: index)
         }
         guard let event else { return false }

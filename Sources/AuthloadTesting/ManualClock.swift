@@ -201,7 +201,8 @@ struct DeadlineHeap {
         items.removeLast()
         var parent = 0
         while true {
-            let left = 2 * parent + 1, right = left + 1
+            let left = 2 * parent + 1
+            let right = left + 1
             var smallest = parent
             if left < items.count, Self.less(items[left], items[smallest]) { smallest = left }
             if right < items.count, Self.less(items[right], items[smallest]) { smallest = right }

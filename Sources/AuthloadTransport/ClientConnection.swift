@@ -45,9 +45,11 @@ final class ClientConnection: EventHandler {
     private let onClose: (ClientConnection) -> Void
 
     /// - Parameter makeStream: wraps the connected socket: ``PlainStream`` for TCP, a TLS stream for HTTPS.
-    init(loop: EventLoop, address: SocketAddress, idleTimeout: Duration,
-         makeStream: (Int32) throws(TransportError) -> any ByteStream = { PlainStream(fd: $0) },
-         onClose: @escaping (ClientConnection) -> Void) throws(TransportError) {
+    init(
+        loop: EventLoop, address: SocketAddress, idleTimeout: Duration,
+        makeStream: (Int32) throws(TransportError) -> any ByteStream = { PlainStream(fd: $0) },
+        onClose: @escaping (ClientConnection) -> Void
+    ) throws(TransportError) {
         self.loop = loop
         self.idleTimeout = Monotonic.nanoseconds(idleTimeout)
         self.onClose = onClose
@@ -85,8 +87,12 @@ final class ClientConnection: EventHandler {
 
     func handleEvents(_ events: UInt32) {
         switch state {
-        case .connecting: finishConnect(); return
-        case .handshaking: continueHandshake(); return
+        case .connecting:
+            finishConnect()
+            return
+        case .handshaking:
+            continueHandshake()
+            return
         case .open, .closed: break
         }
         if events & EPOLLOUT.rawValue != 0 { flush() }
@@ -132,8 +138,10 @@ final class ClientConnection: EventHandler {
         if let request = pending {
             if now >= request.deadline {
                 // A response that had begun (it trickles) is told apart from one that never came.
-                fail(state != .open ? TransportError(.connectTimeout)
-                     : TransportError(.timeout, request.firstByte == nil ? "" : TransportError.incompleteDetail))
+                fail(
+                    state != .open
+                        ? TransportError(.connectTimeout)
+                        : TransportError(.timeout, request.firstByte == nil ? "" : TransportError.incompleteDetail))
             } else {
                 watch(until: request.deadline)
             }
@@ -276,7 +284,8 @@ final class ClientConnection: EventHandler {
         // The decoder says what it still expected; only a Content-Length body expects "more body bytes".
         case .truncated: error.description.contains("more body bytes") ? .bodyShorterThanContentLength : .cutShort
         case .invalidContentLength, .conflictingContentLength, .unsupportedTransferEncoding, .invalidTransferEncoding,
-             .invalidChunkSize, .malformedChunk, .bodyTooLarge: .malformedBody
+            .invalidChunkSize, .malformedChunk, .bodyTooLarge:
+            .malformedBody
         }
     }
 

@@ -8,8 +8,10 @@ public struct SocketTransportConfiguration: Sendable {
     public var idleTimeout: Duration
     public var tls: TLSClientConfiguration
 
-    public init(connectTimeout: Duration = .seconds(5), idleTimeout: Duration = .seconds(30),
-                tls: TLSClientConfiguration = TLSClientConfiguration()) {
+    public init(
+        connectTimeout: Duration = .seconds(5), idleTimeout: Duration = .seconds(30),
+        tls: TLSClientConfiguration = TLSClientConfiguration()
+    ) {
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
         self.tls = tls
@@ -37,8 +39,10 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
     /// WebSockets this client opened, dropped by ``shutdown()`` if still open; weak so closed ones go.
     private var webSockets: [WeakWebSocket] = []
 
-    init(loop: EventLoop, endpoint: Endpoint, resolver: Resolver, configuration: SocketTransportConfiguration,
-         tls: LazyTLSClientContext) {
+    init(
+        loop: EventLoop, endpoint: Endpoint, resolver: Resolver, configuration: SocketTransportConfiguration,
+        tls: LazyTLSClientContext
+    ) {
         self.loop = loop
         self.endpoint = endpoint
         self.hostHeader = endpoint.hostHeader
@@ -71,26 +75,32 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
     }
 
     @inline(__always)
-    private func send(_ bytes: [UInt8], method: String, address: SocketAddress, timeout: Duration,
-                      isolation: isolated (any Actor)?) async throws -> HTTPResponse {
+    private func send(
+        _ bytes: [UInt8], method: String, address: SocketAddress, timeout: Duration,
+        isolation: isolated (any Actor)?
+    ) async throws -> HTTPResponse {
         try Task.checkCancellation()
         let start = Monotonic.now
         let deadline = start + Monotonic.nanoseconds(timeout)
         let connectDeadline = start + Monotonic.nanoseconds(min(timeout, configuration.connectTimeout))
-        return try await withTaskCancellationHandler(operation: {
-            try await withUnsafeThrowingContinuation(isolation: isolation) { (continuation: UnsafeContinuation<HTTPResponse, any Error>) in
-                let request = PendingRequest(bytes: bytes, method: method, deadline: deadline,
-                                             continuation: continuation, start: start)
-                // A user whose actor runs on this loop (see `EventLoop+Executor.swift`) starts its request at once.
-                if loop.inLoop {
-                    startOnLoop(request, address: address, connectDeadline: connectDeadline)
-                } else {
-                    loop.execute { self.startOnLoop(request, address: address, connectDeadline: connectDeadline) }
+        return try await withTaskCancellationHandler(
+            operation: {
+                try await withUnsafeThrowingContinuation(isolation: isolation) {
+                    (continuation: UnsafeContinuation<HTTPResponse, any Error>) in
+                    let request = PendingRequest(
+                        bytes: bytes, method: method, deadline: deadline,
+                        continuation: continuation, start: start)
+                    // A user whose actor runs on this loop (see `EventLoop+Executor.swift`) starts its request at once.
+                    if loop.inLoop {
+                        startOnLoop(request, address: address, connectDeadline: connectDeadline)
+                    } else {
+                        loop.execute { self.startOnLoop(request, address: address, connectDeadline: connectDeadline) }
+                    }
                 }
-            }
-        }, onCancel: {
-            loop.execute { self.cancelOnLoop() }
-        }, isolation: isolation)
+            },
+            onCancel: {
+                loop.execute { self.cancelOnLoop() }
+            }, isolation: isolation)
     }
 
     private func startOnLoop(_ request: PendingRequest, address: SocketAddress, connectDeadline: Int64) {
@@ -104,8 +114,10 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
         }
         connection?.close()
         do {
-            let fresh = try ClientConnection(loop: loop, address: address, idleTimeout: configuration.idleTimeout,
-                                             makeStream: makeStream) { [weak self] closed in
+            let fresh = try ClientConnection(
+                loop: loop, address: address, idleTimeout: configuration.idleTimeout,
+                makeStream: makeStream
+            ) { [weak self] closed in
                 if self?.connection === closed { self?.connection = nil }
             }
             connection = fresh
@@ -149,8 +161,9 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
         let opening = Locked<WebSocketClientConnection?>(nil)
         return try await loop.suspend { (opener: LoopWaiter<ClientWebSocket>) in
             do {
-                let connection = try WebSocketClientConnection(loop: self.loop, address: address, upgrade: upgrade, opener: opener,
-                                                               makeStream: self.makeStream)
+                let connection = try WebSocketClientConnection(
+                    loop: self.loop, address: address, upgrade: upgrade, opener: opener,
+                    makeStream: self.makeStream)
                 opening.withLock { $0 = connection }
                 self.webSockets.removeAll { $0.connection == nil || $0.connection?.closure != nil }
                 self.webSockets.append(WeakWebSocket(connection: connection))

@@ -20,8 +20,10 @@ public final class HTTPServer: Sendable {
     public let host: String
     private let listener: Listener
 
-    public init(group: EventLoopGroup, host: String = "127.0.0.1", port: Int, service: any HTTPService,
-                tls: TLSServerContext? = nil) throws(TransportError) {
+    public init(
+        group: EventLoopGroup, host: String = "127.0.0.1", port: Int, service: any HTTPService,
+        tls: TLSServerContext? = nil
+    ) throws(TransportError) {
         guard let address = SocketAddress(numericHost: host, port: port) else {
             throw TransportError(.other, "\(host) is not a numeric IP address to listen on")
         }
@@ -73,8 +75,10 @@ private final class Listener: EventHandler, @unchecked Sendable {
     let handshakeFaults: (any ConnectionFaultInjecting)?
     private var open = true
 
-    init(fd: Int32, group: EventLoopGroup, service: any HTTPService, tls: Bool,
-         makeStream: @escaping @Sendable (Int32) throws(TransportError) -> any ByteStream) {
+    init(
+        fd: Int32, group: EventLoopGroup, service: any HTTPService, tls: Bool,
+        makeStream: @escaping @Sendable (Int32) throws(TransportError) -> any ByteStream
+    ) {
         self.handshakeFaults = tls ? service as? any ConnectionFaultInjecting : nil
         self.fd = fd
         self.group = group
@@ -272,7 +276,7 @@ private final class ServerConnection: EventHandler {
         case .reset:
             resetAndClose()
         case .silent:
-            break  // awaitingReply stays set: nothing more is read or answered until the client gives up.
+            break // awaitingReply stays set: nothing more is read or answered until the client gives up.
         case .writeAndClose(let bytes):
             closeAfterWrite = true
             enqueue(bytes)
@@ -292,7 +296,12 @@ private final class ServerConnection: EventHandler {
     }
 
     private func enqueue(_ bytes: [UInt8]) {
-        if output.isEmpty { output = bytes; written = 0 } else { output.append(contentsOf: bytes) }
+        if output.isEmpty {
+            output = bytes
+            written = 0
+        } else {
+            output.append(contentsOf: bytes)
+        }
         flush()
     }
 

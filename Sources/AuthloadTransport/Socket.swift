@@ -77,9 +77,11 @@ enum Sockets {
         let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else {
             let code = errno
-            throw TransportError(.other, code == EMFILE || code == ENFILE
-                ? "out of file descriptors (\(text(code))); raise `ulimit -n` or lower the user count"
-                : "socket: \(text(code))")
+            throw TransportError(
+                .other,
+                code == EMFILE || code == ENFILE
+                    ? "out of file descriptors (\(text(code))); raise `ulimit -n` or lower the user count"
+                    : "socket: \(text(code))")
         }
         _ = authload_set_nonblocking(fd)
         var one: Int32 = 1

@@ -1,7 +1,6 @@
+import AuthloadCore
 import CSystem
 import Foundation
-
-import AuthloadCore
 
 /// The production transport: non-blocking sockets on a group of epoll event loops.
 ///
@@ -23,8 +22,10 @@ public final class SocketTransport: Transport {
 
     /// - Parameter sharedConnections: when set, every client for an endpoint borrows from one pool of
     ///   this many connections instead of holding its own.
-    public init(group: EventLoopGroup, configuration: SocketTransportConfiguration = SocketTransportConfiguration(),
-                sharedConnections: Int? = nil) {
+    public init(
+        group: EventLoopGroup, configuration: SocketTransportConfiguration = SocketTransportConfiguration(),
+        sharedConnections: Int? = nil
+    ) {
         self.group = group
         self.configuration = configuration
         self.tls = LazyTLSClientContext(configuration: configuration.tls)
@@ -40,14 +41,16 @@ public final class SocketTransport: Transport {
     public func makeClient(for endpoint: Endpoint) -> any HTTPClient {
         guard let pool else {
             // A user running on a loop keeps its connection there: its requests then take no thread hop.
-            return ConnectionClient(loop: group.current ?? group.next(), endpoint: endpoint, resolver: resolver,
-                                    configuration: configuration, tls: tls)
+            return ConnectionClient(
+                loop: group.current ?? group.next(), endpoint: endpoint, resolver: resolver,
+                configuration: configuration, tls: tls)
         }
         return pool.withLock { pools in
             if let existing = pools[endpoint] { return existing }
             let created = ConnectionPool(size: poolSize) { [self] in
-                ConnectionClient(loop: self.group.next(), endpoint: endpoint, resolver: self.resolver, configuration: self.configuration,
-                                 tls: self.tls)
+                ConnectionClient(
+                    loop: self.group.next(), endpoint: endpoint, resolver: self.resolver, configuration: self.configuration,
+                    tls: self.tls)
             }
             pools[endpoint] = created
             return created
@@ -138,10 +141,11 @@ public final class EventLoopGroup: Sendable {
 
     /// The next loop, round-robin.
     public func next() -> EventLoop {
-        loops[counter.withLock { value in
-            defer { value = (value + 1) % loops.count }
-            return value
-        }]
+        loops[
+            counter.withLock { value in
+                defer { value = (value + 1) % loops.count }
+                return value
+            }]
     }
 
     public func shutdown() {

@@ -25,8 +25,10 @@ public struct TLSIdentity: Sendable, Equatable {
     /// or turns verification off.
     ///
     /// - Throws: `TransportError(.tls)` for no names, a non-numeric address, or an OpenSSL failure.
-    public static func selfSigned(hostnames: [String], ipAddresses: [String] = [],
-                                  validity: Duration = .seconds(86_400)) throws(TransportError) -> TLSIdentity {
+    public static func selfSigned(
+        hostnames: [String], ipAddresses: [String] = [],
+        validity: Duration = .seconds(86_400)
+    ) throws(TransportError) -> TLSIdentity {
         guard !(hostnames.isEmpty && ipAddresses.isEmpty) else {
             throw TransportError(.tls, "a certificate needs at least one host name or IP address")
         }
@@ -43,12 +45,14 @@ public struct TLSIdentity: Sendable, Equatable {
         defer { X509_free(certificate) }
 
         let names = hostnames.map { "DNS:\($0)" } + ipAddresses.map { "IP:\($0)" }
-        try fill(certificate, key: key, commonName: hostnames.first ?? ipAddresses[0],
-                 alternativeNames: names.joined(separator: ","), validSeconds: Int(validity.components.seconds))
+        try fill(
+            certificate, key: key, commonName: hostnames.first ?? ipAddresses[0],
+            alternativeNames: names.joined(separator: ","), validSeconds: Int(validity.components.seconds))
         guard X509_sign(certificate, key, EVP_sha256()) > 0 else { throw OpenSSLError.error("cannot sign the certificate") }
 
         guard let certificatePEM = PEM.text({ PEM_write_bio_X509($0, certificate) }),
-              let keyPEM = PEM.text({ PEM_write_bio_PrivateKey($0, key, nil, nil, 0, nil, nil) }) else {
+            let keyPEM = PEM.text({ PEM_write_bio_PrivateKey($0, key, nil, nil, 0, nil, nil) })
+        else {
             throw OpenSSLError.error("cannot write the certificate as PEM")
         }
         return TLSIdentity(certificatePEM: certificatePEM, privateKeyPEM: keyPEM)
@@ -76,24 +80,28 @@ public struct TLSIdentity: Sendable, Equatable {
         defer { EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer?
         guard EVP_PKEY_keygen_init(context) == 1,
-              authload_evp_pkey_ctx_set_ec_curve(context, NID_X9_62_prime256v1) == 1,
-              EVP_PKEY_keygen(context, &key) == 1, let key else {
+            authload_evp_pkey_ctx_set_ec_curve(context, NID_X9_62_prime256v1) == 1,
+            EVP_PKEY_keygen(context, &key) == 1, let key
+        else {
             throw OpenSSLError.error("cannot generate a P-256 key")
         }
         return key
     }
 
-    private static func fill(_ certificate: OpaquePointer, key: OpaquePointer, commonName: String,
-                             alternativeNames: String, validSeconds: Int) throws(TransportError) {
+    private static func fill(
+        _ certificate: OpaquePointer, key: OpaquePointer, commonName: String,
+        alternativeNames: String, validSeconds: Int
+    ) throws(TransportError) {
         guard let serial = BN_new() else { throw OpenSSLError.error("cannot make a serial number") }
         defer { BN_free(serial) }
         // 127 random bits: positive and within the 20 octets RFC 5280 allows.
         guard X509_set_version(certificate, 2) == 1,
-              BN_rand(serial, 127, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) == 1,
-              BN_to_ASN1_INTEGER(serial, X509_get_serialNumber(certificate)) != nil,
-              X509_gmtime_adj(X509_getm_notBefore(certificate), -300) != nil,
-              X509_gmtime_adj(X509_getm_notAfter(certificate), validSeconds) != nil,
-              X509_set_pubkey(certificate, key) == 1 else {
+            BN_rand(serial, 127, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) == 1,
+            BN_to_ASN1_INTEGER(serial, X509_get_serialNumber(certificate)) != nil,
+            X509_gmtime_adj(X509_getm_notBefore(certificate), -300) != nil,
+            X509_gmtime_adj(X509_getm_notAfter(certificate), validSeconds) != nil,
+            X509_set_pubkey(certificate, key) == 1
+        else {
             throw OpenSSLError.error("cannot fill in the certificate")
         }
         let name = X509_get_subject_name(certificate)
@@ -112,7 +120,7 @@ public struct TLSIdentity: Sendable, Equatable {
             (NID_basic_constraints, "critical,CA:FALSE"),
             (NID_key_usage, "critical,digitalSignature"),
             (NID_ext_key_usage, "serverAuth"),
-            (NID_subject_key_identifier, "hash"),
+            (NID_subject_key_identifier, "hash")
         ]
         for (nid, value) in extensions {
             guard let ext = X509V3_EXT_conf_nid(nil, &context, nid, value) else {

@@ -118,8 +118,10 @@ final class TLSStream: ByteStream {
         let reason = String(cString: X509_verify_cert_error_string(result))
         switch Int32(truncatingIfNeeded: result) {
         case X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH:
-            return TransportError(.tls, "certificate verify failed: \(reason): the certificate is not for \(peer) " +
-                "(connect by a name the certificate lists, or set target.insecureSkipTLSVerify to accept it)")
+            return TransportError(
+                .tls,
+                "certificate verify failed: \(reason): the certificate is not for \(peer) "
+                    + "(connect by a name the certificate lists, or set target.insecureSkipTLSVerify to accept it)")
         default:
             return TransportError(.tls, "certificate verify failed: \(reason) (set target.insecureSkipTLSVerify to accept it)")
         }

@@ -65,7 +65,8 @@ struct TimerQueue {
     private mutating func siftDown(_ index: Int) {
         var parent = index
         while true {
-            let left = 2 * parent + 1, right = left + 1
+            let left = 2 * parent + 1
+            let right = left + 1
             var smallest = parent
             if left < heap.count && heap[left].deadline < heap[smallest].deadline { smallest = left }
             if right < heap.count && heap[right].deadline < heap[smallest].deadline { smallest = right }

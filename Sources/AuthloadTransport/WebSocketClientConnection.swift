@@ -50,8 +50,10 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
     /// Starts connecting; `opener` resumes with the open WebSocket or the reason it did not open.
     ///
     /// - Parameter makeStream: wraps the connected socket: ``PlainStream`` for `ws://`, a TLS stream for `wss://`.
-    init(loop: EventLoop, address: SocketAddress, upgrade: Upgrade, opener: LoopWaiter<ClientWebSocket>,
-         makeStream: (Int32) throws(TransportError) -> any ByteStream = { PlainStream(fd: $0) }) throws(TransportError) {
+    init(
+        loop: EventLoop, address: SocketAddress, upgrade: Upgrade, opener: LoopWaiter<ClientWebSocket>,
+        makeStream: (Int32) throws(TransportError) -> any ByteStream = { PlainStream(fd: $0) }
+    ) throws(TransportError) {
         self.loop = loop
         self.upgrade = upgrade
         fd = try Sockets.makeTCP(family: address.family)
@@ -69,17 +71,21 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
         }
         self.opener = opener
         loop.register(fd, events: EPOLLOUT.rawValue, handler: self)
-        timers.append(loop.schedule(at: upgrade.deadline) { [weak self] in
-            guard let self else { return }
-            fail(TransportError(phase == .connecting || phase == .securing ? .connectTimeout : .timeout,
-                                "the WebSocket handshake did not finish within \(upgrade.timeout)"))
-        })
-        if upgrade.connectDeadline < upgrade.deadline {
-            timers.append(loop.schedule(at: upgrade.connectDeadline) { [weak self] in
-                // The connect timeout covers the TLS handshake too, as for HTTP requests.
-                guard let self, phase == .connecting || phase == .securing else { return }
-                fail(TransportError(.connectTimeout))
+        timers.append(
+            loop.schedule(at: upgrade.deadline) { [weak self] in
+                guard let self else { return }
+                fail(
+                    TransportError(
+                        phase == .connecting || phase == .securing ? .connectTimeout : .timeout,
+                        "the WebSocket handshake did not finish within \(upgrade.timeout)"))
             })
+        if upgrade.connectDeadline < upgrade.deadline {
+            timers.append(
+                loop.schedule(at: upgrade.connectDeadline) { [weak self] in
+                    // The connect timeout covers the TLS handshake too, as for HTTP requests.
+                    guard let self, phase == .connecting || phase == .securing else { return }
+                    fail(TransportError(.connectTimeout))
+                })
         }
     }
 
@@ -310,7 +316,8 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
         // The phase stays open: the frame connection may still be writing the last Close.
         closure = closed
         sharedClosure.withLock { $0 = closed }
-        let receivers = self.receivers, closers = self.closers
+        let receivers = self.receivers
+        let closers = self.closers
         self.receivers = []
         self.closers = []
         for receiver in receivers { receiver.resume(.failure(closed)) }

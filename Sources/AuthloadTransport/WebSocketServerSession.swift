@@ -34,7 +34,8 @@ enum WebSocketServerHandshake {
         case .accept(let handler, let subprotocol):
             if let subprotocol {
                 guard offered.contains(subprotocol) else {
-                    return .reject(textResponse(500, "the WebSocket service selected sub-protocol '\(subprotocol)', which the client did not offer"))
+                    return .reject(
+                        textResponse(500, "the WebSocket service selected sub-protocol '\(subprotocol)', which the client did not offer"))
                 }
                 accepted.headers.add("Sec-WebSocket-Protocol", subprotocol)
             }
@@ -92,8 +93,9 @@ final class ServerWebSocketPeer: WebSocketPeer, @unchecked Sendable {
 
     func close(code: Int, reason: String) {
         onLoop { frames in
-            frames.close(code: code, reason: reason,
-                         deadline: Monotonic.now + Monotonic.nanoseconds(WebSocketServerHandshake.closeTimeout))
+            frames.close(
+                code: code, reason: reason,
+                deadline: Monotonic.now + Monotonic.nanoseconds(WebSocketServerHandshake.closeTimeout))
         }
     }
 

@@ -76,7 +76,8 @@ enum ASCII {
 
     /// `range` without leading and trailing spaces and tabs (RFC 9110 OWS).
     static func trimmingWhitespace(_ bytes: [UInt8], _ range: Range<Int>) -> Range<Int> {
-        var lower = range.lowerBound, upper = range.upperBound
+        var lower = range.lowerBound
+        var upper = range.upperBound
         while lower < upper, isWhitespace(bytes[lower]) { lower += 1 }
         while upper > lower, isWhitespace(bytes[upper - 1]) { upper -= 1 }
         return lower..<upper
@@ -168,4 +169,3 @@ enum ASCII {
         }
     }
 }
-

@@ -41,7 +41,8 @@ extension Array where Element == UInt8 {
 
     /// Appends a field value or reason phrase; control bytes (CR and LF above all) become spaces.
     mutating func appendFieldText(_ text: String) {
-        let isClean = text.utf8.withContiguousStorageIfAvailable { ASCII.allFieldValueBytes(UnsafeRawBufferPointer($0)) }
+        let isClean =
+            text.utf8.withContiguousStorageIfAvailable { ASCII.allFieldValueBytes(UnsafeRawBufferPointer($0)) }
             ?? ASCII.allBytes(of: text, ASCII.isFieldValueChar)
         if isClean {
             append(contentsOf: text.utf8)

@@ -41,7 +41,8 @@ public enum Base64 {
         output.reserveCapacity((bytes.count + 2) / 3 * 4)
         var iterator = bytes.makeIterator()
         while let first = iterator.next() {
-            let second = iterator.next(), third = iterator.next()
+            let second = iterator.next()
+            let third = iterator.next()
             let group = UInt32(first) << 16 | UInt32(second ?? 0) << 8 | UInt32(third ?? 0)
             output.append(alphabet[Int(group >> 18 & 63)])
             output.append(alphabet[Int(group >> 12 & 63)])

@@ -64,7 +64,8 @@ public enum Digest {
     }
 
     private static func digest(_ bytes: some Collection<UInt8>, _ type: OpaquePointer?, name: String) -> [UInt8] {
-        let hashed = bytes.withContiguousStorageIfAvailable { digest(UnsafeRawBufferPointer($0), type) }
+        let hashed =
+            bytes.withContiguousStorageIfAvailable { digest(UnsafeRawBufferPointer($0), type) }
             ?? Array(bytes).withUnsafeBytes { digest($0, type) }
         // EVP_Digest only fails when the provider cannot be loaded, which no input can cause; there is
         // nothing sensible to return instead of a hash.

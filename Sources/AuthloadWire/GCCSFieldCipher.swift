@@ -33,7 +33,8 @@ public enum GCCSFieldCipher {
     /// wrong key) or not UTF-8.
     public static func decrypt(_ field: String, channelKey: String) -> String? {
         guard let sealed = Base64.decoded(field), !sealed.isEmpty, sealed.count % 16 == 0,
-              let opened = crypt(sealed, channelKey: channelKey, encrypting: false) else { return nil }
+            let opened = crypt(sealed, channelKey: channelKey, encrypting: false)
+        else { return nil }
         return String(validating: opened, as: UTF8.self)
     }
 

@@ -10,7 +10,7 @@
 /// HTTPDate.iso8601(epochMilliseconds: 0)            // "1970-01-01T00:00:00.000Z"
 /// ```
 public enum HTTPDate {
-    private static let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]  // 1970-01-01 was a Thursday
+    private static let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"] // 1970-01-01 was a Thursday
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     /// Returns the IMF-fixdate of a time in whole seconds since the Unix epoch.
@@ -26,11 +26,13 @@ public enum HTTPDate {
     public static func parse(_ text: some StringProtocol) -> Int64? {
         let parts = text.split(separator: " ")
         guard parts.count == 6, parts[0].hasSuffix(","), parts[5] == "GMT",
-              let day = Int(parts[1]), let monthIndex = months.firstIndex(of: String(parts[2])), let year = Int(parts[3]),
-              (1...31).contains(day) else { return nil }
+            let day = Int(parts[1]), let monthIndex = months.firstIndex(of: String(parts[2])), let year = Int(parts[3]),
+            (1...31).contains(day)
+        else { return nil }
         let clock = parts[4].split(separator: ":")
         guard clock.count == 3, let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
-              (0..<24).contains(hour), (0..<60).contains(minute), (0...60).contains(second) else { return nil }
+            (0..<24).contains(hour), (0..<60).contains(minute), (0...60).contains(second)
+        else { return nil }
         let days = daysFromCivil(year: year, month: monthIndex + 1, day: day)
         return days * 86_400 + Int64(hour * 3600 + minute * 60 + second)
     }

@@ -132,9 +132,13 @@ struct HTTPMessageDecoder: Sendable {
     /// Consumes one line of the head or trailer section; the returned range excludes CR LF.
     mutating func takeSectionLine(section: String) throws(HTTPParseError) -> Range<Int>? {
         let allowance = maxHeaderBytes - sectionBytes
-        guard let (line, length) = try takeLine(allowance: allowance, tooLong: { [maxHeaderBytes] at throws(HTTPParseError) in
-            throw .headerTooLarge(section, limit: maxHeaderBytes, at: at)
-        }) else { return nil }
+        guard
+            let (line, length) = try takeLine(
+                allowance: allowance,
+                tooLong: { [maxHeaderBytes] at throws(HTTPParseError) in
+                    throw .headerTooLarge(section, limit: maxHeaderBytes, at: at)
+                })
+        else { return nil }
         sectionBytes += length
         return line
     }

@@ -128,7 +128,8 @@ public struct HTTPRequestParser: Sendable {
         if facts.hostCount > 1 {
             throw .host(at: facts.duplicateHostOffset, "more than one Host header")
         }
-        var keepAlive = minorVersion >= 1
+        var keepAlive =
+            minorVersion >= 1
             ? !facts.connectionClose
             : facts.connectionKeepAlive && !facts.connectionClose
 

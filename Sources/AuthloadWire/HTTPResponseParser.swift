@@ -173,7 +173,8 @@ public struct HTTPResponseParser: Sendable {
     private func framing() throws(HTTPParseError) -> (HTTPMessageDecoder.Framing, keepAlive: Bool) {
         let facts = decoder.facts
         let expectation = expectations.first ?? .ordinary
-        var keepAlive = minorVersion >= 1
+        var keepAlive =
+            minorVersion >= 1
             ? !facts.connectionClose
             : facts.connectionKeepAlive && !facts.connectionClose
 
@@ -210,7 +211,7 @@ public struct HTTPResponseParser: Sendable {
             throw .startLine(.status, at: decoder.offset(versionEnd), expected: "a space after the version")
         }
         guard codeStart + 3 <= line.upperBound,
-              let code = HTTPMessageDecoder.decimal(bytes, codeStart..<codeStart + 3), code >= 100
+            let code = HTTPMessageDecoder.decimal(bytes, codeStart..<codeStart + 3), code >= 100
         else {
             throw .startLine(.status, at: decoder.offset(codeStart), expected: "a three-digit status code")
         }

@@ -8,9 +8,11 @@ enum HTTPVersion {
         in line: HTTPParseError.StartLine
     ) throws(HTTPParseError) -> Int {
         let prefix: StaticString = "HTTP/"
-        let hasPrefix = token.count >= 5 && prefix.withUTF8Buffer { expected in
-            bytes[token.lowerBound..<token.lowerBound + 5].elementsEqual(expected)
-        }
+        let hasPrefix =
+            token.count >= 5
+            && prefix.withUTF8Buffer { expected in
+                bytes[token.lowerBound..<token.lowerBound + 5].elementsEqual(expected)
+            }
         guard hasPrefix, token.count > 5, ASCII.isDigit(bytes[token.lowerBound + 5]) else {
             throw .startLine(line, at: offset, expected: "'HTTP/1.x'")
         }

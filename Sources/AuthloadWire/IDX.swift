@@ -96,9 +96,11 @@ public struct IDXField: Sendable, Equatable {
     public var options: [IDXOption] = []
     public var messages: [IDXMessage] = []
 
-    public init(name: String, label: String? = nil, type: String? = nil, required: Bool = false, secret: Bool = false,
-                visible: Bool? = nil, mutable: Bool? = nil, value: JSONValue? = nil, form: [IDXField]? = nil,
-                options: [IDXOption] = [], messages: [IDXMessage] = []) {
+    public init(
+        name: String, label: String? = nil, type: String? = nil, required: Bool = false, secret: Bool = false,
+        visible: Bool? = nil, mutable: Bool? = nil, value: JSONValue? = nil, form: [IDXField]? = nil,
+        options: [IDXOption] = [], messages: [IDXMessage] = []
+    ) {
         self.name = name
         self.label = label
         self.type = type
@@ -174,8 +176,10 @@ public struct IDXRemediation: Sendable, Equatable {
     public var relatesTo: [String]
     public var fields: [IDXField]
 
-    public init(name: String, href: String, method: String = "POST", accepts: String? = IDXMediaType.json,
-                produces: String? = IDXMediaType.ion, relatesTo: [String] = [], fields: [IDXField]) {
+    public init(
+        name: String, href: String, method: String = "POST", accepts: String? = IDXMediaType.json,
+        produces: String? = IDXMediaType.ion, relatesTo: [String] = [], fields: [IDXField]
+    ) {
         self.name = name
         self.href = href
         self.method = method

@@ -22,8 +22,9 @@ public enum JWT {
     public static func verifyHS256(_ token: String, key: [UInt8]) -> JSONValue? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let signature = Base64.urlDecoded(parts[2]),
-              let headerJSON = Base64.urlDecoded(parts[0]).flatMap({ try? JSONValue.parse($0) }),
-              headerJSON["alg"]?.stringValue == "HS256" else { return nil }
+            let headerJSON = Base64.urlDecoded(parts[0]).flatMap({ try? JSONValue.parse($0) }),
+            headerJSON["alg"]?.stringValue == "HS256"
+        else { return nil }
         let expected = Digest.hmacSHA256(key: key, Array("\(parts[0]).\(parts[1])".utf8))
         guard Digest.constantTimeEqual(signature, expected) else { return nil }
         return claims(of: token)
@@ -33,7 +34,8 @@ public enum JWT {
     public static func claims(of token: String) -> JSONValue? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let payload = Base64.urlDecoded(parts[1]),
-              let claims = try? JSONValue.parse(payload), claims.objectValue != nil else { return nil }
+            let claims = try? JSONValue.parse(payload), claims.objectValue != nil
+        else { return nil }
         return claims
     }
 }

@@ -45,7 +45,8 @@ public enum PercentEncoding {
         while index < range.upperBound {
             let byte = bytes[index]
             if byte == ASCII.percent, index + 2 < range.upperBound,
-               let high = ASCII.hexValue(bytes[index + 1]), let low = ASCII.hexValue(bytes[index + 2]) {
+                let high = ASCII.hexValue(bytes[index + 1]), let low = ASCII.hexValue(bytes[index + 2])
+            {
                 result.append(high << 4 | low)
                 index += 3
                 continue

@@ -71,11 +71,14 @@ extension StompError {
     }
 
     static func invalidContentLength(_ value: String, at offset: Int) -> Self {
-        Self(.invalidContentLength, at: offset, "invalid content-length \(quoted(value.utf8)) at byte \(offset): expected a decimal number of octets")
+        Self(
+            .invalidContentLength, at: offset,
+            "invalid content-length \(quoted(value.utf8)) at byte \(offset): expected a decimal number of octets")
     }
 
     static func missingNul(afterBodyOf length: Int, found byte: UInt8, at offset: Int) -> Self {
-        Self(.missingNul, at: offset, "expected NUL after the \(length)-byte body at byte \(offset), found \(quoted(CollectionOfOne(byte)))")
+        Self(
+            .missingNul, at: offset, "expected NUL after the \(length)-byte body at byte \(offset), found \(quoted(CollectionOfOne(byte)))")
     }
 
     static func headerTooLarge(limit: Int, at offset: Int) -> Self {

@@ -54,8 +54,9 @@ public struct WebSocketChannel: Sendable {
     /// - Parameter maxMessageSize: Largest frame or message accepted; larger fails the connection with 1009.
     public init(role: Role, maxMessageSize: Int = 16 * 1024 * 1024) {
         self.role = role
-        decoder = WebSocketFrameDecoder(role: role == .client ? .client : .server,
-                                        maxFrameSize: maxMessageSize, maxMessageSize: maxMessageSize)
+        decoder = WebSocketFrameDecoder(
+            role: role == .client ? .client : .server,
+            maxFrameSize: maxMessageSize, maxMessageSize: maxMessageSize)
     }
 
     public var isClosed: Bool {
@@ -142,10 +143,11 @@ public struct WebSocketChannel: Sendable {
         case .closeSent(let code): throw WebSocketClosed(code: code, reason: "the closing handshake has begun; nothing more can be sent")
         case .closed(let closed): throw closed
         }
-        let frame: WebSocketFrame = switch message {
-        case .text(let text): .text(text)
-        case .binary(let bytes): .binary(bytes)
-        }
+        let frame: WebSocketFrame =
+            switch message {
+            case .text(let text): .text(text)
+            case .binary(let bytes): .binary(bytes)
+            }
         WebSocketFrameEncoder.encode(frame, maskKey: nextMaskKey(), into: &output)
     }
 

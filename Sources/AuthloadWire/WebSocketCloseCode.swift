@@ -58,24 +58,25 @@ public struct WebSocketCloseCode: RawRepresentable, Sendable, Hashable, Expressi
     }
 
     public var description: String {
-        let name: String? = switch self {
-        case .normalClosure: "normal closure"
-        case .goingAway: "going away"
-        case .protocolError: "protocol error"
-        case .unsupportedData: "unsupported data"
-        case .noStatusReceived: "no status received"
-        case .abnormalClosure: "abnormal closure"
-        case .invalidPayload: "invalid payload data"
-        case .policyViolation: "policy violation"
-        case .messageTooBig: "message too big"
-        case .mandatoryExtension: "mandatory extension"
-        case .internalError: "internal error"
-        case .serviceRestart: "service restart"
-        case .tryAgainLater: "try again later"
-        case .badGateway: "bad gateway"
-        case .tlsHandshakeFailure: "TLS handshake failure"
-        default: nil
-        }
+        let name: String? =
+            switch self {
+            case .normalClosure: "normal closure"
+            case .goingAway: "going away"
+            case .protocolError: "protocol error"
+            case .unsupportedData: "unsupported data"
+            case .noStatusReceived: "no status received"
+            case .abnormalClosure: "abnormal closure"
+            case .invalidPayload: "invalid payload data"
+            case .policyViolation: "policy violation"
+            case .messageTooBig: "message too big"
+            case .mandatoryExtension: "mandatory extension"
+            case .internalError: "internal error"
+            case .serviceRestart: "service restart"
+            case .tryAgainLater: "try again later"
+            case .badGateway: "bad gateway"
+            case .tlsHandshakeFailure: "TLS handshake failure"
+            default: nil
+            }
         return name.map { "\(rawValue) (\($0))" } ?? "\(rawValue)"
     }
 }

@@ -144,15 +144,17 @@ public struct WebSocketFrameDecoder: Sendable {
         }
 
         guard length <= UInt64(maxFrameSize) else {
-            throw .frame(.frameTooLarge, at: offset + 1, "frame payload of \(length) bytes exceeds the \(maxFrameSize)-byte limit",
-                         code: .messageTooBig)
+            throw .frame(
+                .frameTooLarge, at: offset + 1, "frame payload of \(length) bytes exceeds the \(maxFrameSize)-byte limit",
+                code: .messageTooBig)
         }
         let payloadLength = Int(length)
         let priorMessageSize = opcode == .continuation ? messageSize : 0
         if !opcode.isControl, payloadLength > maxMessageSize - priorMessageSize {
-            throw .frame(.messageTooLarge, at: offset + 1,
-                         "message of at least \(priorMessageSize + payloadLength) bytes exceeds the \(maxMessageSize)-byte limit",
-                         code: .messageTooBig)
+            throw .frame(
+                .messageTooLarge, at: offset + 1,
+                "message of at least \(priorMessageSize + payloadLength) bytes exceeds the \(maxMessageSize)-byte limit",
+                code: .messageTooBig)
         }
 
         if masked { headerLength += 4 }
@@ -160,17 +162,19 @@ public struct WebSocketFrameDecoder: Sendable {
         let maskKey: UInt32? = masked ? UInt32(truncatingIfNeeded: bigEndian(start + headerLength - 4, count: 4)) : nil
 
         let payloadRange = start + headerLength..<start + headerLength + payloadLength
-        let payload: [UInt8] = if let maskKey {
-            buffer.withUnsafeBytes { WebSocketMasking.masked(UnsafeRawBufferPointer(rebasing: $0[payloadRange]), key: maskKey) }
-        } else {
-            Array(buffer[payloadRange])
-        }
+        let payload: [UInt8] =
+            if let maskKey {
+                buffer.withUnsafeBytes { WebSocketMasking.masked(UnsafeRawBufferPointer(rebasing: $0[payloadRange]), key: maskKey) }
+            } else {
+                Array(buffer[payloadRange])
+            }
         readIndex = payloadRange.upperBound
         if !opcode.isControl { messageSize = fin ? 0 : priorMessageSize + payloadLength }
 
-        return .frame(WebSocketFrame(
-            fin: fin, rsv1: false, rsv2: false, rsv3: false, opcode: opcode, payload: payload, maskKey: maskKey
-        ))
+        return .frame(
+            WebSocketFrame(
+                fin: fin, rsv1: false, rsv2: false, rsv3: false, opcode: opcode, payload: payload, maskKey: maskKey
+            ))
     }
 
     /// Reads `count` bytes at `index` as a big-endian number; callers have checked they are buffered.

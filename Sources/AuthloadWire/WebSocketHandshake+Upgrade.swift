@@ -2,8 +2,10 @@ import AuthloadCore
 
 extension WebSocketHandshake {
     /// Headers the handshake itself owns; a caller's copies are replaced so the key and offer stay consistent.
-    private static let ownedHeaders = ["Upgrade", "Connection", "Sec-WebSocket-Key", "Sec-WebSocket-Version",
-                                       "Sec-WebSocket-Protocol", "Sec-WebSocket-Extensions"]
+    private static let ownedHeaders = [
+        "Upgrade", "Connection", "Sec-WebSocket-Key", "Sec-WebSocket-Version",
+        "Sec-WebSocket-Protocol", "Sec-WebSocket-Extensions"
+    ]
 
     /// Returns the upgrade request for a caller's `GET`: its target and extra headers (cookies,
     /// `Authorization`, `Origin`, a `Host` of its own) kept, the handshake headers set from `key` and `protocols`.
@@ -13,8 +15,10 @@ extension WebSocketHandshake {
     ///   - host: The `Host` value when the caller's headers have none.
     public static func makeRequest(extending request: HTTPRequest, host: String, key: String, protocols: [String] = []) -> HTTPRequest {
         var upgrade = makeRequest(target: request.target, host: request.headers["Host"] ?? host, key: key, protocols: protocols)
-        for field in request.headers where !field.name.caseInsensitiveEquals("Host")
-            && !ownedHeaders.contains(where: { field.name.caseInsensitiveEquals($0) }) {
+        for field in request.headers
+        where !field.name.caseInsensitiveEquals("Host")
+            && !ownedHeaders.contains(where: { field.name.caseInsensitiveEquals($0) })
+        {
             upgrade.headers.add(field.name, field.value)
         }
         return upgrade

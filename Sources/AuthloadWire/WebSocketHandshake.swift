@@ -38,13 +38,15 @@ public enum WebSocketHandshake {
     ///   - key: A value from ``makeKey()``; keep it to validate the response.
     ///   - protocols: Sub-protocols to offer, most preferred first; none when empty.
     ///   - origin: An `Origin` header, which non-browser clients may leave out.
-    public static func makeRequest(target: String, host: String, key: String, protocols: [String] = [], origin: String? = nil) -> HTTPRequest {
+    public static func makeRequest(target: String, host: String, key: String, protocols: [String] = [], origin: String? = nil)
+        -> HTTPRequest
+    {
         var headers: HTTPHeaders = [
             "Host": host,
             "Upgrade": "websocket",
             "Connection": "Upgrade",
             "Sec-WebSocket-Key": key,
-            "Sec-WebSocket-Version": "13",
+            "Sec-WebSocket-Version": "13"
         ]
         if let origin { headers.add("Origin", origin) }
         if !protocols.isEmpty { headers.add("Sec-WebSocket-Protocol", protocols.joined(separator: ", ")) }
@@ -59,14 +61,18 @@ public enum WebSocketHandshake {
     ///   sub-protocol was not offered; the socket must then not be used as a WebSocket.
     public static func validate(response: HTTPResponse, key: String, offeredProtocols: [String] = []) throws(WebSocketError) -> String? {
         guard response.status == 101 else {
-            throw .handshake(.unexpectedStatus, "server answered \(response.status) \(WebSocketError.quoted(response.reason)) instead of 101 Switching Protocols")
+            throw .handshake(
+                .unexpectedStatus,
+                "server answered \(response.status) \(WebSocketError.quoted(response.reason)) instead of 101 Switching Protocols")
         }
         let headers = response.headers
         let upgrade = headers.values(of: "Upgrade")
         guard upgrade.count == 1, trimmed(upgrade[0]).caseInsensitiveEquals("websocket") else {
-            throw .handshake(.invalidUpgrade, upgrade.isEmpty
-                ? "101 response has no Upgrade header"
-                : "101 response has Upgrade \(WebSocketError.quoted(upgrade.joined(separator: ", "))) instead of 'websocket'")
+            throw .handshake(
+                .invalidUpgrade,
+                upgrade.isEmpty
+                    ? "101 response has no Upgrade header"
+                    : "101 response has Upgrade \(WebSocketError.quoted(upgrade.joined(separator: ", "))) instead of 'websocket'")
         }
         guard hasToken("upgrade", in: headers.values(of: "Connection")) else {
             throw .handshake(.invalidConnection, "101 response has no 'upgrade' token in Connection")
@@ -74,13 +80,17 @@ public enum WebSocketHandshake {
         let accept = headers.values(of: "Sec-WebSocket-Accept")
         let expected = acceptValue(forKey: key)
         guard accept.count == 1, trimmed(accept[0]) == expected else {
-            throw .handshake(.invalidAccept, accept.isEmpty
-                ? "101 response has no Sec-WebSocket-Accept"
-                : "Sec-WebSocket-Accept \(WebSocketError.quoted(accept.joined(separator: ", "))) does not match the key (expected '\(expected)')")
+            throw .handshake(
+                .invalidAccept,
+                accept.isEmpty
+                    ? "101 response has no Sec-WebSocket-Accept"
+                    : "Sec-WebSocket-Accept \(WebSocketError.quoted(accept.joined(separator: ", "))) does not match the key (expected '\(expected)')"
+            )
         }
         let extensions = tokens(headers.values(of: "Sec-WebSocket-Extensions"))
         guard extensions.isEmpty else {
-            throw .handshake(.unexpectedExtension, "server selected extension \(WebSocketError.quoted(String(extensions[0]))), but none was offered")
+            throw .handshake(
+                .unexpectedExtension, "server selected extension \(WebSocketError.quoted(String(extensions[0]))), but none was offered")
         }
         let selected = tokens(headers.values(of: "Sec-WebSocket-Protocol"))
         guard let chosen = selected.first else { return nil }
@@ -133,24 +143,29 @@ public enum WebSocketHandshake {
         }
         let versions = headers.values(of: "Sec-WebSocket-Version")
         guard versions.count == 1, trimmed(versions[0]) == "13" else {
-            throw .handshake(.unsupportedVersion, versions.isEmpty
-                ? "request has no Sec-WebSocket-Version; only 13 is supported"
-                : "Sec-WebSocket-Version \(WebSocketError.quoted(versions.joined(separator: ", "))) is not 13")
+            throw .handshake(
+                .unsupportedVersion,
+                versions.isEmpty
+                    ? "request has no Sec-WebSocket-Version; only 13 is supported"
+                    : "Sec-WebSocket-Version \(WebSocketError.quoted(versions.joined(separator: ", "))) is not 13")
         }
         let keys = headers.values(of: "Sec-WebSocket-Key")
         guard keys.count == 1 else {
-            throw .handshake(.invalidKey, keys.isEmpty ? "request has no Sec-WebSocket-Key" : "request has \(keys.count) Sec-WebSocket-Key headers")
+            throw .handshake(
+                .invalidKey, keys.isEmpty ? "request has no Sec-WebSocket-Key" : "request has \(keys.count) Sec-WebSocket-Key headers")
         }
         let key = String(trimmed(keys[0]))
         guard Base64.decoded(key)?.count == 16 else {
             throw .handshake(.invalidKey, "Sec-WebSocket-Key \(WebSocketError.quoted(key)) is not base64 of 16 bytes")
         }
 
-        var response = HTTPResponse(status: 101, headers: [
-            "Upgrade": "websocket",
-            "Connection": "Upgrade",
-            "Sec-WebSocket-Accept": acceptValue(forKey: key),
-        ])
+        var response = HTTPResponse(
+            status: 101,
+            headers: [
+                "Upgrade": "websocket",
+                "Connection": "Upgrade",
+                "Sec-WebSocket-Accept": acceptValue(forKey: key)
+            ])
         let offered = tokens(headers.values(of: "Sec-WebSocket-Protocol"))
         if let selected = offered.first(where: { offer in supportedProtocols.contains { $0 == offer } }) {
             response.headers.add("Sec-WebSocket-Protocol", String(selected))

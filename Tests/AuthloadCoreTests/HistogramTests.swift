@@ -81,12 +81,14 @@ struct HistogramTests {
         }
     }
 
-    @Test("values outside 1 µs … highestTrackableValue are clamped to the nearest end", arguments: [
-        (0, 1), (-7, 1), (Int.min, 1),
-        (Histogram.highestTrackableValue, Histogram.highestTrackableValue),
-        (Histogram.highestTrackableValue + 1, Histogram.highestTrackableValue),
-        (Int.max, Histogram.highestTrackableValue),
-    ])
+    @Test(
+        "values outside 1 µs … highestTrackableValue are clamped to the nearest end",
+        arguments: [
+            (0, 1), (-7, 1), (Int.min, 1),
+            (Histogram.highestTrackableValue, Histogram.highestTrackableValue),
+            (Histogram.highestTrackableValue + 1, Histogram.highestTrackableValue),
+            (Int.max, Histogram.highestTrackableValue)
+        ])
     func valuesAreClamped(value: Int, recordedAs expected: Int) throws {
         var histogram = Histogram()
         histogram.record(value, count: 2)
@@ -136,22 +138,24 @@ struct HistogramTests {
         #expect(few.percentileDistribution().map(\.percentile) == [0, 50, 75, 87.5, 93.75, 100])
     }
 
-    @Test("malformed input throws an error naming the problem", arguments: [
-        ("", "empty input"),
-        ("not base64!", "not valid base64"),
-        (Bytes.base64([2]), "unsupported format version 2"),
-        (Bytes.base64([1]), "truncated varint at byte 1"),
-        (Bytes.base64([1, 0, 0, 0, 0x80]), "truncated varint at byte 4"),
-        (Bytes.base64([1, 0, 0, 0] + Array(repeating: 0xff, count: 10) + [0x01]), "varint overflows 64 bits at byte 4"),
-        (Bytes.base64([1, 0, 0, 0, 0]), "zero count at byte 4"),
-        (Bytes.base64([1, 0, 0, 0] + Bytes.count(-30_000)), "empty run past the top slot at byte 4"),
-        (Bytes.base64([1, 0, 0, 0] + Bytes.count(-27_648) + Bytes.count(1)), "count past the top slot at byte 7"),
-        (Bytes.base64([1, 0, 1, 1] + Bytes.count(-1) + Bytes.count(.max) + Bytes.count(.max)), "total count overflows"),
-        (Bytes.base64([1, 0, 9, 5]), "out of order"),
-        (Bytes.base64([1, 0, 5, 5]), "no counts but min, max or sum is not 0"),
-        (Bytes.base64([1, 5, 5, 5] + Bytes.count(-4) + Bytes.count(1)), "min 5 or max 5 does not match the counts"),
-        (Bytes.base64([1, 100, 5, 5] + Bytes.count(-5) + Bytes.count(1)), "sum 100 is outside"),
-    ])
+    @Test(
+        "malformed input throws an error naming the problem",
+        arguments: [
+            ("", "empty input"),
+            ("not base64!", "not valid base64"),
+            (Bytes.base64([2]), "unsupported format version 2"),
+            (Bytes.base64([1]), "truncated varint at byte 1"),
+            (Bytes.base64([1, 0, 0, 0, 0x80]), "truncated varint at byte 4"),
+            (Bytes.base64([1, 0, 0, 0] + Array(repeating: 0xff, count: 10) + [0x01]), "varint overflows 64 bits at byte 4"),
+            (Bytes.base64([1, 0, 0, 0, 0]), "zero count at byte 4"),
+            (Bytes.base64([1, 0, 0, 0] + Bytes.count(-30_000)), "empty run past the top slot at byte 4"),
+            (Bytes.base64([1, 0, 0, 0] + Bytes.count(-27_648) + Bytes.count(1)), "count past the top slot at byte 7"),
+            (Bytes.base64([1, 0, 1, 1] + Bytes.count(-1) + Bytes.count(.max) + Bytes.count(.max)), "total count overflows"),
+            (Bytes.base64([1, 0, 9, 5]), "out of order"),
+            (Bytes.base64([1, 0, 5, 5]), "no counts but min, max or sum is not 0"),
+            (Bytes.base64([1, 5, 5, 5] + Bytes.count(-4) + Bytes.count(1)), "min 5 or max 5 does not match the counts"),
+            (Bytes.base64([1, 100, 5, 5] + Bytes.count(-5) + Bytes.count(1)), "sum 100 is outside")
+        ])
     func malformedInputThrows(input: String, problem: String) {
         let error = #expect(throws: HistogramDecodingError.self) { try Histogram(serialized: input) }
         #expect(error?.description.hasPrefix("histogram: ") == true)

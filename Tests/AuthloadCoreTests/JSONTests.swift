@@ -5,19 +5,23 @@ import Testing
 struct JSONTests {
     // MARK: Round trips
 
-    @Test("compact documents serialize back to the same text", arguments: [
-        "null", "true", "false", "0", "-0", "-12", "0.5", "1e+300", "1.5e-07", "12345678901234",
-        #""""#, #""é😀""#, #""\u0001\n\"\\""#, "[]", "{}", #"[1,[2,[3]],{"a":{}}]"#,
-        #"{"z":1,"a":2,"m":[true,null]}"#, #"{"user":{"name":"1001","tags":["a","b"]}}"#,
-    ])
+    @Test(
+        "compact documents serialize back to the same text",
+        arguments: [
+            "null", "true", "false", "0", "-0", "-12", "0.5", "1e+300", "1.5e-07", "12345678901234",
+            #""""#, #""é😀""#, #""\u0001\n\"\\""#, "[]", "{}", #"[1,[2,[3]],{"a":{}}]"#,
+            #"{"z":1,"a":2,"m":[true,null]}"#, #"{"user":{"name":"1001","tags":["a","b"]}}"#
+        ])
     func roundTrip(text: String) throws {
         #expect(try JSONValue.parse(text).serializedString == text)
     }
 
-    @Test("other spellings serialize to the compact form", arguments: [
-        (" {\n\t\"a\" : [ 1 , 2.50 ] }\r\n", #"{"a":[1,2.5]}"#),
-        ("1E2", "100"), ("-1.0", "-1"), (#""\/\u00e9""#, #""/é""#), ("\u{FEFF}[true]", "[true]"),
-    ])
+    @Test(
+        "other spellings serialize to the compact form",
+        arguments: [
+            (" {\n\t\"a\" : [ 1 , 2.50 ] }\r\n", #"{"a":[1,2.5]}"#),
+            ("1E2", "100"), ("-1.0", "-1"), (#""\/\u00e9""#, #""/é""#), ("\u{FEFF}[true]", "[true]")
+        ])
     func normalizes(text: String, compact: String) throws {
         #expect(try JSONValue.parse(text).serializedString == compact)
     }
@@ -41,70 +45,74 @@ struct JSONTests {
 
     // MARK: Errors
 
-    @Test("each error names its line and column", arguments: [
-        ("", 1, 1, "expected a JSON value, found end of input"),
-        (" \n  ", 2, 3, "expected a JSON value, found end of input"),
-        ("{\n  \"a\": 1,\n  \"load\": {\"u\":1x}\n}", 3, 17, "expected ',' or '}' after object member, found 'x'"),
-        (#"{"a":1,}"#, 1, 8, "expected a string key after ',', found '}' (JSON allows no trailing comma)"),
-        ("[1,2,\n]", 2, 1, "expected a JSON value after ',', found ']' (JSON allows no trailing comma)"),
-        ("[1 2]", 1, 4, "expected ',' or ']' after array element, found '2'"),
-        ("[true false]", 1, 7, "expected ',' or ']' after array element, found 'false'"),
-        ("[1", 1, 3, "expected ',' or ']' after array element, found end of input"),
-        ("[1,,2]", 1, 4, "expected a JSON value, found ','"),
-        (#"{"a" 1}"#, 1, 6, "expected ':' after object key, found '1'"),
-        (#"{"a":1,"b""#, 1, 11, "expected ':' after object key, found end of input"),
-        (#"{"a":}"#, 1, 6, "expected a JSON value, found '}'"),
-        (#"{"a":1"#, 1, 7, "expected ',' or '}' after object member, found end of input"),
-        ("{a:1}", 1, 2, "expected a string key or '}', found 'a'"),
-        ("{'a':1}", 1, 2, "expected a string key or '}', found a single quote (JSON strings use double quotes)"),
-        (#"{"a":1,2}"#, 1, 8, "expected a string key after ',', found '2'"),
-        ("[01]", 1, 2, "numbers must not start with a leading zero"),
-        ("-", 1, 2, "expected a digit after '-', found end of input"),
-        ("-Infinity", 1, 2, "expected a digit after '-', found 'Infinity'"),
-        ("[1.]", 1, 4, "expected a digit after '.', found ']'"),
-        ("1e", 1, 3, "expected a digit in the exponent, found end of input"),
-        ("[.5]", 1, 2, "expected a JSON value, found '.'"),
-        ("+1", 1, 1, "expected a JSON value, found '+'"),
-        ("[NaN]", 1, 2, "expected a JSON value, found 'NaN'"),
-        ("tru", 1, 1, "expected a JSON value, found 'tru'"),
-        ("1e400", 1, 1, "number 1e400 is too large for a 64-bit floating-point value"),
-        ("// note\n{}", 1, 1, "expected a JSON value, found '/'"),
-        ("\u{0C}1", 1, 1, "expected a JSON value, found control character U+000C"),
-        ("é", 1, 1, "expected a JSON value, found 'é' (U+00E9)"),
-        ("{} x", 1, 4, "expected end of input after the JSON value, found 'x'"),
-        ("{}{}", 1, 3, "expected end of input after the JSON value, found '{'"),
-        ("[\"abc", 1, 2, "unterminated string: no closing '\"' before end of input"),
-        (#""a\x""#, 1, 4, #"expected an escape character (one of "\/bfnrtu) after '\', found 'x'"#),
-        (#""\u12G4""#, 1, 6, #"expected four hex digits after '\u', found 'G'"#),
-        (#""\uD83D""#, 1, 2, #"unpaired surrogate \uD83D in string (a lone half of a UTF-16 pair is not a character)"#),
-        (#""\uD83D\u0041""#, 1, 2, #"unpaired surrogate \uD83D in string (a lone half of a UTF-16 pair is not a character)"#),
-        (#""x\uDE00""#, 1, 3, #"unpaired surrogate \uDE00 in string (a lone half of a UTF-16 pair is not a character)"#),
-        ("[\"a\tb\"]", 1, 4, "unescaped control character U+0009 in string at byte offset 3"),
-        ("\"0123456789abcdef\u{1}\"", 1, 18, "unescaped control character U+0001 in string at byte offset 17"),
-        ("{\n  \"name\": \"x\",\n  \"name\": 1\n}", 3, 3, #"duplicate key "name""#),
-        ("{\r\n\"a\":1,\r\n\"a\":2}", 3, 1, #"duplicate key "a""#),
-        (#"{"a":1,"\u0061":2}"#, 1, 8, #"duplicate key "a""#),
-        ("[\r1,\r]", 3, 1, "expected a JSON value after ',', found ']' (JSON allows no trailing comma)"),
-        ("{\"é\": x}", 1, 7, "expected a JSON value, found 'x'"),
-        ("[\"😀\" 1]", 1, 6, "expected ',' or ']' after array element, found '1'"),
-        (String(repeating: "[", count: 513), 1, 513, "arrays and objects nest deeper than 512 levels"),
-    ])
+    @Test(
+        "each error names its line and column",
+        arguments: [
+            ("", 1, 1, "expected a JSON value, found end of input"),
+            (" \n  ", 2, 3, "expected a JSON value, found end of input"),
+            ("{\n  \"a\": 1,\n  \"load\": {\"u\":1x}\n}", 3, 17, "expected ',' or '}' after object member, found 'x'"),
+            (#"{"a":1,}"#, 1, 8, "expected a string key after ',', found '}' (JSON allows no trailing comma)"),
+            ("[1,2,\n]", 2, 1, "expected a JSON value after ',', found ']' (JSON allows no trailing comma)"),
+            ("[1 2]", 1, 4, "expected ',' or ']' after array element, found '2'"),
+            ("[true false]", 1, 7, "expected ',' or ']' after array element, found 'false'"),
+            ("[1", 1, 3, "expected ',' or ']' after array element, found end of input"),
+            ("[1,,2]", 1, 4, "expected a JSON value, found ','"),
+            (#"{"a" 1}"#, 1, 6, "expected ':' after object key, found '1'"),
+            (#"{"a":1,"b""#, 1, 11, "expected ':' after object key, found end of input"),
+            (#"{"a":}"#, 1, 6, "expected a JSON value, found '}'"),
+            (#"{"a":1"#, 1, 7, "expected ',' or '}' after object member, found end of input"),
+            ("{a:1}", 1, 2, "expected a string key or '}', found 'a'"),
+            ("{'a':1}", 1, 2, "expected a string key or '}', found a single quote (JSON strings use double quotes)"),
+            (#"{"a":1,2}"#, 1, 8, "expected a string key after ',', found '2'"),
+            ("[01]", 1, 2, "numbers must not start with a leading zero"),
+            ("-", 1, 2, "expected a digit after '-', found end of input"),
+            ("-Infinity", 1, 2, "expected a digit after '-', found 'Infinity'"),
+            ("[1.]", 1, 4, "expected a digit after '.', found ']'"),
+            ("1e", 1, 3, "expected a digit in the exponent, found end of input"),
+            ("[.5]", 1, 2, "expected a JSON value, found '.'"),
+            ("+1", 1, 1, "expected a JSON value, found '+'"),
+            ("[NaN]", 1, 2, "expected a JSON value, found 'NaN'"),
+            ("tru", 1, 1, "expected a JSON value, found 'tru'"),
+            ("1e400", 1, 1, "number 1e400 is too large for a 64-bit floating-point value"),
+            ("// note\n{}", 1, 1, "expected a JSON value, found '/'"),
+            ("\u{0C}1", 1, 1, "expected a JSON value, found control character U+000C"),
+            ("é", 1, 1, "expected a JSON value, found 'é' (U+00E9)"),
+            ("{} x", 1, 4, "expected end of input after the JSON value, found 'x'"),
+            ("{}{}", 1, 3, "expected end of input after the JSON value, found '{'"),
+            ("[\"abc", 1, 2, "unterminated string: no closing '\"' before end of input"),
+            (#""a\x""#, 1, 4, #"expected an escape character (one of "\/bfnrtu) after '\', found 'x'"#),
+            (#""\u12G4""#, 1, 6, #"expected four hex digits after '\u', found 'G'"#),
+            (#""\uD83D""#, 1, 2, #"unpaired surrogate \uD83D in string (a lone half of a UTF-16 pair is not a character)"#),
+            (#""\uD83D\u0041""#, 1, 2, #"unpaired surrogate \uD83D in string (a lone half of a UTF-16 pair is not a character)"#),
+            (#""x\uDE00""#, 1, 3, #"unpaired surrogate \uDE00 in string (a lone half of a UTF-16 pair is not a character)"#),
+            ("[\"a\tb\"]", 1, 4, "unescaped control character U+0009 in string at byte offset 3"),
+            ("\"0123456789abcdef\u{1}\"", 1, 18, "unescaped control character U+0001 in string at byte offset 17"),
+            ("{\n  \"name\": \"x\",\n  \"name\": 1\n}", 3, 3, #"duplicate key "name""#),
+            ("{\r\n\"a\":1,\r\n\"a\":2}", 3, 1, #"duplicate key "a""#),
+            (#"{"a":1,"\u0061":2}"#, 1, 8, #"duplicate key "a""#),
+            ("[\r1,\r]", 3, 1, "expected a JSON value after ',', found ']' (JSON allows no trailing comma)"),
+            ("{\"é\": x}", 1, 7, "expected a JSON value, found 'x'"),
+            ("[\"😀\" 1]", 1, 6, "expected ',' or ']' after array element, found '1'"),
+            (String(repeating: "[", count: 513), 1, 513, "arrays and objects nest deeper than 512 levels")
+        ])
     func errorPosition(text: String, line: Int, column: Int, message: String) throws {
         let error = try #require(throws: JSONParseError.self) { try JSONValue.parse(text) }
         #expect(error.description == "line \(line), column \(column): \(message)")
     }
 
-    @Test("invalid UTF-8 in a string names the byte offset", arguments: [
-        ([0x22, 0xFF, 0x22], 1, 1, 2),
-        ([0x22, 0x80, 0x22], 1, 1, 2),  // stray continuation byte
-        ([0x22, 0xC3, 0x22], 1, 1, 2),  // truncated
-        ([0x22, 0xC0, 0x80, 0x22], 1, 1, 2),  // overlong
-        ([0x22, 0xED, 0xA0, 0x80, 0x22], 1, 1, 2),  // surrogate
-        ([0x22, 0xF4, 0x90, 0x80, 0x80, 0x22], 1, 1, 2),  // past U+10FFFF
-        ([0x22, 0xF0, 0x9F, 0x98], 1, 1, 2),  // cut off by end of input
-        ([0x22, 0xC3, 0xA9, 0xFF, 0x22], 3, 1, 3),
-        ([0x5B, 0x0A, 0x22, 0xE2, 0x82, 0x22, 0x5D], 3, 2, 2),
-    ] as [([UInt8], Int, Int, Int)])
+    @Test(
+        "invalid UTF-8 in a string names the byte offset",
+        arguments: [
+            ([0x22, 0xFF, 0x22], 1, 1, 2),
+            ([0x22, 0x80, 0x22], 1, 1, 2), // stray continuation byte
+            ([0x22, 0xC3, 0x22], 1, 1, 2), // truncated
+            ([0x22, 0xC0, 0x80, 0x22], 1, 1, 2), // overlong
+            ([0x22, 0xED, 0xA0, 0x80, 0x22], 1, 1, 2), // surrogate
+            ([0x22, 0xF4, 0x90, 0x80, 0x80, 0x22], 1, 1, 2), // past U+10FFFF
+            ([0x22, 0xF0, 0x9F, 0x98], 1, 1, 2), // cut off by end of input
+            ([0x22, 0xC3, 0xA9, 0xFF, 0x22], 3, 1, 3),
+            ([0x5B, 0x0A, 0x22, 0xE2, 0x82, 0x22, 0x5D], 3, 2, 2)
+        ] as [([UInt8], Int, Int, Int)])
     func invalidUTF8(bytes: [UInt8], offset: Int, line: Int, column: Int) throws {
         let error = try #require(throws: JSONParseError.self) { try JSONValue.parse(bytes) }
         let hex = String(bytes[offset], radix: 16, uppercase: true)
@@ -165,18 +173,21 @@ struct JSONTests {
 
     // MARK: Strings and numbers
 
-    @Test("escapes decode, including surrogate pairs", arguments: [
-        (#""\u0041""#, "A"), (#""\u00e9""#, "é"), (#""\u20AC""#, "€"), (#""\uD83D\uDE00""#, "😀"),
-        (#""\ud83d\ude00""#, "😀"), (#""\u0000""#, "\u{0}"), (#""x\u00e9y\uD834\uDD1Ez""#, "xéy𝄞z"),
-        (#""a\"b\\c\/d\b\f\n\r\t""#, "a\"b\\c/d\u{8}\u{C}\n\r\t"), (#""é😀""#, "é😀"),
-    ])
+    @Test(
+        "escapes decode, including surrogate pairs",
+        arguments: [
+            (#""\u0041""#, "A"), (#""\u00e9""#, "é"), (#""\u20AC""#, "€"), (#""\uD83D\uDE00""#, "😀"),
+            (#""\ud83d\ude00""#, "😀"), (#""\u0000""#, "\u{0}"), (#""x\u00e9y\uD834\uDD1Ez""#, "xéy𝄞z"),
+            (#""a\"b\\c\/d\b\f\n\r\t""#, "a\"b\\c/d\u{8}\u{C}\n\r\t"), (#""é😀""#, "é😀")
+        ])
     func escapes(text: String, expected: String) throws {
         #expect(try JSONValue.parse(text) == .string(expected))
     }
 
     @Test("special bytes are found at every position of a long string", arguments: 0..<20)
     func longStrings(offset: Int) throws {
-        let head = String(repeating: "a", count: offset), tail = String(repeating: "b", count: 20)
+        let head = String(repeating: "a", count: offset)
+        let tail = String(repeating: "b", count: 20)
         for (written, decoded) in [(#"\n"#, "\n"), (#"\""#, "\""), ("é", "é"), ("😀", "😀"), ("", "")] {
             #expect(try JSONValue.parse("\"\(head)\(written)\(tail)\"") == .string(head + decoded + tail))
         }
@@ -186,14 +197,16 @@ struct JSONTests {
         #expect(unterminated.byteOffset == 0)
     }
 
-    @Test("numbers parse to the nearest double", arguments: [
-        ("0", 0), ("1e300", 1e300), ("1.5e-7", 1.5e-7), ("12345678901234", 12_345_678_901_234),
-        ("9007199254740992", 9_007_199_254_740_992), ("9007199254740993", 9_007_199_254_740_992),
-        ("0.1", 0.1), ("1E2", 100), ("1e+2", 100), ("2.5E-3", 0.0025), ("-123.456", -123.456),
-        ("0.000001", 1e-6), ("1e-400", 0), ("0e999999", 0), ("1.00000000000000000000001", 1),
-        ("123456789012345678901234567890", 1.2345678901234568e29), ("100000000000000000000000", 1e23),
-        ("1.7976931348623157e308", .greatestFiniteMagnitude), ("5e-324", .leastNonzeroMagnitude),
-    ] as [(String, Double)])
+    @Test(
+        "numbers parse to the nearest double",
+        arguments: [
+            ("0", 0), ("1e300", 1e300), ("1.5e-7", 1.5e-7), ("12345678901234", 12_345_678_901_234),
+            ("9007199254740992", 9_007_199_254_740_992), ("9007199254740993", 9_007_199_254_740_992),
+            ("0.1", 0.1), ("1E2", 100), ("1e+2", 100), ("2.5E-3", 0.0025), ("-123.456", -123.456),
+            ("0.000001", 1e-6), ("1e-400", 0), ("0e999999", 0), ("1.00000000000000000000001", 1),
+            ("123456789012345678901234567890", 1.2345678901234568e29), ("100000000000000000000000", 1e23),
+            ("1.7976931348623157e308", .greatestFiniteMagnitude), ("5e-324", .leastNonzeroMagnitude)
+        ] as [(String, Double)])
     func numbers(text: String, expected: Double) throws {
         #expect(try JSONValue.parse(text) == .number(expected))
     }
@@ -205,9 +218,11 @@ struct JSONTests {
         #expect(JSONValue.number(-0.0).serializedString == "-0")
     }
 
-    @Test("intValue is set only for whole numbers", arguments: [
-        ("12345678901234", 12_345_678_901_234), ("-0", 0), ("1e3", 1000), ("1.5", nil), ("\"3\"", nil), ("1e300", nil),
-    ] as [(String, Int?)])
+    @Test(
+        "intValue is set only for whole numbers",
+        arguments: [
+            ("12345678901234", 12_345_678_901_234), ("-0", 0), ("1e3", 1000), ("1.5", nil), ("\"3\"", nil), ("1e300", nil)
+        ] as [(String, Int?)])
     func intValue(text: String, expected: Int?) throws {
         #expect(try JSONValue.parse(text).intValue == expected)
     }
@@ -268,9 +283,11 @@ struct JSONTests {
         #expect(first != (try JSONValue.parse(#"{"a":1,"b":[3]}"#)))
     }
 
-    @Test("accessors return a value only for the matching kind", arguments: [
-        (JSONValue.null, "null"), (true, "a boolean"), (1.5, "a number"), ("s", "a string"), ([1], "an array"), (["k": 1], "an object"),
-    ] as [(JSONValue, String)])
+    @Test(
+        "accessors return a value only for the matching kind",
+        arguments: [
+            (JSONValue.null, "null"), (true, "a boolean"), (1.5, "a number"), ("s", "a string"), ([1], "an array"), (["k": 1], "an object")
+        ] as [(JSONValue, String)])
     func accessors(value: JSONValue, typeName: String) {
         #expect(value.typeName == typeName)
         #expect((value.boolValue != nil) == (typeName == "a boolean"))

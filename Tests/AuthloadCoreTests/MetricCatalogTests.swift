@@ -3,8 +3,9 @@ import Testing
 
 @Suite("Metric catalog and collector: requests and events")
 struct MetricCatalogTests {
-    let catalog = MetricCatalog(flows: [("gccs", ["auth", "CreateChannel", "token"]), ("login", ["login"])],
-                                events: ["gccs": ["CreateChannel"]])
+    let catalog = MetricCatalog(
+        flows: [("gccs", ["auth", "CreateChannel", "token"]), ("login", ["login"])],
+        events: ["gccs": ["CreateChannel"]])
 
     @Test("numbers each flow, then its steps; event steps are steps but not requests")
     func numbering() {

@@ -23,8 +23,9 @@ struct OpenModelTests {
             fromSend.withLock { $0.record(Int(latency.microseconds)) }
             return ServiceReply(HTTPResponse(status: 200), after: latency)
         }
-        let runner = Runner(plan: .open(rate: 100, duration: .seconds(60)), flows: [SingleRequestFlow()], transport: pool,
-                            endpoint: endpoint, clock: clock)
+        let runner = Runner(
+            plan: .open(rate: 100, duration: .seconds(60)), flows: [SingleRequestFlow()], transport: pool,
+            endpoint: endpoint, clock: clock)
         let outcome = await clock.drive(runner.control) { await runner.run() }
 
         let flow = try flowSummary(outcome)
@@ -47,8 +48,9 @@ struct OpenModelTests {
     func arrivalsAndCap() async throws {
         // 10 arrivals/s, each flow takes 950 ms, at most 5 users alive: half the arrivals find the cap reached.
         let transport = SimulatedTransport(clock: clock) { _, _ in ServiceReply(HTTPResponse(status: 200), after: .milliseconds(950)) }
-        let runner = Runner(plan: .open(rate: 10, duration: .seconds(10), maxUsers: 5), flows: [SingleRequestFlow()],
-                            transport: transport, endpoint: endpoint, clock: clock)
+        let runner = Runner(
+            plan: .open(rate: 10, duration: .seconds(10), maxUsers: 5), flows: [SingleRequestFlow()],
+            transport: transport, endpoint: endpoint, clock: clock)
         let outcome = await clock.drive(runner.control) { await runner.run() }
         #expect(outcome.generator.due == 100)
         #expect(outcome.generator.droppedAtCap == 50)
@@ -68,8 +70,9 @@ struct OpenModelTests {
         let hooks = RunHooks { _, due in
             if due >= .seconds(10) && due < .seconds(12) { try? await clock.sleep(until: start.advanced(by: .seconds(12))) }
         }
-        let runner = Runner(plan: .open(rate: 50, duration: .seconds(30)), flows: [SingleRequestFlow()], transport: transport,
-                            endpoint: endpoint, clock: clock, hooks: hooks)
+        let runner = Runner(
+            plan: .open(rate: 50, duration: .seconds(30)), flows: [SingleRequestFlow()], transport: transport,
+            endpoint: endpoint, clock: clock, hooks: hooks)
         let outcome = await clock.drive(runner.control) { await runner.run() }
 
         let generator = outcome.generator
@@ -89,6 +92,9 @@ struct OpenModelTests {
         let late = try #require(rows.first { $0.index == 11 })
         #expect(late.droppedArrivals == 0)
         #expect(late.maxScheduleLagMicros == 1_000_000)
-        #expect(rows.filter { ![10, 11].contains($0.index) }.allSatisfy { ($0.droppedArrivals ?? 0) == 0 && ($0.maxScheduleLagMicros ?? 0) <= 1 })
+        #expect(
+            rows.filter { ![10, 11].contains($0.index) }.allSatisfy {
+                ($0.droppedArrivals ?? 0) == 0 && ($0.maxScheduleLagMicros ?? 0) <= 1
+            })
     }
 }

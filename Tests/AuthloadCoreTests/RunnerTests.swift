@@ -17,7 +17,8 @@ struct RunnerTests {
     @Test("a 10 s ramp of 100 users adds exactly 10 active users each virtual second")
     func rampIsEven() async throws {
         let plan = RunPlan.closed(users: 100, rampUp: .seconds(10), duration: .seconds(20), think: .milliseconds(900))
-        let runner = Runner(plan: plan, flows: [PingFlow()], transport: transport(latency: .milliseconds(50)), endpoint: endpoint, clock: clock)
+        let runner = Runner(
+            plan: plan, flows: [PingFlow()], transport: transport(latency: .milliseconds(50)), endpoint: endpoint, clock: clock)
         let run = Task { await runner.run() }
         let start = clock.now
         await clock.waitForSleepers(quietSleepers(users: 100))
@@ -38,7 +39,8 @@ struct RunnerTests {
         // Each iteration takes exactly 1 s: two 50 ms steps and 900 ms of think time.
         let users = 10
         let plan = RunPlan.closed(users: users, duration: .seconds(3600), think: .milliseconds(900))
-        let runner = Runner(plan: plan, flows: [PingFlow()], transport: transport(latency: .milliseconds(50)), endpoint: endpoint, clock: clock)
+        let runner = Runner(
+            plan: plan, flows: [PingFlow()], transport: transport(latency: .milliseconds(50)), endpoint: endpoint, clock: clock)
         let run = Task { await runner.run() }
         await clock.run(until: clock.now.advanced(by: .seconds(3600)), sleepers: quietSleepers(users: users))
         let outcome = await run.value
@@ -67,8 +69,9 @@ struct RunnerTests {
         #expect(first.count == 3)
         #expect(first.errors == 3)
         #expect(first.maxMicros == 10_000_000)
-        #expect(outcome.measured.errors.filter { $0.id == first.id }
-            == [ErrorCount(id: first.id, kind: .timeout, detail: "no response within the step timeout", count: 3)])
+        #expect(
+            outcome.measured.errors.filter { $0.id == first.id }
+                == [ErrorCount(id: first.id, kind: .timeout, detail: "no response within the step timeout", count: 3)])
     }
 
     @Test("a stop request drains in-flight flows, starts no new ones, and marks the run stopped")

@@ -1,6 +1,7 @@
-@testable import AuthloadCore
 import AuthloadTesting
 import Testing
+
+@testable import AuthloadCore
 
 /// A flow that holds its session 0–6 s (far past a 2 s step timeout) before one request: its samples finish
 /// long after the time series has closed the interval they started in.
@@ -35,13 +36,14 @@ struct SlowSampleTests {
         var plan = plan(users: 20, duration: .seconds(60))
         plan.thresholds = [
             Threshold(metric: "hold", bound: .percentile(99, max: .seconds(5)), path: "thresholds[0]"),
-            Threshold(metric: "hold", bound: .percentile(99, max: .seconds(5)), window: .seconds(5), path: "thresholds[1]"),
+            Threshold(metric: "hold", bound: .percentile(99, max: .seconds(5)), window: .seconds(5), path: "thresholds[1]")
         ]
         let runner = Runner(plan: plan, flows: [HoldFlow()], transport: transport, endpoint: endpoint, clock: clock)
         let outcome = await clock.drive(runner.control) { await runner.run() }
         let verdicts = outcome.measured.thresholds
         try #require(verdicts.count == 2)
-        let whole = try #require(verdicts[0].measured), windowed = try #require(verdicts[1].measured)
+        let whole = try #require(verdicts[0].measured)
+        let windowed = try #require(verdicts[1].measured)
         #expect(outcome.measured.late.total > 0, "the slow samples did finish after their rows closed")
         #expect(!verdicts[0].passed, "whole-run p99 \(whole) µs")
         #expect(!verdicts[1].passed, "worst 5 s window p99 \(windowed) µs")
@@ -51,8 +53,10 @@ struct SlowSampleTests {
     @Test("each capacity stage counts every flow that started in it, the slow ones included")
     func stagesSeeLateSamples() async throws {
         var plan = plan(users: 20, duration: .seconds(40))
-        plan.load.stages = [LoadStage(duration: .zero, target: 10), LoadStage(duration: .seconds(20), target: 10),
-                            LoadStage(duration: .zero, target: 20), LoadStage(duration: .seconds(20), target: 20)]
+        plan.load.stages = [
+            LoadStage(duration: .zero, target: 10), LoadStage(duration: .seconds(20), target: 10),
+            LoadStage(duration: .zero, target: 20), LoadStage(duration: .seconds(20), target: 20)
+        ]
         let runner = Runner(plan: plan, flows: [HoldFlow()], transport: transport, endpoint: endpoint, clock: clock)
         let outcome = await clock.drive(runner.control) { await runner.run() }
         let capacity = try #require(outcome.measured.capacity)

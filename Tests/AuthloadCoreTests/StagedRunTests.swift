@@ -18,7 +18,7 @@ struct StagedRunTests {
         plan.load.stages = [
             LoadStage(duration: .milliseconds(500), target: 0), LoadStage(duration: .seconds(10), target: 10),
             LoadStage(duration: .seconds(10), target: 10), LoadStage(duration: .seconds(10), target: 0),
-            LoadStage(duration: .zero, target: 3), LoadStage(duration: .seconds(5), target: 3),
+            LoadStage(duration: .zero, target: 3), LoadStage(duration: .seconds(5), target: 3)
         ]
         plan.load.duration = .milliseconds(35_500)
         let runner = Runner(plan: plan, flows: [PingFlow()], transport: transport, endpoint: endpoint, clock: clock)
@@ -36,9 +36,12 @@ struct StagedRunTests {
     @Test("open-model steps start exactly the arrivals each step's rate asks for")
     func openSteps() async throws {
         let transport = SimulatedTransport(clock: clock) { _, _ in ServiceReply(HTTPResponse(status: 200), after: .milliseconds(10)) }
-        let stages = [LoadStage(duration: .zero, target: 20), LoadStage(duration: .seconds(5), target: 20),
-                      LoadStage(duration: .zero, target: 50), LoadStage(duration: .seconds(5), target: 50)]
-        let runner = Runner(plan: .open(stages: stages), flows: [SingleRequestFlow()], transport: transport, endpoint: endpoint, clock: clock)
+        let stages = [
+            LoadStage(duration: .zero, target: 20), LoadStage(duration: .seconds(5), target: 20),
+            LoadStage(duration: .zero, target: 50), LoadStage(duration: .seconds(5), target: 50)
+        ]
+        let runner = Runner(
+            plan: .open(stages: stages), flows: [SingleRequestFlow()], transport: transport, endpoint: endpoint, clock: clock)
         let outcome = await clock.drive(runner.control) { await runner.run() }
         let counts = outcome.measured.timeseries.map { row in row.metrics.first { $0.id.step == nil }?.count ?? 0 }
         #expect(counts == [20, 20, 20, 20, 20, 50, 50, 50, 50, 50])
@@ -54,8 +57,9 @@ struct ClosedLagTests {
     func overrunIsNotLag() async throws {
         // 2 s flows with 1 s think from 0 s: the flow started at 3 s ends at 5 s, 1 s after the 4 s end.
         let transport = SimulatedTransport(clock: clock) { _, _ in ServiceReply(HTTPResponse(status: 200), after: .seconds(1)) }
-        let runner = Runner(plan: .closed(users: 3, duration: .seconds(4), think: .seconds(1)), flows: [PingFlow()],
-                            transport: transport, endpoint: Endpoint(host: "127.0.0.1", port: 1), clock: clock)
+        let runner = Runner(
+            plan: .closed(users: 3, duration: .seconds(4), think: .seconds(1)), flows: [PingFlow()],
+            transport: transport, endpoint: Endpoint(host: "127.0.0.1", port: 1), clock: clock)
         let outcome = await clock.drive(runner.control) { await runner.run() }
         #expect(outcome.elapsed == .seconds(5))
         #expect(outcome.generator.lagSamples == 6, "3 ramp starts and the 3 wake-ups at 3 s")

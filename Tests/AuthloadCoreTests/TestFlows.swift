@@ -17,8 +17,10 @@ struct PingFlow: Flow {
 
 extension RunPlan {
     /// A closed-model plan with one ping flow, for engine tests.
-    static func closed(users: Int, rampUp: Duration = .zero, duration: Duration, think: Duration,
-                       stepTimeout: Duration = .seconds(10), grace: Duration = .seconds(10)) -> RunPlan {
+    static func closed(
+        users: Int, rampUp: Duration = .zero, duration: Duration, think: Duration,
+        stepTimeout: Duration = .seconds(10), grace: Duration = .seconds(10)
+    ) -> RunPlan {
         RunPlan(
             name: "test",
             target: .url(TargetURL(endpoint: Endpoint(host: "127.0.0.1", port: 1))),
@@ -42,8 +44,10 @@ struct SingleRequestFlow: Flow {
 
 extension RunPlan {
     /// An open-model plan with one flow of `flow`'s kind, for engine tests.
-    static func open(rate: Double = 0, duration: Duration = .zero, stages: [LoadStage] = [], maxUsers: Int = LoadPlan.defaultMaxUsers,
-                     stepTimeout: Duration = .seconds(10)) -> RunPlan {
+    static func open(
+        rate: Double = 0, duration: Duration = .zero, stages: [LoadStage] = [], maxUsers: Int = LoadPlan.defaultMaxUsers,
+        stepTimeout: Duration = .seconds(10)
+    ) -> RunPlan {
         RunPlan(
             name: "test",
             target: .url(TargetURL(endpoint: Endpoint(host: "127.0.0.1", port: 1))),

@@ -1,6 +1,7 @@
-@testable import AuthloadCore
 import AuthloadTesting
 import Testing
+
+@testable import AuthloadCore
 
 /// The runner's sleepers while it is quiet: one per user, plus its timekeeper and its collector.
 private func quietSleepers(users: Int) -> Int { users + 2 }
@@ -29,7 +30,7 @@ struct ThresholdRunTests {
         var plan = RunPlan.closed(users: 10, duration: .seconds(1800), think: .milliseconds(980))
         plan.thresholds = [
             Threshold(metric: "steps", bound: .percentile(99, max: .milliseconds(200)), path: "thresholds[0]"),
-            Threshold(metric: "steps", bound: .percentile(99, max: .milliseconds(200)), window: .seconds(60), path: "thresholds[1]"),
+            Threshold(metric: "steps", bound: .percentile(99, max: .milliseconds(200)), window: .seconds(60), path: "thresholds[1]")
         ]
         let runner = Runner(plan: plan, flows: [PingFlow()], transport: transport, endpoint: endpoint, clock: clock)
         let run = Task { await runner.run() }
@@ -38,7 +39,8 @@ struct ThresholdRunTests {
 
         let verdicts = outcome.measured.thresholds
         try #require(verdicts.count == 2)
-        let whole = verdicts[0], windowed = verdicts[1]
+        let whole = verdicts[0]
+        let windowed = verdicts[1]
         #expect(whole.passed, "whole-run p99 was \(whole.measuredText)")
         #expect(whole.measured.map { (10_000...10_010).contains($0) } == true, "p99 is the 10 ms base latency within 3 digits")
         #expect(!windowed.passed)
@@ -59,10 +61,12 @@ struct ThresholdRunTests {
             return ServiceReply(HTTPResponse(status: failing ? 500 : 200), after: .milliseconds(10))
         }
         // A 500 ms ramp puts the users' flows at x.1–x.5 s, so none is in flight when a whole-second tick aborts.
-        var plan = RunPlan.closed(users: 5, rampUp: .milliseconds(500), duration: .seconds(600), think: .milliseconds(980),
-                                  stepTimeout: .seconds(2))
-        let threshold = Threshold(metric: "ping", bound: .errorRate(max: 0.1), window: .seconds(5), abortOnFail: true,
-                                  abortGrace: .seconds(10), path: "thresholds[0]")
+        var plan = RunPlan.closed(
+            users: 5, rampUp: .milliseconds(500), duration: .seconds(600), think: .milliseconds(980),
+            stepTimeout: .seconds(2))
+        let threshold = Threshold(
+            metric: "ping", bound: .errorRate(max: 0.1), window: .seconds(5), abortOnFail: true,
+            abortGrace: .seconds(10), path: "thresholds[0]")
         plan.thresholds = [threshold]
         let runner = Runner(plan: plan, flows: [PingFlow()], transport: transport, endpoint: endpoint, clock: clock)
         let run = Task { await runner.run() }
@@ -93,7 +97,7 @@ struct ThresholdRunTests {
             Threshold(metric: "ping", bound: .throughput(min: 9.5), path: "thresholds[0]"),
             Threshold(metric: "ping", bound: .throughput(min: 11), path: "thresholds[1]"),
             Threshold(metric: "ping.first", bound: .errorRate(max: 0), path: "thresholds[2]"),
-            Threshold(metric: "ping.second", bound: .percentile(50, max: .milliseconds(9)), path: "thresholds[3]"),
+            Threshold(metric: "ping.second", bound: .percentile(50, max: .milliseconds(9)), path: "thresholds[3]")
         ]
         let runner = Runner(plan: plan, flows: [PingFlow()], transport: transport, endpoint: endpoint, clock: clock)
         let run = Task { await runner.run() }
@@ -111,7 +115,7 @@ struct ThresholdRunTests {
         let catalog = MetricCatalog(flows: [(name: "gccs", steps: ["auth", "status"])], events: ["gccs": ["status"]])
         let thresholds = [
             Threshold(metric: "steps", bound: .percentile(99, max: .milliseconds(50)), path: "thresholds[0]"),
-            Threshold(metric: "steps", bound: .errorRate(max: 0.01), path: "thresholds[1]"),
+            Threshold(metric: "steps", bound: .errorRate(max: 0.01), path: "thresholds[1]")
         ]
         let evaluator = try ThresholdEvaluator(thresholds: thresholds, catalog: catalog, interval: .seconds(1), judgedUntil: .seconds(10))
         #expect(try ThresholdEvaluator.resolve(thresholds[0], catalog: catalog) == [catalog.stepMetric(flow: 0, step: 0)])
@@ -152,7 +156,10 @@ struct ThresholdRunTests {
     func unknownMetric() throws {
         var plan = RunPlan.closed(users: 1, duration: .seconds(10), think: .seconds(1))
         plan.thresholds = [Threshold(metric: "ping.thrid", bound: .errorRate(max: 0.1), path: "thresholds[0]")]
-        #expect(throws: ProfileError("thresholds[0].metric", "\"ping.thrid\" is no flow or step of this profile (known: steps, ping, ping.first, ping.second)")) {
+        #expect(
+            throws: ProfileError(
+                "thresholds[0].metric", "\"ping.thrid\" is no flow or step of this profile (known: steps, ping, ping.first, ping.second)")
+        ) {
             try Runner<ManualClock>.validate(plan, flows: [PingFlow()])
         }
     }
@@ -169,43 +176,75 @@ struct ThresholdProfileTests {
 
     @Test("each form of threshold reads into its bound")
     func forms() throws {
-        let plan = try Profile.parse(Self.profile("""
-            {"metric": "login", "percentile": 99.9, "max": "2s", "window": "5m"},
-            {"metric": "errors", "maxRate": 0.01},
-            {"metric": "login.logout", "maxErrorRate": 0.05, "abortOnFail": true, "abortGrace": "30s"},
-            {"metric": "login", "minThroughput": 12.5},
-            {"metric": "login", "percentile": 50, "max": "1s", "samples": "all"}
-            """), fileName: "demo.json")
-        #expect(plan.thresholds == [
-            Threshold(metric: "login", bound: .percentile(99.9, max: .seconds(2)), window: .seconds(300), path: "thresholds[0]"),
-            Threshold(metric: "steps", bound: .errorRate(max: 0.01), path: "thresholds[1]"),
-            Threshold(metric: "login.logout", bound: .errorRate(max: 0.05), abortOnFail: true, abortGrace: .seconds(30), path: "thresholds[2]"),
-            Threshold(metric: "login", bound: .throughput(min: 12.5), path: "thresholds[3]"),
-            { var all = Threshold(metric: "login", bound: .percentile(50, max: .seconds(1)), path: "thresholds[4]"); all.samples = .all; return all }(),
-        ])
+        let plan = try Profile.parse(
+            Self.profile(
+                """
+                {"metric": "login", "percentile": 99.9, "max": "2s", "window": "5m"},
+                {"metric": "errors", "maxRate": 0.01},
+                {"metric": "login.logout", "maxErrorRate": 0.05, "abortOnFail": true, "abortGrace": "30s"},
+                {"metric": "login", "minThroughput": 12.5},
+                {"metric": "login", "percentile": 50, "max": "1s", "samples": "all"}
+                """), fileName: "demo.json")
+        #expect(
+            plan.thresholds == [
+                Threshold(metric: "login", bound: .percentile(99.9, max: .seconds(2)), window: .seconds(300), path: "thresholds[0]"),
+                Threshold(metric: "steps", bound: .errorRate(max: 0.01), path: "thresholds[1]"),
+                Threshold(
+                    metric: "login.logout", bound: .errorRate(max: 0.05), abortOnFail: true, abortGrace: .seconds(30), path: "thresholds[2]"
+                ),
+                Threshold(metric: "login", bound: .throughput(min: 12.5), path: "thresholds[3]"),
+                {
+                    var all = Threshold(metric: "login", bound: .percentile(50, max: .seconds(1)), path: "thresholds[4]")
+                    all.samples = .all
+                    return all
+                }()
+            ])
         #expect(plan.thresholds[0].samples == .successful, "the default")
-        #expect(plan.thresholds.map(\.name) == [
-            "login p99.9 ≤ 2s (5m windows)", "steps error rate ≤ 1%", "login.logout error rate ≤ 5%", "login throughput ≥ 12.5/s",
-            "login p50 ≤ 1s",
-        ])
+        #expect(
+            plan.thresholds.map(\.name) == [
+                "login p99.9 ≤ 2s (5m windows)", "steps error rate ≤ 1%", "login.logout error rate ≤ 5%", "login throughput ≥ 12.5/s",
+                "login p50 ≤ 1s"
+            ])
     }
 
-    @Test("a bad threshold names its field and says what to write", arguments: [
-        ("{\"metric\": \"login\", \"percentile\": 99}", "thresholds[0].percentile: needs \"max\" beside it (the latency bound, e.g. \"500ms\")"),
-        ("{\"metric\": \"login\", \"max\": \"1s\"}", "thresholds[0].max: needs \"percentile\" beside it (e.g. 99)"),
-        ("{\"metric\": \"login\", \"percentile\": 120, \"max\": \"1s\"}", "thresholds[0].percentile: must be in (0, 100], e.g. 99 or 99.9"),
-        ("{\"metric\": \"login\"}", "thresholds[0]: needs a bound: \"percentile\" with \"max\", \"maxErrorRate\", or \"minThroughput\""),
-        ("{\"metric\": \"login\", \"maxErrorRate\": 0.1, \"minThroughput\": 5}",
-         "thresholds[0]: give one bound per threshold (percentile+max, maxErrorRate or minThroughput); split it into several thresholds"),
-        ("{\"metric\": \"login\", \"maxErrorRate\": 0.1, \"abortGrace\": \"5s\"}", "thresholds[0].abortGrace: only means something with \"abortOnFail\": true"),
-        ("{\"metric\": \"login\", \"minThroughput\": 0}", "thresholds[0].minThroughput: must be greater than 0 (samples per second)"),
-        ("{\"metric\": \"login\", \"maxErrorRate\": 0.1, \"windw\": \"1m\"}",
-         "thresholds[0].windw: unknown field (expected one of: abortGrace, abortOnFail, max, maxErrorRate, maxRate, metric, minThroughput, percentile, samples, window)"),
-        ("{\"metric\": \"login\", \"maxErrorRate\": 0.1, \"samples\": \"all\"}",
-         "thresholds[0].samples: only means something with \"percentile\" (a latency bound)"),
-        ("{\"metric\": \"login\", \"percentile\": 99, \"max\": \"1s\", \"samples\": \"ok\"}",
-         "thresholds[0].samples: \"ok\" is not one of: successful, all"),
-    ])
+    @Test(
+        "a bad threshold names its field and says what to write",
+        arguments: [
+            (
+                "{\"metric\": \"login\", \"percentile\": 99}",
+                "thresholds[0].percentile: needs \"max\" beside it (the latency bound, e.g. \"500ms\")"
+            ),
+            ("{\"metric\": \"login\", \"max\": \"1s\"}", "thresholds[0].max: needs \"percentile\" beside it (e.g. 99)"),
+            (
+                "{\"metric\": \"login\", \"percentile\": 120, \"max\": \"1s\"}",
+                "thresholds[0].percentile: must be in (0, 100], e.g. 99 or 99.9"
+            ),
+            (
+                "{\"metric\": \"login\"}",
+                "thresholds[0]: needs a bound: \"percentile\" with \"max\", \"maxErrorRate\", or \"minThroughput\""
+            ),
+            (
+                "{\"metric\": \"login\", \"maxErrorRate\": 0.1, \"minThroughput\": 5}",
+                "thresholds[0]: give one bound per threshold (percentile+max, maxErrorRate or minThroughput); split it into several thresholds"
+            ),
+            (
+                "{\"metric\": \"login\", \"maxErrorRate\": 0.1, \"abortGrace\": \"5s\"}",
+                "thresholds[0].abortGrace: only means something with \"abortOnFail\": true"
+            ),
+            ("{\"metric\": \"login\", \"minThroughput\": 0}", "thresholds[0].minThroughput: must be greater than 0 (samples per second)"),
+            (
+                "{\"metric\": \"login\", \"maxErrorRate\": 0.1, \"windw\": \"1m\"}",
+                "thresholds[0].windw: unknown field (expected one of: abortGrace, abortOnFail, max, maxErrorRate, maxRate, metric, minThroughput, percentile, samples, window)"
+            ),
+            (
+                "{\"metric\": \"login\", \"maxErrorRate\": 0.1, \"samples\": \"all\"}",
+                "thresholds[0].samples: only means something with \"percentile\" (a latency bound)"
+            ),
+            (
+                "{\"metric\": \"login\", \"percentile\": 99, \"max\": \"1s\", \"samples\": \"ok\"}",
+                "thresholds[0].samples: \"ok\" is not one of: successful, all"
+            )
+        ])
     func badThreshold(text: String, expected: String) {
         #expect(throws: ProfileError.self) { try Profile.parse(Self.profile(text), fileName: "demo.json") }
         do {
@@ -221,7 +260,8 @@ struct SlidingWindowTests {
     @Test("subtracting a merged histogram leaves exactly the other one's counts and percentiles")
     func subtractInvertsMerge() {
         var random = SplitMix64(seed: 42)
-        var a = Histogram(), b = Histogram()
+        var a = Histogram()
+        var b = Histogram()
         for _ in 0..<10_000 { a.record(Int.random(in: 100...5_000, using: &random)) }
         for _ in 0..<10_000 { b.record(Int.random(in: 50_000...900_000, using: &random)) }
         var both = a
@@ -241,7 +281,9 @@ struct SlidingWindowTests {
         var window = SlidingWindow(length: 3, keepsLatency: true)
         for value in 1...7 {
             var samples = MetricSamples()
-            for _ in 0..<value { samples.record(latencyMicros: value * 1000, outcome: value.isMultiple(of: 2) ? .ok : Outcome(.httpError, "500")) }
+            for _ in 0..<value {
+                samples.record(latencyMicros: value * 1000, outcome: value.isMultiple(of: 2) ? .ok : Outcome(.httpError, "500"))
+            }
             window.push(samples)
             let kept = max(1, value - 2)...value
             #expect(window.count == kept.reduce(0, +))

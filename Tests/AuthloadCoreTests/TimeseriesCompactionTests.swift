@@ -6,19 +6,26 @@ struct TimeseriesCompactionTests {
     @Test("merging two rows adds counts and spans and keeps the higher percentiles and peaks")
     func mergeRows() {
         let id = MetricID(flow: "login", step: "login")
-        var a = IntervalRow(index: 4, startSeconds: 4, activeUsers: 10, metrics: [
-            IntervalMetric(id: id, count: 5, errors: 1, p50Micros: 100, p90Micros: 200, p99Micros: 900, maxMicros: 950),
-        ])
+        var a = IntervalRow(
+            index: 4, startSeconds: 4, activeUsers: 10,
+            metrics: [
+                IntervalMetric(id: id, count: 5, errors: 1, p50Micros: 100, p90Micros: 200, p99Micros: 900, maxMicros: 950)
+            ])
         a.droppedArrivals = 2
-        var b = IntervalRow(index: 5, startSeconds: 5, activeUsers: 12, metrics: [
-            IntervalMetric(id: id, count: 7, errors: 0, p50Micros: 150, p90Micros: 180, p99Micros: 400, maxMicros: 1_000),
-            IntervalMetric(id: MetricID(flow: "login", step: nil), count: 3, errors: 0, p50Micros: 1, p90Micros: 1, p99Micros: 1, maxMicros: 1),
-        ])
+        var b = IntervalRow(
+            index: 5, startSeconds: 5, activeUsers: 12,
+            metrics: [
+                IntervalMetric(id: id, count: 7, errors: 0, p50Micros: 150, p90Micros: 180, p99Micros: 400, maxMicros: 1_000),
+                IntervalMetric(
+                    id: MetricID(flow: "login", step: nil), count: 3, errors: 0, p50Micros: 1, p90Micros: 1, p99Micros: 1, maxMicros: 1)
+            ])
         b.maxScheduleLagMicros = 300
         let merged = a.merged(with: b)
         #expect(merged.index == 4 && merged.startSeconds == 4 && merged.intervals == 2)
         #expect(merged.activeUsers == 12)
-        #expect(merged.metrics.first == IntervalMetric(id: id, count: 12, errors: 1, p50Micros: 150, p90Micros: 200, p99Micros: 900, maxMicros: 1_000))
+        #expect(
+            merged.metrics.first
+                == IntervalMetric(id: id, count: 12, errors: 1, p50Micros: 150, p90Micros: 200, p99Micros: 900, maxMicros: 1_000))
         #expect(merged.metrics.count == 2)
         #expect(merged.droppedArrivals == 2 && merged.maxScheduleLagMicros == 300)
     }
@@ -29,7 +36,8 @@ struct TimeseriesCompactionTests {
         let recorder = MetricsRecorder(metricCount: catalog.count, interval: .seconds(1))
         let collector = Collector(catalog: catalog, recorder: recorder, lag: 1, maxRows: 8)
         for second in 0..<100 {
-            recorder.record(metric: 1, startOffset: .milliseconds(second * 1000 + 10), latency: .milliseconds(second + 1), outcome: .ok, shard: 0)
+            recorder.record(
+                metric: 1, startOffset: .milliseconds(second * 1000 + 10), latency: .milliseconds(second + 1), outcome: .ok, shard: 0)
             collector.tick(completed: second + 1, activeUsers: 1)
         }
         let rows = collector.finish(lastInterval: 99, activeUsers: 0).timeseries
@@ -98,8 +106,14 @@ struct TimeseriesCompactionTests {
     func timeSeriesBounds() {
         var series = TimeSeries(maxRows: 6)
         for index in 0..<20 {
-            series.append(IntervalRow(index: index, startSeconds: Double(index), activeUsers: index, metrics: [
-                IntervalMetric(id: MetricID(flow: "f", step: nil), count: 1, errors: 0, p50Micros: 1, p90Micros: 1, p99Micros: 1, maxMicros: index)]))
+            series.append(
+                IntervalRow(
+                    index: index, startSeconds: Double(index), activeUsers: index,
+                    metrics: [
+                        IntervalMetric(
+                            id: MetricID(flow: "f", step: nil), count: 1, errors: 0, p50Micros: 1, p90Micros: 1, p99Micros: 1,
+                            maxMicros: index)
+                    ]))
             #expect(series.rows.count <= 6)
         }
         #expect(series.rows.reduce(0) { $0 + $1.intervals } == 20)

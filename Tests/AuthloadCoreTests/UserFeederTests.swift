@@ -8,7 +8,7 @@ struct UserFeederTests {
         #"alice@example.com,"pa,ss",+15551230001,123456789"#,
         #"bob@example.com,"say ""hi""",+15551230002,223456789"# + "\r",
         "carol@example.com,pw3,+15551230003,323456789",
-        "",
+        ""
     ].joined(separator: "\n")
 
     @Test("templates fill {n} and zero-padded {n:W}; username and password default")
@@ -25,11 +25,13 @@ struct UserFeederTests {
 
     // Found with the profile fuzz harness (Fuzz/run.sh profile): `{n:99999999999}` passed validation and then made
     // every user's identity allocate about 100 GB, so the first user crashed the run.
-    @Test("a profile template padding to more than 64 digits is refused, naming its field", arguments: [
-        (#""username": "u{n:99999999999}""#, "users.username: {n:99999999999} pads to more than 64 digits"),
-        (#""password": "{n:65}""#, "users.password: {n:65} pads to more than 64 digits"),
-        (#""fields": {"invitationCode": "1{n:8}{n:1000}"}"#, "users.fields.invitationCode: {n:1000} pads to more than 64 digits"),
-    ])
+    @Test(
+        "a profile template padding to more than 64 digits is refused, naming its field",
+        arguments: [
+            (#""username": "u{n:99999999999}""#, "users.username: {n:99999999999} pads to more than 64 digits"),
+            (#""password": "{n:65}""#, "users.password: {n:65} pads to more than 64 digits"),
+            (#""fields": {"invitationCode": "1{n:8}{n:1000}"}"#, "users.fields.invitationCode: {n:1000} pads to more than 64 digits")
+        ])
     func hugePaddingIsRefused(users: String, expected: String) throws {
         let text = """
             {"name": "demo", "target": {"embedded": {}}, "load": {"users": 1, "duration": "1s"},
@@ -74,7 +76,11 @@ struct UserFeederTests {
     func uniqueExhausted() throws {
         let feeder = try UserFeeder.csv(Self.csv, fileName: "users.csv", assignment: .unique)
         try feeder.check(users: 3, flowsNeeding: [])
-        #expect(throws: ProfileError("users.assignment", "unique needs a row per user: users.csv has 3 rows for 4 users (add rows, lower load.users, or use sequential)")) {
+        #expect(
+            throws: ProfileError(
+                "users.assignment",
+                "unique needs a row per user: users.csv has 3 rows for 4 users (add rows, lower load.users, or use sequential)")
+        ) {
             try feeder.check(users: 4, flowsNeeding: [])
         }
     }
@@ -82,7 +88,8 @@ struct UserFeederTests {
     @Test("a flow that needs a column the users lack is refused, naming the flow and the column")
     func missingColumn() throws {
         let feeder = try UserFeeder.csv(Self.csv, fileName: "users.csv", assignment: .sequential)
-        #expect(throws: ProfileError("flows[1]", "needs the user field \"companyCode\" (users.csv has no \"companyCode\" column; add it)")) {
+        #expect(throws: ProfileError("flows[1]", "needs the user field \"companyCode\" (users.csv has no \"companyCode\" column; add it)"))
+        {
             try feeder.check(users: 1, flowsNeeding: [("flows[0]", ["phone"]), ("flows[1]", ["invitationCode", "companyCode"])])
         }
         #expect(throws: ProfileError("flows[0]", "needs the user field \"phone\" (users: no \"phone\" template; add it)")) {
@@ -90,17 +97,22 @@ struct UserFeederTests {
         }
     }
 
-    @Test("broken CSV files are refused with the line", arguments: [
-        ("username,password\nalice,pw,extra\n", "users.csv: line 2: 3 fields, but the header has 2"),
-        ("username,password\n\"alice,pw\n", "users.csv: line 2: a quoted field is never closed"),
-        ("username,password\nal\"ice,pw\n", "users.csv: line 2: a quote inside an unquoted field (quote the whole field and double inner quotes)"),
-        ("username,password\n\"alice\"x,pw\n", "users.csv: line 2: text after a closing quote"),
-        ("username,,password\na,b,c\n", "users.csv: line 1: column 2 of the header has no name"),
-        ("username,username\na,b\n", "users.csv: line 1: column \"username\" appears twice"),
-        ("username,password\n", "users.csv: has a header but no rows"),
-        ("", "users.csv: is empty: it needs a header row naming the columns"),
-        ("email,password\na,b\n", "users.csv: has no \"username\" column (columns: email, password)"),
-    ])
+    @Test(
+        "broken CSV files are refused with the line",
+        arguments: [
+            ("username,password\nalice,pw,extra\n", "users.csv: line 2: 3 fields, but the header has 2"),
+            ("username,password\n\"alice,pw\n", "users.csv: line 2: a quoted field is never closed"),
+            (
+                "username,password\nal\"ice,pw\n",
+                "users.csv: line 2: a quote inside an unquoted field (quote the whole field and double inner quotes)"
+            ),
+            ("username,password\n\"alice\"x,pw\n", "users.csv: line 2: text after a closing quote"),
+            ("username,,password\na,b,c\n", "users.csv: line 1: column 2 of the header has no name"),
+            ("username,username\na,b\n", "users.csv: line 1: column \"username\" appears twice"),
+            ("username,password\n", "users.csv: has a header but no rows"),
+            ("", "users.csv: is empty: it needs a header row naming the columns"),
+            ("email,password\na,b\n", "users.csv: has no \"username\" column (columns: email, password)")
+        ])
     func brokenCSV(text: String, expected: String) {
         do {
             _ = try UserFeeder.csv(text, fileName: "users.csv", assignment: .sequential)
@@ -110,15 +122,24 @@ struct UserFeederTests {
         }
     }
 
-    @Test("a profile reads users from a csv file through the reader it is given, or names what is wrong", arguments: [
-        (#"{"csv": "data/users.csv", "assignment": "unique"}"#, nil),
-        (#"{"csv": "data/missing.csv"}"#, #"users.csv: cannot read "data/missing.csv" (paths are relative to the current directory or the profile's)"#),
-        (#"{"csv": "data/users.csv", "username": "x"}"#, "users: give either csv or templates (username), not both"),
-        (#"{"assignment": "unique"}"#, "users.assignment: applies to a csv file only"),
-        (#"{"csv": "data/users.csv", "assignment": "shuffled"}"#, #"users.assignment: "shuffled" is not one of: sequential, random, unique"#),
-    ] as [(String, String?)])
+    @Test(
+        "a profile reads users from a csv file through the reader it is given, or names what is wrong",
+        arguments: [
+            (#"{"csv": "data/users.csv", "assignment": "unique"}"#, nil),
+            (
+                #"{"csv": "data/missing.csv"}"#,
+                #"users.csv: cannot read "data/missing.csv" (paths are relative to the current directory or the profile's)"#
+            ),
+            (#"{"csv": "data/users.csv", "username": "x"}"#, "users: give either csv or templates (username), not both"),
+            (#"{"assignment": "unique"}"#, "users.assignment: applies to a csv file only"),
+            (
+                #"{"csv": "data/users.csv", "assignment": "shuffled"}"#,
+                #"users.assignment: "shuffled" is not one of: sequential, random, unique"#
+            )
+        ] as [(String, String?)])
     func profileUsers(users: String, expected: String?) {
-        let profile = #"{"name": "p", "target": {"embedded": {}}, "load": {"users": 3, "duration": "1s"}, "flows": [{"name": "a", "kind": "x"}], "users": \#(users)}"#
+        let profile =
+            #"{"name": "p", "target": {"embedded": {}}, "load": {"users": 3, "duration": "1s"}, "flows": [{"name": "a", "kind": "x"}], "users": \#(users)}"#
         do {
             let plan = try Profile.parse(profile, fileName: "p.json") { $0 == "data/users.csv" ? Self.csv : nil }
             #expect(expected == nil)

@@ -24,7 +24,8 @@ final class RunningAuthload: Sendable {
         process.executableURL = authloadBinary
         process.arguments = arguments
         process.currentDirectoryURL = FileManager.default.temporaryDirectory
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         let ended = self.ended
@@ -37,7 +38,10 @@ final class RunningAuthload: Sendable {
                 return
             }
             let text = String(decoding: data, as: UTF8.self)
-            let all = output.withLock { $0.out += text; return $0.out }
+            let all = output.withLock {
+                $0.out += text
+                return $0.out
+            }
             for (seen, flag) in sawLine.withLock({ $0 }) where seen(all) { flag.set() }
         }
         err.fileHandleForReading.readabilityHandler = { [output] handle in
@@ -108,7 +112,9 @@ struct BinaryTests {
 
     @Test("a bad profile exits 64 with one line on stderr")
     func badProfile() async throws {
-        let profile = try temporaryFile("bad.json", "{\"name\": \"bad\", \"target\": {\"embedded\": {}}, \"load\": {\"users\": -5, \"duration\": \"1s\"}, \"flows\": []}")
+        let profile = try temporaryFile(
+            "bad.json",
+            "{\"name\": \"bad\", \"target\": {\"embedded\": {}}, \"load\": {\"users\": -5, \"duration\": \"1s\"}, \"flows\": []}")
         let run = try RunningAuthload(["validate", profile])
         #expect(await run.waitForExit() == 64)
         #expect(run.stderr == "error: bad.json: load.users: must be greater than 0, found -5\n")
@@ -116,7 +122,8 @@ struct BinaryTests {
 
     @Test("SIGINT stops the run, writes the partial report and exits 130")
     func interrupt() async throws {
-        let profile = try temporaryFile("long.json", Self.shortProfile.replacingOccurrences(of: "\"duration\": \"2s\"", with: "\"duration\": \"60s\""))
+        let profile = try temporaryFile(
+            "long.json", Self.shortProfile.replacingOccurrences(of: "\"duration\": \"2s\"", with: "\"duration\": \"60s\""))
         let out = (profile as NSString).deletingLastPathComponent + "/report"
         let run = try RunningAuthload(["run", profile, "--out", out])
         await run.waitFor("authload 0.1.0: short")
@@ -130,7 +137,9 @@ struct BinaryTests {
 
     @Test("a run killed with SIGKILL leaves checkpoints from which authload report rebuilds every saved interval")
     func killedRunRebuilds() async throws {
-        let profile = try temporaryFile("soak.json", """
+        let profile = try temporaryFile(
+            "soak.json",
+            """
             {"name": "soak", "target": {"embedded": {"fcsdk": {"latency": {"fixed": "1ms"}}}},
              "load": {"users": 10, "duration": "60s", "thinkTime": "50ms"},
              "flows": [{"name": "login", "kind": "fcsdk-login"}],
@@ -162,7 +171,9 @@ struct BinaryTests {
 
     @Test("a run whose checkpoints let go of the rows they saved still reports every interval, once, in order")
     func checkpointedRunReportsEveryInterval() async throws {
-        let profile = try temporaryFile("checkpointed.json", """
+        let profile = try temporaryFile(
+            "checkpointed.json",
+            """
             {"name": "checkpointed", "target": {"embedded": {"fcsdk": {"latency": {"fixed": "1ms"}}}},
              "load": {"users": 10, "duration": "5s", "thinkTime": "50ms"},
              "flows": [{"name": "login", "kind": "fcsdk-login"}],

@@ -18,7 +18,9 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
 
 /// `authload validate` of a one-user profile with this flow entry and embedded-server options: exit code and stderr.
 func validate(flow: String, embedded: String) async throws -> (ExitCode, String) {
-    let path = try temporaryFile("bad.json", """
+    let path = try temporaryFile(
+        "bad.json",
+        """
         {"name": "bad", "target": {"embedded": \(embedded)}, "load": {"users": 1, "duration": "1s"}, "flows": [\(flow)]}
         """)
     let captured = Captured()
@@ -38,8 +40,10 @@ func temporaryFile(_ name: String, _ contents: String) throws -> String {
 struct CLITests {
     @Test("--help prints the overview, and each command has its own help")
     func help() async {
-        for (arguments, expected) in [(["--help"], "USAGE: authload <command> [options]"), (["run", "--help"], "USAGE: authload run PROFILE"),
-                                      (["help", "serve"], "USAGE: authload serve"), (["validate", "-h"], "USAGE: authload validate PROFILE")] {
+        for (arguments, expected) in [
+            (["--help"], "USAGE: authload <command> [options]"), (["run", "--help"], "USAGE: authload run PROFILE"),
+            (["help", "serve"], "USAGE: authload serve"), (["validate", "-h"], "USAGE: authload validate PROFILE")
+        ] {
             let captured = Captured()
             let code = await Authload.main(arguments, console: captured.console)
             #expect(code == .success)
@@ -50,14 +54,19 @@ struct CLITests {
         #expect(captured.out == HelpText.text(for: nil)! + "\n")
     }
 
-    @Test("usage mistakes exit 64 with one line that says what to fix", arguments: [
-        (["run"], "error: missing PROFILE (a JSON file, e.g. Profiles/demo.json)"),
-        (["run", "x.json", "--users", "0"], "error: --users: must be a whole number greater than 0, found \"0\""),
-        (["run", "x.json", "--duration", "soon"], "error: --duration: \"soon\" is not a duration (write e.g. 30s, 2m, 1h)"),
-        (["launch"], "error: unknown command \"launch\" (commands: run, validate, serve, report, compare, help)"),
-        (["serve", "--cert-out", "cert.pem"], "error: --cert-out needs --tls (a plain HTTP server has no certificate)"),
-        (["validate", "/nonexistent/profile.json"], "error: cannot read profile /nonexistent/profile.json: no such file or not readable"),
-    ])
+    @Test(
+        "usage mistakes exit 64 with one line that says what to fix",
+        arguments: [
+            (["run"], "error: missing PROFILE (a JSON file, e.g. Profiles/demo.json)"),
+            (["run", "x.json", "--users", "0"], "error: --users: must be a whole number greater than 0, found \"0\""),
+            (["run", "x.json", "--duration", "soon"], "error: --duration: \"soon\" is not a duration (write e.g. 30s, 2m, 1h)"),
+            (["launch"], "error: unknown command \"launch\" (commands: run, validate, serve, report, compare, help)"),
+            (["serve", "--cert-out", "cert.pem"], "error: --cert-out needs --tls (a plain HTTP server has no certificate)"),
+            (
+                ["validate", "/nonexistent/profile.json"],
+                "error: cannot read profile /nonexistent/profile.json: no such file or not readable"
+            )
+        ])
     func usageErrors(arguments: [String], message: String) async {
         let captured = Captured()
         let code = await Authload.main(arguments, console: captured.console)
@@ -83,19 +92,26 @@ struct CLITests {
 
     @Test("validate names the field of a bad flow kind and exits 64")
     func unknownFlowKind() async throws {
-        let path = try temporaryFile("bad.json", """
+        let path = try temporaryFile(
+            "bad.json",
+            """
             {"name": "bad", "target": {"embedded": {}}, "load": {"users": 1, "duration": "1s"},
              "flows": [{"name": "a", "kind": "fcsdk-logon"}]}
             """)
         let captured = Captured()
         let code = await Authload.main(["validate", path], console: captured.console)
         #expect(code == .usage)
-        #expect(captured.err == "error: bad.json: flows[0].kind: \"fcsdk-logon\" is not a flow kind (known kinds: fcsdk-login, okta-idx-mfa, gccs-auth, streem-session, http)\n")
+        #expect(
+            captured.err
+                == "error: bad.json: flows[0].kind: \"fcsdk-logon\" is not a flow kind (known kinds: fcsdk-login, okta-idx-mfa, gccs-auth, streem-session, http)\n"
+        )
     }
 
     @Test("validate names a bad embedded-server option")
     func badStagingOption() async throws {
-        let path = try temporaryFile("bad.json", """
+        let path = try temporaryFile(
+            "bad.json",
+            """
             {"name": "bad", "target": {"embedded": {"fcsdk": {"errorRate": 1.5}}}, "load": {"users": 1, "duration": "1s"},
              "flows": [{"name": "a", "kind": "fcsdk-login"}]}
             """)
@@ -105,22 +121,36 @@ struct CLITests {
         #expect(captured.err == "error: bad.json: target.embedded.fcsdk.errorRate: must be between 0 and 1, found 1.5\n")
     }
 
-    @Test("validate names a bad GCCS flow or staging option", arguments: [
-        (#"{"name": "g", "kind": "gccs-auth", "cancelAfter": "AuthCompleted"}"#, "{}",
-         #"flows[0].cancelAfter: "AuthCompleted" is not one of: CreateChannel, SelectNodes, StartVerificationOfNodes, CompleteVerificationOfNodes"#),
-        (#"{"name": "g", "kind": "gccs-auth", "heartBeat": "10s"}"#, "{}",
-         #"flows[0].heartBeat: must be "cx,cy" in milliseconds, e.g. "10000,10000""#),
-        (#"{"name": "g", "kind": "gccs-auth", "apiPrefix": "api/v3"}"#, "{}",
-         #"flows[0].apiPrefix: must be empty or start with '/' and not end with one, e.g. "/api/v3""#),
-        (#"{"name": "g", "kind": "gccs-auth", "subprotocols": ["v12.stomp", 12]}"#, "{}",
-         "flows[0].subprotocols[1]: expected a string, found a number"),
-        (#"{"name": "g", "kind": "gccs-auth"}"#, #"{"gccs": {"nodeDelay": {"fixed": "soon"}}}"#,
-         #"target.embedded.gccs.nodeDelay.fixed: "soon" is not a duration (write e.g. 250ms, 30s, 2m, 1h)"#),
-        (#"{"name": "g", "kind": "gccs-auth"}"#, #"{"gccs": {"failRate": 0.1}}"#,
-         "target.embedded.gccs.failRate: unknown field (expected one of: apiPrefix, authTimeRemaining, busyRate, cancelRaceRate, " +
-         "clientKey, failureRate, latency, nodeDelay, rejectRate, repeatStatuses, skipStatuses, socketDropRate, socketPath, " +
-         "stompErrorRate, timeoutRate, verifyEncodedFields)"),
-    ])
+    @Test(
+        "validate names a bad GCCS flow or staging option",
+        arguments: [
+            (
+                #"{"name": "g", "kind": "gccs-auth", "cancelAfter": "AuthCompleted"}"#, "{}",
+                #"flows[0].cancelAfter: "AuthCompleted" is not one of: CreateChannel, SelectNodes, StartVerificationOfNodes, CompleteVerificationOfNodes"#
+            ),
+            (
+                #"{"name": "g", "kind": "gccs-auth", "heartBeat": "10s"}"#, "{}",
+                #"flows[0].heartBeat: must be "cx,cy" in milliseconds, e.g. "10000,10000""#
+            ),
+            (
+                #"{"name": "g", "kind": "gccs-auth", "apiPrefix": "api/v3"}"#, "{}",
+                #"flows[0].apiPrefix: must be empty or start with '/' and not end with one, e.g. "/api/v3""#
+            ),
+            (
+                #"{"name": "g", "kind": "gccs-auth", "subprotocols": ["v12.stomp", 12]}"#, "{}",
+                "flows[0].subprotocols[1]: expected a string, found a number"
+            ),
+            (
+                #"{"name": "g", "kind": "gccs-auth"}"#, #"{"gccs": {"nodeDelay": {"fixed": "soon"}}}"#,
+                #"target.embedded.gccs.nodeDelay.fixed: "soon" is not a duration (write e.g. 250ms, 30s, 2m, 1h)"#
+            ),
+            (
+                #"{"name": "g", "kind": "gccs-auth"}"#, #"{"gccs": {"failRate": 0.1}}"#,
+                "target.embedded.gccs.failRate: unknown field (expected one of: apiPrefix, authTimeRemaining, busyRate, cancelRaceRate, "
+                    + "clientKey, failureRate, latency, nodeDelay, rejectRate, repeatStatuses, skipStatuses, socketDropRate, socketPath, "
+                    + "stompErrorRate, timeoutRate, verifyEncodedFields)"
+            )
+        ])
     func badGCCSOption(flow: String, embedded: String, expected: String) async throws {
         let (code, err) = try await validate(flow: flow, embedded: embedded)
         #expect(code == .usage)
@@ -130,7 +160,9 @@ struct CLITests {
     @Test("every profile shipped in Profiles/ validates")
     func shippedProfiles() async throws {
         let directory = packageRoot.appendingPathComponent("Profiles")
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".json") && !$0.hasSuffix(".schema.json") }
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.hasSuffix(".json") && !$0.hasSuffix(".schema.json")
+        }
         #expect(files.contains("demo.json"))
         for file in files {
             let captured = Captured()
@@ -149,36 +181,50 @@ struct LoadModelCLITests {
         #expect(captured.out == HelpText.text(for: "run")! + "\n")
         #expect(captured.out.contains("\n\"open\": load.arrivalRate (\"100/s\", \"600/m\") starts a new user per arrival, who\n"))
         #expect(captured.out.contains("\"generator\": {\"maxLagP99\": \"100ms\", \"maxDroppedRate\": 0.01, \"dropAfter\": \"1s\"}"))
-        #expect(captured.out.contains("timeseries.csv, errors.csv, junit.xml, result.json and, for load.stages,\ncapacity.csv into the report directory."))
+        #expect(
+            captured.out.contains(
+                "timeseries.csv, errors.csv, junit.xml, result.json and, for load.stages,\ncapacity.csv into the report directory."))
         #expect(captured.out.contains("FLOWS (flows[].kind): fcsdk-login, okta-idx-mfa, gccs-auth (REST and a STOMP status\n"))
         #expect(captured.out.contains("CHECKPOINTS: every metrics.checkpoint (default 10s) result.json is saved"))
-        #expect(captured.out.contains("THRESHOLDS: \"steps\" pools every request step (not events). Latency bounds judge\nsuccessful samples"))
+        #expect(
+            captured.out.contains("THRESHOLDS: \"steps\" pools every request step (not events). Latency bounds judge\nsuccessful samples"))
         #expect(captured.out.contains("COUNTS: \"HTTP requests\" are the requests sent on the wire"))
-        #expect(captured.out.contains("EXIT STATUS: 0 pass, 1 run error (e.g. no flow succeeded), 2 threshold failed,\n" +
-                                      "             3 generator could not keep its schedule, 64 bad profile, 130 interrupted."))
+        #expect(
+            captured.out.contains(
+                "EXIT STATUS: 0 pass, 1 run error (e.g. no flow succeeded), 2 threshold failed,\n"
+                    + "             3 generator could not keep its schedule, 64 bad profile, 130 interrupted."))
     }
 
     @Test("validate describes an open-model load, and names a bad rate's field")
     func validateOpen() async throws {
-        let good = try temporaryFile("open.json", """
+        let good = try temporaryFile(
+            "open.json",
+            """
             {"name": "open", "target": {"embedded": {}}, "load": {"model": "open", "arrivalRate": "600/m", "duration": "1m"},
              "flows": [{"name": "login", "kind": "fcsdk-login"}]}
             """)
         let captured = Captured()
         #expect(await Authload.main(["validate", good], console: captured.console) == .success)
-        #expect(captured.out.contains("OK — open model, 10 arrivals/s (at most 10,000 users), duration 1m, target the embedded staging server"))
-        let bad = try temporaryFile("bad.json", """
+        #expect(
+            captured.out.contains("OK — open model, 10 arrivals/s (at most 10,000 users), duration 1m, target the embedded staging server"))
+        let bad = try temporaryFile(
+            "bad.json",
+            """
             {"name": "bad", "target": {"embedded": {}}, "load": {"model": "open", "arrivalRate": "fast", "duration": "1m"},
              "flows": [{"name": "login", "kind": "fcsdk-login"}]}
             """)
         let failed = Captured()
         #expect(await Authload.main(["validate", bad], console: failed.console) == .usage)
-        #expect(failed.err == "error: bad.json: load.arrivalRate: \"fast\" is not a rate (write e.g. \"100/s\", \"600/m\" or a number per second)\n")
+        #expect(
+            failed.err
+                == "error: bad.json: load.arrivalRate: \"fast\" is not a rate (write e.g. \"100/s\", \"600/m\" or a number per second)\n")
     }
 
     @Test("an open model with a unique user feeder needs a row per arrival, since each arrival is a new user")
     func uniqueFeederPerArrival() async throws {
-        let path = try temporaryFile("open.json", """
+        let path = try temporaryFile(
+            "open.json",
+            """
             {"name": "open", "target": {"embedded": {}}, "load": {"model": "open", "arrivalRate": 5, "duration": "2s"},
              "users": {"csv": "users.csv", "assignment": "unique"}, "flows": [{"name": "login", "kind": "fcsdk-login"}]}
             """)
@@ -186,13 +232,16 @@ struct LoadModelCLITests {
         try "username,password\na,p\nb,p\nc,p\n".write(toFile: csv, atomically: true, encoding: .utf8)
         let captured = Captured()
         #expect(await Authload.main(["validate", path], console: captured.console) == .usage)
-        #expect(captured.err.hasPrefix("error: open.json: users.assignment: unique needs a row per user: users.csv has 3 rows for 10 users"),
-                "\(captured.err)")
+        #expect(
+            captured.err.hasPrefix("error: open.json: users.assignment: unique needs a row per user: users.csv has 3 rows for 10 users"),
+            "\(captured.err)")
     }
 
     @Test("--users on an open-model profile is refused with the field to set instead")
     func usersOverrideOnOpen() async throws {
-        let path = try temporaryFile("open.json", """
+        let path = try temporaryFile(
+            "open.json",
+            """
             {"name": "open", "target": {"embedded": {}}, "load": {"model": "open", "arrivalRate": 5, "duration": "1s"},
              "flows": [{"name": "login", "kind": "fcsdk-login"}]}
             """)

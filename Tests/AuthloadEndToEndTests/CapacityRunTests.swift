@@ -1,4 +1,3 @@
-@testable import AuthloadCLI
 import AuthloadCore
 import AuthloadFlows
 import AuthloadReport
@@ -6,6 +5,8 @@ import AuthloadStaging
 import AuthloadTesting
 import Foundation
 import Testing
+
+@testable import AuthloadCLI
 
 @Suite("Capacity runs on a manual clock", .timeLimit(.minutes(1)))
 struct CapacityRunTests {
@@ -58,7 +59,9 @@ struct CapacityRunTests {
         let result = RunResultBuilder.build(plan: plan, outcome: outcome, startedAt: Date(), endedAt: Date(), target: "in process")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authload-capacity-\(UUID().uuidString)").path
         let files = try ReportWriter.write(result, to: directory)
-        let csv = try String(contentsOfFile: files.capacityCSV, encoding: .utf8).split(separator: "\r\n").map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        let csv = try String(contentsOfFile: files.capacityCSV, encoding: .utf8).split(separator: "\r\n").map {
+            $0.split(separator: ",", omittingEmptySubsequences: false)
+        }
         #expect(csv.count == 16)
         let marked = csv.dropFirst().filter { $0[14] == "true" }
         #expect(marked.map { $0[2] } == ["\(Int(last.target)).000"])

@@ -1,10 +1,11 @@
-@testable import AuthloadCLI
 import AuthloadCore
 import AuthloadFlows
 import AuthloadReport
 import AuthloadTesting
 import Foundation
 import Testing
+
+@testable import AuthloadCLI
 
 @Suite("authload compare", .timeLimit(.minutes(1)))
 struct CompareTests {
@@ -25,11 +26,14 @@ struct CompareTests {
         let plan = RunPlan(
             name: "nightly", target: .url(TargetURL(endpoint: endpoint)),
             load: LoadPlan(users: 4, duration: .seconds(30), thinkTime: .fixed(.milliseconds(500))),
-            flows: [FlowPlan(name: "login", kind: "http", options: ProfileReader(path: "flows[0]", value: .null)),
-                    FlowPlan(name: "health", kind: "http", options: ProfileReader(path: "flows[1]", value: .null))],
+            flows: [
+                FlowPlan(name: "login", kind: "http", options: ProfileReader(path: "flows[0]", value: .null)),
+                FlowPlan(name: "health", kind: "http", options: ProfileReader(path: "flows[1]", value: .null))
+            ],
             users: UserFeeder())
-        let runner = Runner(plan: plan, flows: [HTTPRequestFlow(options: loginOptions), HTTPRequestFlow(options: healthOptions)],
-                            transport: transport, endpoint: endpoint, clock: clock)
+        let runner = Runner(
+            plan: plan, flows: [HTTPRequestFlow(options: loginOptions), HTTPRequestFlow(options: healthOptions)],
+            transport: transport, endpoint: endpoint, clock: clock)
         let outcome = await clock.drive(runner.control) { await runner.run() }
         let result = RunResultBuilder.build(plan: plan, outcome: outcome, startedAt: Date(), endedAt: Date(), target: "in process")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authload-compare-\(UUID().uuidString)").path
@@ -53,7 +57,9 @@ struct CompareTests {
 
         // The same pair within wider tolerances from the flags passes.
         let tolerant = Captured()
-        #expect(await Authload.main(["compare", base + "/result.json", slower, "--p50", "40%", "--p99", "0.4"], console: tolerant.console) == .success)
+        #expect(
+            await Authload.main(["compare", base + "/result.json", slower, "--p50", "40%", "--p99", "0.4"], console: tolerant.console)
+                == .success)
     }
 
     @Test("a run compared with itself has no regression and exits 0")
@@ -67,13 +73,15 @@ struct CompareTests {
 
     @Test("tolerances come from the profile's compare section, and a bad one names its field")
     func profileTolerances() throws {
-        let plan = try Profile.parse("""
+        let plan = try Profile.parse(
+            """
             {"name": "p", "target": {"embedded": {}}, "load": {"users": 1, "duration": "1s"}, "flows": [{"name": "a", "kind": "http"}],
              "compare": {"p50": 0.5, "p99": 0.25, "errorRate": 0.02, "minLatencyDelta": "2ms"}}
             """, fileName: "p.json")
         #expect(plan.compare == CompareTolerances(p50: 0.5, p99: 0.25, errorRate: 0.02, minLatencyDelta: .milliseconds(2)))
         do {
-            _ = try Profile.parse("""
+            _ = try Profile.parse(
+                """
                 {"name": "p", "target": {"embedded": {}}, "load": {"users": 1, "duration": "1s"}, "flows": [{"name": "a", "kind": "http"}],
                  "compare": {"p95": 0.5}}
                 """, fileName: "p.json")
@@ -83,11 +91,13 @@ struct CompareTests {
         }
     }
 
-    @Test("compare's usage mistakes exit 64 with one line", arguments: [
-        (["compare", "a.json"], "error: needs BASE and NEW (result.json files or report directories)"),
-        (["compare", "a.json", "b.json", "--p99", "lots"], "error: --p99: \"lots\" is not a tolerance (write e.g. 20% or 0.2)"),
-        (["compare", "/nonexistent/a.json", "/nonexistent/b.json"], "error: /nonexistent/a.json: no such file or directory"),
-    ])
+    @Test(
+        "compare's usage mistakes exit 64 with one line",
+        arguments: [
+            (["compare", "a.json"], "error: needs BASE and NEW (result.json files or report directories)"),
+            (["compare", "a.json", "b.json", "--p99", "lots"], "error: --p99: \"lots\" is not a tolerance (write e.g. 20% or 0.2)"),
+            (["compare", "/nonexistent/a.json", "/nonexistent/b.json"], "error: /nonexistent/a.json: no such file or directory")
+        ])
     func usage(arguments: [String], message: String) async {
         let captured = Captured()
         #expect(await Authload.main(arguments, console: captured.console) == .usage)
@@ -99,7 +109,9 @@ struct CompareTests {
         let captured = Captured()
         #expect(await Authload.main(["compare", "--help"], console: captured.console) == .success)
         #expect(captured.out == HelpText.text(for: "compare")! + "\n")
-        #expect(captured.out.hasPrefix("USAGE: authload compare BASE NEW [--p50 T] [--p99 T] [--error-rate T] [--min-delta D] [--profile FILE]\n"))
+        #expect(
+            captured.out.hasPrefix(
+                "USAGE: authload compare BASE NEW [--p50 T] [--p99 T] [--error-rate T] [--min-delta D] [--profile FILE]\n"))
         #expect(HelpText.text(for: nil)!.contains("\n  compare BASE NEW   Compare two runs' result.json; exit 2 on a regression\n"))
     }
 }

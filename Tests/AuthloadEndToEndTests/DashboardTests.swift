@@ -6,8 +6,11 @@ import Testing
 /// check-jsonschema from PyPI, which `.ci/run` installs: `python3 -m check_jsonschema`.
 enum JSONSchemaTool {
     static let python: String? = {
-        for candidate in ["/usr/bin/env", "/usr/bin/python3"] where run(candidate == "/usr/bin/env" ? [candidate, "python3"] : [candidate],
-                                                                        ["-m", "check_jsonschema", "--version"]).status == 0 {
+        for candidate in ["/usr/bin/env", "/usr/bin/python3"]
+        where run(
+            candidate == "/usr/bin/env" ? [candidate, "python3"] : [candidate],
+            ["-m", "check_jsonschema", "--version"]
+        ).status == 0 {
             return candidate
         }
         return nil
@@ -18,7 +21,8 @@ enum JSONSchemaTool {
     /// Validates `instances` against `schema`; the exit status and what the tool said.
     static func validate(schema: String, _ instances: [String]) throws -> (status: Int32, output: String) {
         let python = try #require(python, "AUTHLOAD_REQUIRE_INTEROP=1, but python3 -m check_jsonschema fails: pip install check-jsonschema")
-        return run(python == "/usr/bin/env" ? [python, "python3"] : [python], ["-m", "check_jsonschema", "--schemafile", schema] + instances)
+        return run(
+            python == "/usr/bin/env" ? [python, "python3"] : [python], ["-m", "check_jsonschema", "--schemafile", schema] + instances)
     }
 
     static func run(_ command: [String], _ arguments: [String]) -> (status: Int32, output: String) {
@@ -43,7 +47,8 @@ struct DashboardTests {
 
     @Test("the dashboard is valid Grafana dashboard JSON", .enabled(if: JSONSchemaTool.enabled))
     func schema() throws {
-        let checked = try JSONSchemaTool.validate(schema: Self.deploy.appendingPathComponent("grafana/dashboard.schema.json").path, [Self.dashboard])
+        let checked = try JSONSchemaTool.validate(
+            schema: Self.deploy.appendingPathComponent("grafana/dashboard.schema.json").path, [Self.dashboard])
         #expect(checked.status == 0, "\(checked.output)")
     }
 
@@ -55,14 +60,16 @@ struct DashboardTests {
         let expressions = panels.flatMap { $0["targets"]?.arrayValue ?? [] }.compactMap { $0["expr"]?.stringValue }
         #expect(expressions.count >= 10)
         // Every sample name of an exposition with every family, the histogram suffixes included.
-        let snapshot = LiveSnapshot(ids: [MetricID(flow: "f", step: nil), MetricID(flow: "f", step: "s")], events: [false, true],
-                                    series: [MetricSamples(), MetricSamples()], activeUsers: 0, thresholds: [],
-                                    droppedArrivals: 0, maxScheduleLagMicros: 0, elapsed: .zero)
+        let snapshot = LiveSnapshot(
+            ids: [MetricID(flow: "f", step: nil), MetricID(flow: "f", step: "s")], events: [false, true],
+            series: [MetricSamples(), MetricSamples()], activeUsers: 0, thresholds: [],
+            droppedArrivals: 0, maxScheduleLagMicros: 0, elapsed: .zero)
         let exposition = MetricsExposition.render(snapshot, run: .init(profile: "p", version: "v"), format: .prometheus)
-        let exposed = Set(exposition.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.flatMap { line -> [String] in
-            let name = String(line.split(separator: " ")[2])
-            return line.hasSuffix(" histogram") ? ["_bucket", "_count", "_sum"].map { name + $0 } : [name]
-        })
+        let exposed = Set(
+            exposition.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.flatMap { line -> [String] in
+                let name = String(line.split(separator: " ")[2])
+                return line.hasSuffix(" histogram") ? ["_bucket", "_count", "_sum"].map { name + $0 } : [name]
+            })
         let names = try Regex(#"\b(authload_[a-z_]+|process_cpu_seconds_total)\b"#)
         for expression in expressions {
             let used = expression.matches(of: names).map { String(expression[$0.range]) }

@@ -5,16 +5,20 @@ import AuthloadTesting
 import Testing
 
 /// Runs one FCSDK flow iteration for one user against a responder, in process on a manual clock.
-private func runOnce(options: FCSDKLoginFlow.Options = .init(), user: VirtualUser = VirtualUser(index: 0, identity: UserIdentity(username: "u0", password: "demo-password"), seed: 1),
-                     respond: @escaping SimulatedTransport<ManualClock>.Responder) async -> (Outcome, [ErrorCount]) {
+private func runOnce(
+    options: FCSDKLoginFlow.Options = .init(),
+    user: VirtualUser = VirtualUser(index: 0, identity: UserIdentity(username: "u0", password: "demo-password"), seed: 1),
+    respond: @escaping SimulatedTransport<ManualClock>.Responder
+) async -> (Outcome, [ErrorCount]) {
     let clock = ManualClock()
     let flow = FCSDKLoginFlow(options: options)
     let catalog = MetricCatalog(flows: [("login", flow.stepNames)])
     let recorder = MetricsRecorder(metricCount: catalog.count, interval: .seconds(1))
     let transport = SimulatedTransport(clock: clock, respond: respond)
-    let context = FlowContext(clock: clock, client: transport.makeClient(for: Endpoint(host: "staging", port: 80)),
-                              stepTimeout: .seconds(10), deadline: clock.now.advanced(by: .seconds(60)), recorder: recorder,
-                              firstStepMetric: catalog.stepMetric(flow: 0, step: 0), shard: 0, runStart: clock.now)
+    let context = FlowContext(
+        clock: clock, client: transport.makeClient(for: Endpoint(host: "staging", port: 80)),
+        stepTimeout: .seconds(10), deadline: clock.now.advanced(by: .seconds(60)), recorder: recorder,
+        firstStepMetric: catalog.stepMetric(flow: 0, step: 0), shard: 0, runStart: clock.now)
     let outcome = await flow.run(context, user: user)
     let collector = Collector(catalog: catalog, recorder: recorder, lag: 1)
     return (outcome, collector.finish(lastInterval: 0, activeUsers: 0).errors)
@@ -40,13 +44,15 @@ struct FCSDKFlowTests {
         #expect(Self.staging.fcsdk.activeSessions == 0)
     }
 
-    @Test("classifies each server answer to login", arguments: [
-        (401, "{\"error\":\"no\"}", Outcome(.authFailure, "401")),
-        (200, "{\"voiceUser\":\"1001\"}", Outcome(.protocolError, "200 without sessionid")),
-        (200, "{\"sessionid\":\"\"}", Outcome(.protocolError, "200 without sessionid")),
-        (200, "not json", Outcome(.protocolError, "200 without sessionid")),
-        (503, "", Outcome(.httpError, "503")),
-    ])
+    @Test(
+        "classifies each server answer to login",
+        arguments: [
+            (401, "{\"error\":\"no\"}", Outcome(.authFailure, "401")),
+            (200, "{\"voiceUser\":\"1001\"}", Outcome(.protocolError, "200 without sessionid")),
+            (200, "{\"sessionid\":\"\"}", Outcome(.protocolError, "200 without sessionid")),
+            (200, "not json", Outcome(.protocolError, "200 without sessionid")),
+            (503, "", Outcome(.httpError, "503"))
+        ])
     func classification(status: Int, body: String, expected: Outcome) async {
         let (outcome, errors) = await runOnce { _, _ in ServiceReply(HTTPResponse(status: status, body: Array(body.utf8))) }
         #expect(outcome == expected)

@@ -13,7 +13,9 @@ struct FaultMatrixTests {
     func faultMatrix() async throws {
         let requestFaults = WireFault.allCases.filter { $0 != .tlsHandshake }
         let rates = WireFault.allCases.map { "\"\($0.rawValue)\": \(Self.share)" }.joined(separator: ", ")
-        let profile = try temporaryFile("faults.json", """
+        let profile = try temporaryFile(
+            "faults.json",
+            """
             {"name": "faults",
              "target": {"embedded": {"tls": true, "faults": {\(rates), "paths": ["/health"]},
                                      "gccs": {"nodeDelay": {"fixed": "20ms"}, "socketDropRate": \(Self.share), "stompErrorRate": \(Self.share)}},
@@ -64,8 +66,10 @@ struct FaultMatrixTests {
         #expect(count("gccs", "", "protocol-error", "STOMP ERROR: internal server error") > 0)
         let succeeded = gccs - (try #require(summary.first { $0[0] == "gccs" && $0[1] == "" }.flatMap { Int($0[3]) }))
         #expect(succeeded > gccs / 2, "GCCS flows still complete: \(succeeded) of \(gccs)")
-        #expect(count("gccs", "auth", "transport-error", "connection reset") + count("gccs", "connect", "transport-error", "connection reset") == 0,
-                "a failed handshake is a TLS error, whether the server's close came as FIN or RST")
+        #expect(
+            count("gccs", "auth", "transport-error", "connection reset") + count("gccs", "connect", "transport-error", "connection reset")
+                == 0,
+            "a failed handshake is a TLS error, whether the server's close came as FIN or RST")
     }
 
     /// Within a third of the expected count: shares drawn at random over a few thousand requests.

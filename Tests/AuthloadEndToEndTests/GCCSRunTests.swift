@@ -39,7 +39,8 @@ struct GCCSRunTests {
         let flow = try #require(counts(result.summary, flow: "gccs", step: ""), "\(result.summary)")
         #expect(flow.count >= 30)
         #expect(flow.errors == 0)
-        for step in ["auth", "connect", "nodes", "CreateChannel", "CompleteVerificationOfNodes gap", "AuthCompleted", "token", "disconnect"] {
+        for step in ["auth", "connect", "nodes", "CreateChannel", "CompleteVerificationOfNodes gap", "AuthCompleted", "token", "disconnect"]
+        {
             let row = try #require(counts(result.summary, flow: "gccs", step: step), "\(step)")
             #expect(row.count > 0 && row.errors == 0, "\(step)")
         }

@@ -1,4 +1,3 @@
-@testable import AuthloadCLI
 import AuthloadCore
 import AuthloadFlows
 import AuthloadReport
@@ -6,6 +5,8 @@ import AuthloadStaging
 import AuthloadTesting
 import Foundation
 import Testing
+
+@testable import AuthloadCLI
 
 @Suite("The generator's own verdict, on a manual clock", .timeLimit(.minutes(1)))
 struct GeneratorVerdictTests {
@@ -31,8 +32,9 @@ struct GeneratorVerdictTests {
             flows: [FlowPlan(name: "login", kind: "fcsdk-login", options: ProfileReader(path: "flows[0]", value: .null))],
             users: UserFeeder())
         plan.thresholds = thresholds
-        let runner = Runner(plan: plan, flows: [FCSDKLoginFlow(options: .init())], transport: transport, endpoint: endpoint,
-                            clock: clock, hooks: hooks)
+        let runner = Runner(
+            plan: plan, flows: [FCSDKLoginFlow(options: .init())], transport: transport, endpoint: endpoint,
+            clock: clock, hooks: hooks)
         let outcome = await clock.drive(runner.control) { await runner.run() }
         let result = RunResultBuilder.build(plan: plan, outcome: outcome, startedAt: Date(), endedAt: Date(), target: "in process")
         return (result, outcome)
@@ -82,9 +84,10 @@ struct GeneratorVerdictTests {
     @Test("a lag p99 over the limit is judged only from 100 samples on: below that it is one or two worst wake-ups")
     func fewSamples() {
         func report(samples: Int) -> GeneratorReport {
-            GeneratorReport(model: "closed", started: 0, droppedAtCap: 0, droppedLate: 0, lagSamples: samples, lagHistogram: "",
-                            lagP50Micros: 100, lagP99Micros: 150_000, lagMaxMicros: 150_000, maxLagP99Micros: 100_000,
-                            maxDroppedRate: 0.01, dropAfterMicros: 1_000_000)
+            GeneratorReport(
+                model: "closed", started: 0, droppedAtCap: 0, droppedLate: 0, lagSamples: samples, lagHistogram: "",
+                lagP50Micros: 100, lagP99Micros: 150_000, lagMaxMicros: 150_000, maxLagP99Micros: 100_000,
+                maxDroppedRate: 0.01, dropAfterMicros: 1_000_000)
         }
         #expect(report(samples: 99).keptSchedule)
         #expect(report(samples: 100).problems == ["schedule lag p99 150.0ms exceeds generator.maxLagP99 100.0ms"])

@@ -20,9 +20,11 @@ struct HTTPCountTests {
     }
 
     /// Runs `flow` with a few users for `duration` against a staging server configured by `configure`.
-    func run(_ flow: any Flow, kind: String, users: Int = 5, duration: Duration = .milliseconds(800),
-             feeder: UserFeeder = UserFeeder(), timeouts: Timeouts = Timeouts(step: .seconds(5), flow: .seconds(20)),
-             _ configure: (inout StagingConfiguration) -> Void = { _ in }) async throws -> Counted {
+    func run(
+        _ flow: any Flow, kind: String, users: Int = 5, duration: Duration = .milliseconds(800),
+        feeder: UserFeeder = UserFeeder(), timeouts: Timeouts = Timeouts(step: .seconds(5), flow: .seconds(20)),
+        _ configure: (inout StagingConfiguration) -> Void = { _ in }
+    ) async throws -> Counted {
         var configuration = StagingConfiguration()
         configure(&configuration)
         let server = StagingServer(configuration: configuration)
@@ -36,8 +38,10 @@ struct HTTPCountTests {
             load: LoadPlan(users: users, duration: duration, thinkTime: .fixed(.milliseconds(20)), gracefulStop: .seconds(15)),
             flows: [FlowPlan(name: "f", kind: kind, options: ProfileReader(path: "flows[0]", value: .null))],
             users: feeder, timeouts: timeouts)
-        let outcome = await Runner(plan: plan, flows: [flow], transport: SocketTransport(group: group), endpoint: endpoint,
-                                   clock: ContinuousClock()).run()
+        let outcome = await Runner(
+            plan: plan, flows: [flow], transport: SocketTransport(group: group), endpoint: endpoint,
+            clock: ContinuousClock()
+        ).run()
         return Counted(outcome: outcome, server: server)
     }
 

@@ -18,8 +18,9 @@ struct LoopbackRunTests {
             load: LoadPlan(users: users, duration: duration, thinkTime: .fixed(think), gracefulStop: .seconds(5)),
             flows: [FlowPlan(name: "login", kind: "fcsdk-login", options: ProfileReader(path: "flows[0]", value: .null))],
             users: UserFeeder())
-        let runner = Runner(plan: plan, flows: [FCSDKLoginFlow(options: .init())], transport: SocketTransport(group: group),
-                            endpoint: endpoint, clock: ContinuousClock())
+        let runner = Runner(
+            plan: plan, flows: [FCSDKLoginFlow(options: .init())], transport: SocketTransport(group: group),
+            endpoint: endpoint, clock: ContinuousClock())
         return await runner.run()
     }
 

@@ -55,8 +55,10 @@ struct OktaRunTests {
 
     @Test("a rate-limited introspect over loopback is waited out by the server's Date and retried, never an error")
     func rateLimited() async throws {
-        let profile = Self.profile(staging: #", "rateLimit": {"limit": 25, "window": "1s", "paths": ["/idp/idx/introspect"]}"#,
-                                   flow: #", "maxRetries": 20"#).replacingOccurrences(of: #""thinkTime": "20ms""#, with: #""thinkTime": "300ms""#)
+        let profile = Self.profile(
+            staging: #", "rateLimit": {"limit": 25, "window": "1s", "paths": ["/idp/idx/introspect"]}"#,
+            flow: #", "maxRetries": 20"#
+        ).replacingOccurrences(of: #""thinkTime": "20ms""#, with: #""thinkTime": "300ms""#)
         let result = try await run(profile)
         #expect(result.code == .success, "\(result.err)")
         let summary = read(result.out, "summary.csv")

@@ -14,60 +14,68 @@ struct ProfileSchemaTests {
         [
             "$schema": "authload-profile.schema.json",
             "name": "probe",
-            "target": ["embedded": [
-                "fcsdk": ["latency": ["fixed": "1ms"]],
-                "okta": ["rateLimit": ["limit": 1, "window": "1s"]],
-                "gccs": [String: Any](),
-                "streem": ["latency": ["lognormal": ["median": "1ms", "p99": "2ms"]]],
-                "capacity": ["workers": 1],
-                "faults": [String: Any](),
-            ]],
+            "target": [
+                "embedded": [
+                    "fcsdk": ["latency": ["fixed": "1ms"]],
+                    "okta": ["rateLimit": ["limit": 1, "window": "1s"]],
+                    "gccs": [String: Any](),
+                    "streem": ["latency": ["lognormal": ["median": "1ms", "p99": "2ms"]]],
+                    "capacity": ["workers": 1],
+                    "faults": [String: Any]()
+                ]
+            ],
             "load": load,
-            "flows": [["name": "a", "kind": "fcsdk-login"], ["name": "b", "kind": "okta-idx-mfa"], ["name": "c", "kind": "gccs-auth"],
-                      ["name": "d", "kind": "streem-session", "login": "openid"], ["name": "e", "kind": "http"]],
+            "flows": [
+                ["name": "a", "kind": "fcsdk-login"], ["name": "b", "kind": "okta-idx-mfa"], ["name": "c", "kind": "gccs-auth"],
+                ["name": "d", "kind": "streem-session", "login": "openid"], ["name": "e", "kind": "http"]
+            ],
             "users": [String: Any](),
             "timeouts": [String: Any](),
             "connections": [String: Any](),
             "metrics": [String: Any](),
             "thresholds": [["metric": "steps", "maxErrorRate": 0.1]],
             "generator": [String: Any](),
-            "compare": [String: Any](),
+            "compare": [String: Any]()
         ]
     }
 
     static var stagedLoad: [String: Any] { ["stages": [["duration": "1s", "target": 1]]] }
 
     /// Where an unknown key goes: the validator's path, and where the schema describes that object.
-    static var probes: [(path: [Any], load: [String: Any]?, schema: [String])] { [
-        ([], nil, []),
-        (["target"], nil, ["properties", "target"]),
-        (["target", "embedded"], nil, ["properties", "target", "properties", "embedded"]),
-        (["target", "embedded", "fcsdk"], nil, ["properties", "target", "properties", "embedded", "properties", "fcsdk"]),
-        (["target", "embedded", "okta"], nil, ["properties", "target", "properties", "embedded", "properties", "okta"]),
-        (["target", "embedded", "okta", "rateLimit"], nil,
-         ["properties", "target", "properties", "embedded", "properties", "okta", "properties", "rateLimit"]),
-        (["target", "embedded", "gccs"], nil, ["properties", "target", "properties", "embedded", "properties", "gccs"]),
-        (["target", "embedded", "streem"], nil, ["properties", "target", "properties", "embedded", "properties", "streem"]),
-        (["target", "embedded", "capacity"], nil, ["properties", "target", "properties", "embedded", "properties", "capacity"]),
-        (["target", "embedded", "faults"], nil, ["properties", "target", "properties", "embedded", "properties", "faults"]),
-        (["target", "embedded", "fcsdk", "latency"], nil, ["$defs", "latency"]),
-        (["target", "embedded", "streem", "latency", "lognormal"], nil, ["$defs", "latency", "properties", "lognormal"]),
-        (["load"], nil, ["properties", "load"]),
-        (["load", "thinkTime"], nil, ["$defs", "thinkTime", "oneOf", "1"]),
-        (["load", "stages", 0], stagedLoad, ["properties", "load", "properties", "stages", "items"]),
-        (["users"], nil, ["properties", "users"]),
-        (["timeouts"], nil, ["properties", "timeouts"]),
-        (["connections"], nil, ["properties", "connections"]),
-        (["metrics"], nil, ["properties", "metrics"]),
-        (["thresholds", 0], nil, ["properties", "thresholds", "items"]),
-        (["generator"], nil, ["properties", "generator"]),
-        (["compare"], nil, ["properties", "compare"]),
-        (["flows", 0], nil, ["$defs", "flow-fcsdk-login"]),
-        (["flows", 1], nil, ["$defs", "flow-okta-idx-mfa"]),
-        (["flows", 2], nil, ["$defs", "flow-gccs-auth"]),
-        (["flows", 3], nil, ["$defs", "flow-streem-session"]),
-        (["flows", 4], nil, ["$defs", "flow-http"]),
-    ] }
+    static var probes: [(path: [Any], load: [String: Any]?, schema: [String])] {
+        [
+            ([], nil, []),
+            (["target"], nil, ["properties", "target"]),
+            (["target", "embedded"], nil, ["properties", "target", "properties", "embedded"]),
+            (["target", "embedded", "fcsdk"], nil, ["properties", "target", "properties", "embedded", "properties", "fcsdk"]),
+            (["target", "embedded", "okta"], nil, ["properties", "target", "properties", "embedded", "properties", "okta"]),
+            (
+                ["target", "embedded", "okta", "rateLimit"], nil,
+                ["properties", "target", "properties", "embedded", "properties", "okta", "properties", "rateLimit"]
+            ),
+            (["target", "embedded", "gccs"], nil, ["properties", "target", "properties", "embedded", "properties", "gccs"]),
+            (["target", "embedded", "streem"], nil, ["properties", "target", "properties", "embedded", "properties", "streem"]),
+            (["target", "embedded", "capacity"], nil, ["properties", "target", "properties", "embedded", "properties", "capacity"]),
+            (["target", "embedded", "faults"], nil, ["properties", "target", "properties", "embedded", "properties", "faults"]),
+            (["target", "embedded", "fcsdk", "latency"], nil, ["$defs", "latency"]),
+            (["target", "embedded", "streem", "latency", "lognormal"], nil, ["$defs", "latency", "properties", "lognormal"]),
+            (["load"], nil, ["properties", "load"]),
+            (["load", "thinkTime"], nil, ["$defs", "thinkTime", "oneOf", "1"]),
+            (["load", "stages", 0], stagedLoad, ["properties", "load", "properties", "stages", "items"]),
+            (["users"], nil, ["properties", "users"]),
+            (["timeouts"], nil, ["properties", "timeouts"]),
+            (["connections"], nil, ["properties", "connections"]),
+            (["metrics"], nil, ["properties", "metrics"]),
+            (["thresholds", 0], nil, ["properties", "thresholds", "items"]),
+            (["generator"], nil, ["properties", "generator"]),
+            (["compare"], nil, ["properties", "compare"]),
+            (["flows", 0], nil, ["$defs", "flow-fcsdk-login"]),
+            (["flows", 1], nil, ["$defs", "flow-okta-idx-mfa"]),
+            (["flows", 2], nil, ["$defs", "flow-gccs-auth"]),
+            (["flows", 3], nil, ["$defs", "flow-streem-session"]),
+            (["flows", 4], nil, ["$defs", "flow-http"])
+        ]
+    }
 
     static func inserting(_ key: String, at path: [Any], into value: Any) -> Any {
         guard let first = path.first else {
@@ -97,7 +105,11 @@ struct ProfileSchemaTests {
     static func schemaNode(_ path: [String]) throws -> [String: Any] {
         var node: Any = try JSONSerialization.jsonObject(with: try #require(FileManager.default.contents(atPath: schemaPath)))
         for step in path {
-            if let index = Int(step) { node = (node as! [Any])[index] } else { node = try #require((node as? [String: Any])?[step], "\(path)") }
+            if let index = Int(step) {
+                node = (node as! [Any])[index]
+            } else {
+                node = try #require((node as? [String: Any])?[step], "\(path)")
+            }
         }
         return try #require(node as? [String: Any])
     }
@@ -105,12 +117,16 @@ struct ProfileSchemaTests {
     @Test("every object the validator reads names, in its unknown-field error, exactly the keys the schema lists there")
     func sameKeys() async throws {
         for probe in Self.probes {
-            let profile = Self.inserting("zzUnknown", at: probe.path, into: Self.base(load: probe.load ?? Self.base()["load"] as! [String: Any]))
+            let profile = Self.inserting(
+                "zzUnknown", at: probe.path, into: Self.base(load: probe.load ?? Self.base()["load"] as! [String: Any]))
             let error = try #require(try await Self.validate(profile), "\(probe.path): the validator accepted an unknown field")
             let list = try #require(error.range(of: "expected one of: "), "\(probe.path): \(error)")
-            let accepted = Set(error[list.upperBound...].prefix { $0 != ")" }.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+            let accepted = Set(
+                error[list.upperBound...].prefix { $0 != ")" }.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
             let described = Set(try #require(try Self.schemaNode(probe.schema)["properties"] as? [String: Any], "\(probe.schema)").keys)
-            #expect(accepted == described, """
+            #expect(
+                accepted == described,
+                """
                 \(probe.path): the validator accepts \(accepted.subtracting(described).sorted()) that the schema lacks, \
                 the schema lists \(described.subtracting(accepted).sorted()) that the validator refuses
                 """)
@@ -138,25 +154,33 @@ struct ProfileSchemaTests {
     }
 
     /// Profiles the validator refuses for a reason a schema can state.
-    static var rejected: [(String, (inout [String: Any]) -> Void)] { [
-        ("unknown top-level field", { $0["nmae"] = "x" }),
-        ("no name", { $0["name"] = nil }),
-        ("a name with a slash", { $0["name"] = "a/b" }),
-        ("negative users", { $0["load"] = ["users": -5, "duration": "1s"] }),
-        ("a duration without a unit", { $0["load"] = ["users": 1, "duration": "10"] }),
-        ("an unknown load model", { $0["load"] = ["model": "burst", "users": 1, "duration": "1s"] }),
-        ("no flows", { $0["flows"] = [Any]() }),
-        ("an unknown flow kind", { $0["flows"] = [["name": "a", "kind": "saml"]] }),
-        ("a flow option of another kind", { $0["flows"] = [["name": "a", "kind": "fcsdk-login", "factor": "sms"]] }),
-        ("an unknown Streem refresh mode", { $0["flows"] = [["name": "a", "kind": "streem-session", "refresh": "lazy"]] }),
-        ("a relative refreshPath", { $0["flows"] = [["name": "a", "kind": "streem-session", "refreshPath": "v1/refresh"]] }),
-        ("an error rate above 1", { $0["thresholds"] = [["metric": "steps", "maxErrorRate": 1.5]] }),
-        ("an unknown threshold samples choice", { $0["thresholds"] = [["metric": "a", "percentile": 99, "max": "1s", "samples": "ok"]] }),
-        ("both baseURL and embedded", { $0["target"] = ["baseURL": "http://127.0.0.1:8080", "embedded": [String: Any]()] }),
-        ("a metrics listen address that is not one", { $0["metrics"] = ["listen": "localhost"] }),
-        ("an unknown connection policy", { $0["connections"] = ["policy": "pooled"] }),
-        ("a GCCS cancelAfter that is no verification status", { $0["flows"] = [["name": "a", "kind": "gccs-auth", "cancelAfter": "AuthCompleted"]] }),
-    ] }
+    static var rejected: [(String, (inout [String: Any]) -> Void)] {
+        [
+            ("unknown top-level field", { $0["nmae"] = "x" }),
+            ("no name", { $0["name"] = nil }),
+            ("a name with a slash", { $0["name"] = "a/b" }),
+            ("negative users", { $0["load"] = ["users": -5, "duration": "1s"] }),
+            ("a duration without a unit", { $0["load"] = ["users": 1, "duration": "10"] }),
+            ("an unknown load model", { $0["load"] = ["model": "burst", "users": 1, "duration": "1s"] }),
+            ("no flows", { $0["flows"] = [Any]() }),
+            ("an unknown flow kind", { $0["flows"] = [["name": "a", "kind": "saml"]] }),
+            ("a flow option of another kind", { $0["flows"] = [["name": "a", "kind": "fcsdk-login", "factor": "sms"]] }),
+            ("an unknown Streem refresh mode", { $0["flows"] = [["name": "a", "kind": "streem-session", "refresh": "lazy"]] }),
+            ("a relative refreshPath", { $0["flows"] = [["name": "a", "kind": "streem-session", "refreshPath": "v1/refresh"]] }),
+            ("an error rate above 1", { $0["thresholds"] = [["metric": "steps", "maxErrorRate": 1.5]] }),
+            (
+                "an unknown threshold samples choice",
+                { $0["thresholds"] = [["metric": "a", "percentile": 99, "max": "1s", "samples": "ok"]] }
+            ),
+            ("both baseURL and embedded", { $0["target"] = ["baseURL": "http://127.0.0.1:8080", "embedded": [String: Any]()] }),
+            ("a metrics listen address that is not one", { $0["metrics"] = ["listen": "localhost"] }),
+            ("an unknown connection policy", { $0["connections"] = ["policy": "pooled"] }),
+            (
+                "a GCCS cancelAfter that is no verification status",
+                { $0["flows"] = [["name": "a", "kind": "gccs-auth", "cancelAfter": "AuthCompleted"]] }
+            )
+        ]
+    }
 
     @Test("each validator rejection the schema can express is a schema rejection too", .enabled(if: JSONSchemaTool.enabled))
     func rejectionsAgree() async throws {
@@ -167,7 +191,8 @@ struct ProfileSchemaTests {
             change(&profile)
             #expect(try await Self.validate(profile) != nil, "\(name): the validator accepted it")
             let data = try JSONSerialization.data(withJSONObject: profile, options: [.sortedKeys])
-            let checked = try JSONSchemaTool.validate(schema: Self.schemaPath, [try temporaryFile("rejected.json", String(decoding: data, as: UTF8.self))])
+            let checked = try JSONSchemaTool.validate(
+                schema: Self.schemaPath, [try temporaryFile("rejected.json", String(decoding: data, as: UTF8.self))])
             #expect(checked.status != 0, "\(name): the schema accepted it")
         }
     }

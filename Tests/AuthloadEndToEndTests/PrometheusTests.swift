@@ -43,7 +43,8 @@ struct PrometheusTests {
 
     @Test("a 20 s run scraped every second: the final counters equal result.json, the p99 estimate falls in the report's bucket")
     func scrapedRun() async throws {
-        let prometheus = try #require(PrometheusTools.prometheus, "AUTHLOAD_REQUIRE_INTEROP=1, but no prometheus: apt-get install prometheus")
+        let prometheus = try #require(
+            PrometheusTools.prometheus, "AUTHLOAD_REQUIRE_INTEROP=1, but no prometheus: apt-get install prometheus")
         let group = try EventLoopGroup(loops: 1)
         defer { group.shutdown() }
         let metricsPort = try PrometheusTools.freePort(group)
@@ -60,12 +61,17 @@ struct PrometheusTests {
         try config.write(toFile: directory + "/prometheus.yml", atomically: true, encoding: .utf8)
         let server = Process()
         server.executableURL = URL(fileURLWithPath: prometheus)
-        server.arguments = ["--config.file=\(directory)/prometheus.yml", "--storage.tsdb.path=\(directory)/data",
-                            "--web.listen-address=127.0.0.1:\(apiPort)", "--log.level=warn"]
+        server.arguments = [
+            "--config.file=\(directory)/prometheus.yml", "--storage.tsdb.path=\(directory)/data",
+            "--web.listen-address=127.0.0.1:\(apiPort)", "--log.level=warn"
+        ]
         server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice
         try server.run()
-        defer { server.terminate(); server.waitUntilExit() }
+        defer {
+            server.terminate()
+            server.waitUntilExit()
+        }
         let api = SocketTransport(group: group).makeClient(for: Endpoint(host: "127.0.0.1", port: apiPort))
         defer { api.shutdown() }
         // Prometheus takes a moment to open its storage: wait for it, at most 30 s.
@@ -79,8 +85,11 @@ struct PrometheusTests {
         let profilePath = directory + "/live.json"
         try Self.profile.write(toFile: profilePath, atomically: true, encoding: .utf8)
         let captured = Captured()
-        let code = await Authload.main(["run", profilePath, "--out", directory + "/report", "--quiet",
-                                        "--metrics-listen", "127.0.0.1:\(metricsPort)"], console: captured.console)
+        let code = await Authload.main(
+            [
+                "run", profilePath, "--out", directory + "/report", "--quiet",
+                "--metrics-listen", "127.0.0.1:\(metricsPort)"
+            ], console: captured.console)
         #expect(code == .success, "\(captured.err)")
         let result = try ReportWriter.load(resultJSON: directory + "/report/result.json")
         let flow = try #require(result.metrics.first { $0.id == MetricID(flow: "login", step: nil) })
@@ -91,7 +100,8 @@ struct PrometheusTests {
             let target = "/api/v1/query?query=" + PercentEncoding.encode(promQL)
             let response = try await api.execute(HTTPRequest(method: "GET", target: target), timeout: .seconds(5))
             let body = try JSONValue.parse(response.body)
-            let value = try #require(body["data"]?["result"]?[0]?["value"]?[1]?.stringValue, "\(promQL): \(String(decoding: response.body, as: UTF8.self))")
+            let value = try #require(
+                body["data"]?["result"]?[0]?["value"]?[1]?.stringValue, "\(promQL): \(String(decoding: response.body, as: UTF8.self))")
             return try #require(Double(value))
         }
         #expect(try await query(#"max_over_time(authload_flows_total{flow="login"}[5m])"#) == Double(flow.count))
@@ -123,7 +133,8 @@ struct PrometheusTests {
             for _ in 0..<16 {
                 try? await Task.sleep(for: .milliseconds(400))
                 if let response = try? await client.execute(HTTPRequest(method: "GET", target: "/metrics"), timeout: .seconds(2)),
-                   response.status == 200 {
+                    response.status == 200
+                {
                     last = String(decoding: response.body, as: UTF8.self)
                 }
             }
@@ -140,7 +151,8 @@ struct PrometheusTests {
         let checked = Process()
         checked.executableURL = URL(fileURLWithPath: promtool)
         checked.arguments = ["check", "metrics"]
-        let input = Pipe(), output = Pipe()
+        let input = Pipe()
+        let output = Pipe()
         checked.standardInput = input
         checked.standardOutput = output
         checked.standardError = output

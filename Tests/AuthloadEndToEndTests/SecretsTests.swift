@@ -11,12 +11,16 @@ struct SecretsTests {
 
     @Test("passwords, invitation codes and tokens appear in no report file and not in the output")
     func grepReport() async throws {
-        let users = try temporaryFile("users.csv", """
+        let users = try temporaryFile(
+            "users.csv",
+            """
             username,password,invitationCode
             alice@example.com,\(Self.password),\(Self.invitationCode)
             bob@example.com,\(Self.wrongPassword),\(Self.invitationCode)
             """)
-        let profile = try temporaryFile("secrets.json", """
+        let profile = try temporaryFile(
+            "secrets.json",
+            """
             {"name": "secrets",
              "target": {"embedded": {"fcsdk": {"password": "\(Self.password)", "setCookie": "JSESSIONID"},
                                      "gccs": {"nodeDelay": {"fixed": "5ms"}},
@@ -39,7 +43,8 @@ struct SecretsTests {
         // What the run used: the passwords, the invitation code, and any token it was handed (HS256 JWTs
         // start with this header; FCSDK session ids and GCCS tokens are long hex runs).
         let secrets = [Self.password, Self.wrongPassword, Self.invitationCode, "eyJhbGciOiJIUzI1NiIs"]
-        let texts = try files.map { (name: $0, text: try String(contentsOfFile: "\(out)/\($0)", encoding: .utf8)) }
+        let texts =
+            try files.map { (name: $0, text: try String(contentsOfFile: "\(out)/\($0)", encoding: .utf8)) }
             + [(name: "stdout", text: captured.out), (name: "stderr", text: captured.err)]
         for (name, text) in texts {
             for secret in secrets {

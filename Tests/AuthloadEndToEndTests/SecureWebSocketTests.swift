@@ -26,7 +26,8 @@ struct SecureWebSocketTests {
                 Issue.record("the handshake should have failed")
             } catch let error as TransportError {
                 #expect(error.kind == .tls)
-                #expect(error.detail == "certificate verify failed: self-signed certificate (set target.insecureSkipTLSVerify to accept it)")
+                #expect(
+                    error.detail == "certificate verify failed: self-signed certificate (set target.insecureSkipTLSVerify to accept it)")
             }
         }
     }
@@ -34,7 +35,8 @@ struct SecureWebSocketTests {
     @Test("wss with insecureSkipTLSVerify opens, times the TLS handshake, and echoes masked messages")
     func insecureOpens() async throws {
         try await withSecureServer(client: TLSClientConfiguration(insecureSkipVerify: true)) { client, _ in
-            let socket = try await client.openWebSocket(HTTPRequest(method: "GET", target: "/ws"), protocols: ["v12.stomp"], timeout: .seconds(5))
+            let socket = try await client.openWebSocket(
+                HTTPRequest(method: "GET", target: "/ws"), protocols: ["v12.stomp"], timeout: .seconds(5))
             #expect(socket.subprotocol == "v12.stomp")
             #expect(socket.handshake.status == 101)
             #expect(socket.handshake.timing.tlsHandshake > .zero)
@@ -54,8 +56,10 @@ struct SecureWebSocketTests {
         defer { group.shutdown() }
         let server = try HTTPServer(group: group, port: 0, service: EchoWebSocketService(), tls: TLSServerContext(identity: identity))
         defer { server.close() }
-        let transport = SocketTransport(group: group, configuration: SocketTransportConfiguration(
-            tls: TLSClientConfiguration(trustedCertificatesPEM: [identity.certificatePEM])))
+        let transport = SocketTransport(
+            group: group,
+            configuration: SocketTransportConfiguration(
+                tls: TLSClientConfiguration(trustedCertificatesPEM: [identity.certificatePEM])))
         let client = transport.makeClient(for: Endpoint(host: "127.0.0.1", port: server.port, tls: true))
         defer { client.shutdown() }
         let socket = try await client.openWebSocket(HTTPRequest(method: "GET", target: "/ws"), protocols: [], timeout: .seconds(5))

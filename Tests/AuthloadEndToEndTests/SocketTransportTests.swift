@@ -10,8 +10,10 @@ private struct ClosureService: HTTPService {
 
 @Suite("Socket transport over loopback", .timeLimit(.minutes(1)))
 struct SocketTransportTests {
-    func withServer(_ reply: @escaping @Sendable (HTTPRequest) -> ServiceReply,
-                    _ body: (any HTTPClient) async throws -> Void) async throws {
+    func withServer(
+        _ reply: @escaping @Sendable (HTTPRequest) -> ServiceReply,
+        _ body: (any HTTPClient) async throws -> Void
+    ) async throws {
         let group = try EventLoopGroup(loops: 2)
         defer { group.shutdown() }
         let server = try HTTPServer(group: group, port: 0, service: ClosureService(reply: reply))
@@ -59,7 +61,8 @@ struct SocketTransportTests {
             return ServiceReply(response)
         }) { client in
             for _ in 0..<3 {
-                let response = try await client.execute(HTTPRequest(method: "POST", target: "/", body: Array("x".utf8)), timeout: .seconds(5))
+                let response = try await client.execute(
+                    HTTPRequest(method: "POST", target: "/", body: Array("x".utf8)), timeout: .seconds(5))
                 #expect(response.body == Array("bye".utf8))
             }
         }

@@ -18,12 +18,15 @@ struct TLSRunTests {
     func verificationOn() async throws {
         let path = try temporaryFile("tls.json", Self.profile(insecure: nil))
         let captured = Captured()
-        let code = await Authload.main(["run", path, "--out", (path as NSString).deletingLastPathComponent + "/report", "--quiet"],
-                                       console: captured.console)
+        let code = await Authload.main(
+            ["run", path, "--out", (path as NSString).deletingLastPathComponent + "/report", "--quiet"],
+            console: captured.console)
         #expect(code == .runError)
         #expect(captured.err.hasPrefix("error: no flow succeeded ("), "\(captured.err)")
-        #expect(captured.err.contains("most often at login.login: transport-error (tls: certificate verify failed: self-signed certificate " +
-            "(set target.insecureSkipTLSVerify to accept it))"), "\(captured.err)")
+        #expect(
+            captured.err.contains(
+                "most often at login.login: transport-error (tls: certificate verify failed: self-signed certificate "
+                    + "(set target.insecureSkipTLSVerify to accept it))"), "\(captured.err)")
         #expect(!captured.err.contains("warning:"))
     }
 

@@ -27,14 +27,17 @@ private func localhostAddress() throws -> String {
 
 @Suite("TLS over loopback", .timeLimit(.minutes(1)))
 struct TLSTransportTests {
-    static let login = HTTPRequest(method: "POST", target: "/csdk-sample/SDK/login",
-                                   headers: ["Content-Type": "application/json"],
-                                   body: Array(#"{"username": "user0", "password": "demo-password"}"#.utf8))
+    static let login = HTTPRequest(
+        method: "POST", target: "/csdk-sample/SDK/login",
+        headers: ["Content-Type": "application/json"],
+        body: Array(#"{"username": "user0", "password": "demo-password"}"#.utf8))
 
     /// Serves HTTPS with `identity` on `listen`, and hands `body` a client for `https://connectHost:port`.
-    func withServer(identity: TLSIdentity, listen: String = "127.0.0.1", connectHost: String? = nil,
-                    client tls: TLSClientConfiguration, service: any HTTPService = StagingServer(configuration: StagingConfiguration()),
-                    _ body: (any HTTPClient) async throws -> Void) async throws {
+    func withServer(
+        identity: TLSIdentity, listen: String = "127.0.0.1", connectHost: String? = nil,
+        client tls: TLSClientConfiguration, service: any HTTPService = StagingServer(configuration: StagingConfiguration()),
+        _ body: (any HTTPClient) async throws -> Void
+    ) async throws {
         let group = try EventLoopGroup(loops: 2)
         defer { group.shutdown() }
         let server = try HTTPServer(group: group, host: listen, port: 0, service: service, tls: TLSServerContext(identity: identity))
@@ -73,7 +76,8 @@ struct TLSTransportTests {
             #expect(response.timing.tlsHandshake > .zero)
             #expect(response.timing.timeToFirstByte >= response.timing.connect + response.timing.tlsHandshake)
 
-            let logout = try await client.execute(HTTPRequest(method: "DELETE", target: "/csdk-sample/SDK/login/id/\(session)"), timeout: .seconds(5))
+            let logout = try await client.execute(
+                HTTPRequest(method: "DELETE", target: "/csdk-sample/SDK/login/id/\(session)"), timeout: .seconds(5))
             #expect((200..<300).contains(logout.status))
             #expect(logout.timing.reusedConnection, "keep-alive carries over TLS")
             #expect(logout.timing.tlsHandshake == .zero)
@@ -86,8 +90,9 @@ struct TLSTransportTests {
         let identity = try TLSIdentity.selfSigned(hostnames: ["localhost"], ipAddresses: ["127.0.0.1"])
         let group = try EventLoopGroup(loops: 2)
         defer { group.shutdown() }
-        let server = try HTTPServer(group: group, port: 0, service: StagingServer(configuration: StagingConfiguration()),
-                                    tls: TLSServerContext(identity: identity))
+        let server = try HTTPServer(
+            group: group, port: 0, service: StagingServer(configuration: StagingConfiguration()),
+            tls: TLSServerContext(identity: identity))
         defer { server.close() }
         let endpoint = Endpoint(host: "127.0.0.1", port: server.port, tls: true)
         let plan = RunPlan(
@@ -96,8 +101,10 @@ struct TLSTransportTests {
             flows: [FlowPlan(name: "login", kind: "fcsdk-login", options: ProfileReader(path: "flows[0]", value: .null))],
             users: UserFeeder())
         let transport = SocketTransport(group: group, configuration: SocketTransportConfiguration(tls: trusting(identity)))
-        let outcome = await Runner(plan: plan, flows: [FCSDKLoginFlow(options: .init())], transport: transport,
-                                   endpoint: endpoint, clock: ContinuousClock()).run()
+        let outcome = await Runner(
+            plan: plan, flows: [FCSDKLoginFlow(options: .init())], transport: transport,
+            endpoint: endpoint, clock: ContinuousClock()
+        ).run()
         let login = try #require(outcome.measured.metrics.first { $0.id == MetricID(flow: "login", step: "login") })
         #expect(login.count >= 4)
         #expect(login.errors == 0, "\(outcome.measured.errors)")
@@ -124,7 +131,8 @@ struct TLSTransportTests {
         try await withServer(identity: identity, client: trusting(identity)) { client in
             let error = try #require(await tlsError { try await client.execute(Self.login, timeout: .seconds(5)) })
             #expect(error.kind == .tls)
-            #expect(error.detail.hasPrefix("certificate verify failed: IP address mismatch: the certificate is not for 127.0.0.1"), "\(error)")
+            #expect(
+                error.detail.hasPrefix("certificate verify failed: IP address mismatch: the certificate is not for 127.0.0.1"), "\(error)")
             #expect(error.detail.contains("insecureSkipTLSVerify"))
         }
     }
@@ -138,7 +146,9 @@ struct TLSTransportTests {
                 #expect(try await client.execute(Self.login, timeout: .seconds(5)).status == 200)
             } else {
                 let error = try #require(await tlsError { try await client.execute(Self.login, timeout: .seconds(5)) })
-                #expect(error.detail.hasPrefix("certificate verify failed: hostname mismatch: the certificate is not for localhost"), "\(error)")
+                #expect(
+                    error.detail.hasPrefix("certificate verify failed: hostname mismatch: the certificate is not for localhost"), "\(error)"
+                )
             }
         }
     }
@@ -163,8 +173,9 @@ struct TLSTransportTests {
         let identity = try TLSIdentity.selfSigned(hostnames: ["localhost"], ipAddresses: ["127.0.0.1"])
         let group = try EventLoopGroup(loops: 1)
         defer { group.shutdown() }
-        let server = try HTTPServer(group: group, port: 0, service: StagingServer(configuration: StagingConfiguration()),
-                                    tls: TLSServerContext(identity: identity))
+        let server = try HTTPServer(
+            group: group, port: 0, service: StagingServer(configuration: StagingConfiguration()),
+            tls: TLSServerContext(identity: identity))
         defer { server.close() }
         let client = SocketTransport(group: group).makeClient(for: Endpoint(host: "127.0.0.1", port: server.port))
         defer { client.shutdown() }
@@ -183,7 +194,9 @@ struct TLSTransportTests {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &length) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         try #require(bound)
         let group = try EventLoopGroup(loops: 1)
@@ -203,7 +216,8 @@ struct TLSTransportTests {
         defer { group.shutdown() }
         let server = try HTTPServer(group: group, port: 0, service: StagingServer(configuration: StagingConfiguration()))
         defer { server.close() }
-        let transport = SocketTransport(group: group, configuration: SocketTransportConfiguration(tls: TLSClientConfiguration(insecureSkipVerify: true)))
+        let transport = SocketTransport(
+            group: group, configuration: SocketTransportConfiguration(tls: TLSClientConfiguration(insecureSkipVerify: true)))
         let client = transport.makeClient(for: Endpoint(host: "127.0.0.1", port: server.port, tls: true))
         defer { client.shutdown() }
         let error = try #require(await tlsError { try await client.execute(Self.login, timeout: .seconds(3)) })
@@ -226,11 +240,13 @@ struct TLSIdentityTests {
         #expect(try other.sha256Fingerprint() != fingerprint, "every identity has its own key and serial")
     }
 
-    @Test("names that cannot go into a certificate are refused with the reason", arguments: [
-        ([], [], "a certificate needs at least one host name or IP address"),
-        (["localhost"], ["localhost"], "\"localhost\" is not a numeric IP address for a certificate"),
-        (["a,b"], [], "\"a,b\" is not a host name for a certificate"),
-    ])
+    @Test(
+        "names that cannot go into a certificate are refused with the reason",
+        arguments: [
+            ([], [], "a certificate needs at least one host name or IP address"),
+            (["localhost"], ["localhost"], "\"localhost\" is not a numeric IP address for a certificate"),
+            (["a,b"], [], "\"a,b\" is not a host name for a certificate")
+        ])
     func badNames(hostnames: [String], addresses: [String], message: String) {
         #expect(throws: TransportError(.tls, message)) { try TLSIdentity.selfSigned(hostnames: hostnames, ipAddresses: addresses) }
     }

@@ -28,8 +28,10 @@ struct ThresholdExitTests {
         let (code, junit, captured) = try await run(max: "1ms")
         #expect(code == .thresholdFailed, "stderr: \(captured.err)")
         #expect(captured.err.hasPrefix("error: 1 of 1 thresholds failed: login.login p99 ≤ 1ms measured "))
-        #expect(junit.contains("<testcase classname=\"authload.gate.thresholds\" name=\"login.login p99 ≤ 1ms\" time=\"0\">\n" +
-                               "      <failure type=\"threshold\" message=\"measured "))
+        #expect(
+            junit.contains(
+                "<testcase classname=\"authload.gate.thresholds\" name=\"login.login p99 ≤ 1ms\" time=\"0\">\n"
+                    + "      <failure type=\"threshold\" message=\"measured "))
         #expect(junit.contains("<testsuites name=\"authload\" tests=\"2\" failures=\"1\""))
     }
 
@@ -37,8 +39,10 @@ struct ThresholdExitTests {
     func passingThreshold() async throws {
         let (code, junit, captured) = try await run(max: "2s")
         #expect(code == .success, "stderr: \(captured.err)")
-        #expect(junit.contains("<testcase classname=\"authload.gate.thresholds\" name=\"login.login p99 ≤ 2s\" time=\"0\">\n" +
-                               "      <system-out>measured "))
+        #expect(
+            junit.contains(
+                "<testcase classname=\"authload.gate.thresholds\" name=\"login.login p99 ≤ 2s\" time=\"0\">\n"
+                    + "      <system-out>measured "))
         #expect(!junit.contains("<failure"))
     }
 }

@@ -54,7 +54,10 @@ final class PythonScript: Sendable {
         process.standardOutput = out
         process.standardError = out
         out.fileHandleForReading.readabilityHandler = { [output, waiters] handle in
-            let all = output.withLock { $0 += String(decoding: handle.availableData, as: UTF8.self); return $0 }
+            let all = output.withLock {
+                $0 += String(decoding: handle.availableData, as: UTF8.self)
+                return $0
+            }
             for (done, flag) in waiters.withLock({ $0 }) where done(all) { flag.set() }
         }
         let exited = self.exited
@@ -99,9 +102,10 @@ final class PythonScript: Sendable {
     }
 }
 
-@Suite("WebSocket interop with Python websockets", .serialized, .timeLimit(.minutes(1)),
-       // Skipped, not passed, without python3-websockets; `.ci/run` sets AUTHLOAD_REQUIRE_INTEROP=1 so CI fails instead.
-       .enabled(if: Interop.enabled, "python3 with the websockets package is missing (apt-get install python3-websockets)"))
+@Suite(
+    "WebSocket interop with Python websockets", .serialized, .timeLimit(.minutes(1)),
+    // Skipped, not passed, without python3-websockets; `.ci/run` sets AUTHLOAD_REQUIRE_INTEROP=1 so CI fails instead.
+    .enabled(if: Interop.enabled, "python3 with the websockets package is missing (apt-get install python3-websockets)"))
 struct WebSocketInteropTests {
     /// Starts `ws_server.py` and a client of ours for it.
     func withPythonServer(_ body: (PythonScript, any HTTPClient) async throws -> Void) async throws {
@@ -172,8 +176,10 @@ struct WebSocketInteropTests {
             let status = await script.waitForExit()
             let lines = Set(script.stdout.split(separator: "\n").map(String.init))
             #expect(status == 0, "\(script.stdout)")
-            for expected in ["subprotocol v12.stomp", "echo hello", "binary 0001ff", "fragments joined 14", "pong ok",
-                             "close_code 4004", "before_close bye", "server_close 1011 boom", "rejected 403"] {
+            for expected in [
+                "subprotocol v12.stomp", "echo hello", "binary 0001ff", "fragments joined 14", "pong ok",
+                "close_code 4004", "before_close bye", "server_close 1011 boom", "rejected 403"
+            ] {
                 #expect(lines.contains(expected), "missing '\(expected)' in:\n\(script.stdout)")
             }
             await fixture.service.events.waitFor("closed 4004")

@@ -111,9 +111,12 @@ struct WebSocketLoopbackTests {
         let group = try EventLoopGroup(loops: 1)
         defer { group.shutdown() }
         let client = SocketTransport(group: group).makeClient(for: Endpoint(host: "127.0.0.1", port: listener.port))
-        async let served: Void = listener.serveOne({ _ in
-            Array("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: bm90IHRoZSBrZXk=\r\n\r\n".utf8)
-        }, then: { $0.close() })
+        async let served: Void = listener.serveOne(
+            { _ in
+                Array(
+                    "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: bm90IHRoZSBrZXk=\r\n\r\n"
+                        .utf8)
+            }, then: { $0.close() })
         do {
             _ = try await client.openWebSocket(HTTPRequest(method: "GET", target: "/"), protocols: [], timeout: .seconds(5))
             Issue.record("the handshake should fail")
@@ -139,7 +142,9 @@ struct WebSocketLoopbackTests {
     @Test("cancelling an open that is waiting for its 101 ends it with CancellationError")
     func cancelOpen() async throws {
         try await withSilentServer(answer: false) { client, requestRead in
-            let opening = Task { try await client.openWebSocket(HTTPRequest(method: "GET", target: "/"), protocols: [], timeout: .seconds(30)) }
+            let opening = Task {
+                try await client.openWebSocket(HTTPRequest(method: "GET", target: "/"), protocols: [], timeout: .seconds(30))
+            }
             // Cancelled once the upgrade is on the wire, so it is the wait for the 101 that is cancelled.
             await requestRead.wait()
             opening.cancel()
@@ -173,11 +178,13 @@ struct WebSocketLoopbackTests {
         defer { group.shutdown() }
         let client = SocketTransport(group: group).makeClient(for: Endpoint(host: "127.0.0.1", port: listener.port))
         let requestRead = AsyncFlag()
-        async let served: Void = listener.serveOne({ answer ? RawListener.switching($0) : [] }, then: { socket in
-            requestRead.set()
-            _ = socket.read()
-            socket.close()
-        })
+        async let served: Void = listener.serveOne(
+            { answer ? RawListener.switching($0) : [] },
+            then: { socket in
+                requestRead.set()
+                _ = socket.read()
+                socket.close()
+            })
         try await body(client, requestRead)
         try await served
     }
@@ -270,7 +277,7 @@ struct WebSocketLoopbackTests {
                 let (head, _) = socket.readHead()
                 guard head.hasPrefix("HTTP/1.1 101") else { throw RawSocketError(description: "no 101: \(head)") }
                 socket.write(WebSocketFrameEncoder.encode(.text("hi"), maskKey: nil))
-                return socket.read()  // until the server closes
+                return socket.read() // until the server closes
             }
             var decoder = WebSocketFrameDecoder(role: .client)
             decoder.feed(reply)

@@ -27,8 +27,9 @@ final class EchoWebSocketService: HTTPService, WebSocketService {
             break
         }
         lastPeer.withLock { $0 = peer }
-        return .accept(handler: EchoHandler(peer: peer, events: events),
-                       subprotocol: offeredProtocols.contains("v12.stomp") ? "v12.stomp" : nil)
+        return .accept(
+            handler: EchoHandler(peer: peer, events: events),
+            subprotocol: offeredProtocols.contains("v12.stomp") ? "v12.stomp" : nil)
     }
 }
 

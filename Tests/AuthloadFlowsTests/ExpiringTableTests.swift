@@ -1,5 +1,6 @@
-@testable import AuthloadStaging
 import Testing
+
+@testable import AuthloadStaging
 
 @Suite("Staging tables whose entries expire")
 struct ExpiringTableTests {

@@ -21,7 +21,8 @@ struct FaultInjectionTests {
         #expect(abs(Double(counts[.reset] ?? 0) / 20_000 - 0.1) < 0.01)
         #expect(abs(Double(counts[.trickle] ?? 0) / 20_000 - 0.2) < 0.01)
         #expect(counts.keys.allSatisfy { $0 == nil || $0 == .reset || $0 == .trickle })
-        #expect((0..<1000).allSatisfy { _ in server.respond(to: HTTPRequest(method: "GET", target: "/csdk-sample/SDK/login")).fault == nil })
+        #expect(
+            (0..<1000).allSatisfy { _ in server.respond(to: HTTPRequest(method: "GET", target: "/csdk-sample/SDK/login")).fault == nil })
     }
 
     @Test("a fault that leaves the client waiting ends at its timeout; the others where the answer would have come")
@@ -43,11 +44,16 @@ struct FaultInjectionTests {
         }
     }
 
-    @Test("bad fault options name the field", arguments: [
-        (#"{"faults": {"rst": 0.1}}"#, "target.embedded.faults.rst: unknown field"),
-        (#"{"faults": {"reset": 0.6, "trickle": 0.5}}"#, "target.embedded.faults: the request faults add up to 1.1; together they must not pass 1"),
-        (#"{"faults": {"paths": ["health"]}}"#, "target.embedded.faults.paths[0]: must start with '/'"),
-    ])
+    @Test(
+        "bad fault options name the field",
+        arguments: [
+            (#"{"faults": {"rst": 0.1}}"#, "target.embedded.faults.rst: unknown field"),
+            (
+                #"{"faults": {"reset": 0.6, "trickle": 0.5}}"#,
+                "target.embedded.faults: the request faults add up to 1.1; together they must not pass 1"
+            ),
+            (#"{"faults": {"paths": ["health"]}}"#, "target.embedded.faults.paths[0]: must start with '/'")
+        ])
     func badOptions(json: String, expected: String) {
         do {
             _ = try options(json)

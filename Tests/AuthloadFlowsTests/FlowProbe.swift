@@ -21,24 +21,29 @@ struct FlowProbe {
     }
 
     /// - Parameter late: how long after its due instant the flow starts, as an open-model arrival a busy generator started late.
-    static func run(_ flow: any Flow, name: String, host: InProcessHost, userIndex: Int = 0, seed: UInt64 = 1,
-                    stepTimeout: Duration = .seconds(10), flowTimeout: Duration = .seconds(120),
-                    identity: UserIdentity? = nil, late: Duration = .zero) async -> Result {
+    static func run(
+        _ flow: any Flow, name: String, host: InProcessHost, userIndex: Int = 0, seed: UInt64 = 1,
+        stepTimeout: Duration = .seconds(10), flowTimeout: Duration = .seconds(120),
+        identity: UserIdentity? = nil, late: Duration = .zero
+    ) async -> Result {
         let clock = host.flowClock
         let catalog = MetricCatalog(flows: [(name, flow.stepNames)], events: [name: flow.eventSteps])
         let recorder = MetricsRecorder(metricCount: catalog.count, interval: .seconds(1))
         let collector = Collector(catalog: catalog, recorder: recorder, lag: 1)
         let start = clock.now
-        let context = FlowContext(clock: clock, client: host.makeClient(for: Endpoint(host: "staging", port: 80)),
-                                  stepTimeout: stepTimeout, deadline: start.advanced(by: flowTimeout), recorder: recorder,
-                                  firstStepMetric: catalog.stepMetric(flow: 0, step: 0), shard: userIndex, runStart: start,
-                                  due: late > .zero ? start.advanced(by: .zero - late) : nil)
-        let user = VirtualUser(index: userIndex, identity: identity ?? UserIdentity(username: "user\(userIndex)", password: "pw"), seed: seed)
+        let context = FlowContext(
+            clock: clock, client: host.makeClient(for: Endpoint(host: "staging", port: 80)),
+            stepTimeout: stepTimeout, deadline: start.advanced(by: flowTimeout), recorder: recorder,
+            firstStepMetric: catalog.stepMetric(flow: 0, step: 0), shard: userIndex, runStart: start,
+            due: late > .zero ? start.advanced(by: .zero - late) : nil)
+        let user = VirtualUser(
+            index: userIndex, identity: identity ?? UserIdentity(username: "user\(userIndex)", password: "pw"), seed: seed)
         let outcome = await flow.run(context, user: user)
         let elapsed = start.duration(to: clock.now)
         recorder.record(metric: catalog.flowMetric(0), startOffset: .zero, latency: elapsed, outcome: outcome, shard: userIndex)
         let intervals = Int(elapsed.seconds) + 1
-        return Result(outcome: outcome, elapsed: elapsed,
-                      measured: collector.finish(lastInterval: intervals, activeUsers: 0, duration: elapsed))
+        return Result(
+            outcome: outcome, elapsed: elapsed,
+            measured: collector.finish(lastInterval: intervals, activeUsers: 0, duration: elapsed))
     }
 }

@@ -1,9 +1,10 @@
 import AuthloadCore
-@testable import AuthloadFlows
 import AuthloadStaging
 import AuthloadTesting
 import AuthloadWire
 import Testing
+
+@testable import AuthloadFlows
 
 /// True when `micros` is within the histogram's 3-significant-digit precision of `expected`.
 func isNear(_ micros: Int?, _ expected: Duration) -> Bool {
@@ -58,7 +59,10 @@ struct GCCSFlowTests {
 
     @Test("statuses the server never pushes are counted missing, statuses it repeats counted duplicate; neither fails the flow")
     func missingAndDuplicateStatuses() async throws {
-        let (host, _) = staging { $0.skipStatuses = [.createChannel, .selectNodes]; $0.repeatStatuses = true }
+        let (host, _) = staging {
+            $0.skipStatuses = [.createChannel, .selectNodes]
+            $0.repeatStatuses = true
+        }
         let result = await FlowProbe.run(flow(), name: "gccs", host: host)
         #expect(result.outcome == .ok)
         #expect(result.measured.errors.isEmpty, "\(result.measured.errors)")
@@ -76,7 +80,10 @@ struct GCCSFlowTests {
 
     @Test("statuses that beat the auth/nodes answer are timed from their arrival")
     func statusBeforeRestAnswer() async throws {
-        let (host, _) = staging { $0.latency = .fixed(.milliseconds(50)); $0.nodeDelay = .fixed(.milliseconds(20)) }
+        let (host, _) = staging {
+            $0.latency = .fixed(.milliseconds(50))
+            $0.nodeDelay = .fixed(.milliseconds(20))
+        }
         let result = await FlowProbe.run(flow(), name: "gccs", host: host)
         #expect(result.outcome == .ok)
         // nodes is sent at 50 ms and answered at 100 ms; CreateChannel arrives at 70 ms, SelectNodes at 90 ms.
@@ -86,7 +93,10 @@ struct GCCSFlowTests {
 
     @Test("verification that never completes ends in a local AuthTimeout exactly authTimeRemaining after auth/nodes answered")
     func authTimeout() async throws {
-        let (host, service) = staging { $0.timeoutRate = 1; $0.authTimeRemaining = .seconds(3) }
+        let (host, service) = staging {
+            $0.timeoutRate = 1
+            $0.authTimeRemaining = .seconds(3)
+        }
         let result = await FlowProbe.run(flow(), name: "gccs", host: host)
         #expect(result.outcome == Outcome(.timeout, "AuthTimeout"))
         #expect(result.elapsed == .milliseconds(3020))
@@ -121,7 +131,11 @@ struct GCCSFlowTests {
     @Test("a cancel that loses the race to completion gets 5019 and AuthCompleted, never both ends")
     func cancelRace() async throws {
         let (host, _) = staging { $0.cancelRaceRate = 1 }
-        let result = await FlowProbe.run(flow { $0.cancelRatio = 1; $0.cancelAfter = .completeVerificationOfNodes }, name: "gccs", host: host)
+        let result = await FlowProbe.run(
+            flow {
+                $0.cancelRatio = 1
+                $0.cancelAfter = .completeVerificationOfNodes
+            }, name: "gccs", host: host)
         #expect(result.outcome == .ok)
         #expect(result.errors("gccs", "cancel", .protocolError, "rtCode 5019") == 1)
         #expect(result.metric("gccs", "AuthCompleted")?.count == 1)
@@ -136,11 +150,13 @@ struct GCCSFlowTests {
         #expect(result.errors("gccs", "auth", .protocolError, "rtCode 2010") == 1)
     }
 
-    @Test("server faults midway are classified", arguments: [
-        ("stomp-error", Outcome(.protocolError, "STOMP ERROR: internal server error")),
-        ("socket-drop", Outcome(.transportError, "websocket closed 1011")),
-        ("reject", Outcome(.httpError, "handshake 503")),
-    ])
+    @Test(
+        "server faults midway are classified",
+        arguments: [
+            ("stomp-error", Outcome(.protocolError, "STOMP ERROR: internal server error")),
+            ("socket-drop", Outcome(.transportError, "websocket closed 1011")),
+            ("reject", Outcome(.httpError, "handshake 503"))
+        ])
     func faults(fault: String, expected: Outcome) async throws {
         let (host, _) = staging { options in
             switch fault {

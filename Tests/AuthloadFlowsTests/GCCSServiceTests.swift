@@ -17,7 +17,8 @@ struct GCCSServiceTests {
     }
 
     func call(_ client: any HTTPClient, _ method: String, _ path: String, _ body: JSONValue = .null) async throws -> GCCSEnvelope {
-        let request = method == "GET"
+        let request =
+            method == "GET"
             ? HTTPRequest(method: method, target: path)
             : HTTPRequest(method: method, target: path, headers: ["Content-Type": "application/json"], body: body.serialized())
         let response = try await client.execute(request, timeout: .seconds(1))
@@ -28,8 +29,11 @@ struct GCCSServiceTests {
     func nodes(_ deviceID: String, _ opened: GCCSEnvelope, encode: ((String, String) -> String)? = nil) -> JSONValue {
         let channelKey = opened.data["channelKey"]?.stringValue ?? ""
         let seal = encode ?? { value, key in GCCSFieldCipher.encrypt(value, channelKey: key) }
-        return ["deviceId": .string(deviceID), "enCodeCK": .string(seal(channelKey, channelKey)),
-                "enCodeBK": .string(seal(opened.data["blockKey"]?.stringValue ?? "", channelKey)), "enCodeDK": .string(seal(deviceID, channelKey))]
+        return [
+            "deviceId": .string(deviceID), "enCodeCK": .string(seal(channelKey, channelKey)),
+            "enCodeBK": .string(seal(opened.data["blockKey"]?.stringValue ?? "", channelKey)),
+            "enCodeDK": .string(seal(deviceID, channelKey))
+        ]
     }
 
     @Test("auth/nodes refuses enCode* fields that are not the keys and device id under AES-256-CBC (5020), unless told not to check")
@@ -92,15 +96,17 @@ struct GCCSServiceTests {
     func socketRefusals() async throws {
         let (client, _) = client()
         await #expect(throws: WebSocketUpgradeRejected.self) {
-            _ = try await client.openWebSocket(HTTPRequest(method: "GET", target: "/ws/v3/app/websocket?deviceId=x&channelKey=y"),
-                                               protocols: [], timeout: .seconds(1))
+            _ = try await client.openWebSocket(
+                HTTPRequest(method: "GET", target: "/ws/v3/app/websocket?deviceId=x&channelKey=y"),
+                protocols: [], timeout: .seconds(1))
         }
         let (rejecting, _) = self.client { $0.rejectRate = 1 }
         let opened = try await call(rejecting, "POST", "/api/v3/auth", ["deviceId": "d1"])
         let key = try #require(opened.data["channelKey"]?.stringValue)
         do {
-            _ = try await rejecting.openWebSocket(HTTPRequest(method: "GET", target: "/ws/v3/app/websocket?deviceId=d1&channelKey=\(key)"),
-                                                  protocols: [], timeout: .seconds(1))
+            _ = try await rejecting.openWebSocket(
+                HTTPRequest(method: "GET", target: "/ws/v3/app/websocket?deviceId=d1&channelKey=\(key)"),
+                protocols: [], timeout: .seconds(1))
             Issue.record("the upgrade should have been refused")
         } catch let rejected as WebSocketUpgradeRejected {
             #expect(rejected.response.status == 503)

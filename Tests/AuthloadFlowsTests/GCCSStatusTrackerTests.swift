@@ -1,8 +1,9 @@
 import AuthloadCore
-@testable import AuthloadFlows
 import AuthloadTesting
 import AuthloadWire
 import Testing
+
+@testable import AuthloadFlows
 
 @Suite("GCCS status tracker")
 struct GCCSStatusTrackerTests {
@@ -13,10 +14,14 @@ struct GCCSStatusTrackerTests {
     func timing() {
         var tracker = GCCSStatusTracker(flowStart: at(0))
         tracker.sent(at: at(100))
-        #expect(tracker.receive(.createChannel, at: at(300)) == .progress(.createChannel, sinceStart: .milliseconds(300), gap: .milliseconds(200)))
-        #expect(tracker.receive(.selectNodes, at: at(450)) == .progress(.selectNodes, sinceStart: .milliseconds(450), gap: .milliseconds(150)))
+        #expect(
+            tracker.receive(.createChannel, at: at(300))
+                == .progress(.createChannel, sinceStart: .milliseconds(300), gap: .milliseconds(200)))
+        #expect(
+            tracker.receive(.selectNodes, at: at(450)) == .progress(.selectNodes, sinceStart: .milliseconds(450), gap: .milliseconds(150)))
         tracker.sent(at: at(500))
-        #expect(tracker.receive(.authCanceled, at: at(520)) == .progress(.authCanceled, sinceStart: .milliseconds(520), gap: .milliseconds(20)))
+        #expect(
+            tracker.receive(.authCanceled, at: at(520)) == .progress(.authCanceled, sinceStart: .milliseconds(520), gap: .milliseconds(20)))
     }
 
     @Test("a repeated status is a duplicate and not timed again; an untimed one is passed over")

@@ -1,9 +1,10 @@
 import AuthloadCore
-@testable import AuthloadFlows
 import AuthloadStaging
 import AuthloadTesting
 import AuthloadWire
 import Testing
+
+@testable import AuthloadFlows
 
 /// Passes requests to the staging server, letting a test see or change them on the way.
 final class TappedService: HTTPService, Sendable {
@@ -13,8 +14,10 @@ final class TappedService: HTTPService, Sendable {
     let answer: @Sendable (HTTPRequest) -> HTTPResponse?
     private let seen = Locked<[HTTPRequest]>([])
 
-    init(_ server: StagingServer, answer: @escaping @Sendable (HTTPRequest) -> HTTPResponse? = { _ in nil },
-         tap: @escaping @Sendable (inout HTTPRequest) -> Void = { _ in }) {
+    init(
+        _ server: StagingServer, answer: @escaping @Sendable (HTTPRequest) -> HTTPResponse? = { _ in nil },
+        tap: @escaping @Sendable (inout HTTPRequest) -> Void = { _ in }
+    ) {
         self.server = server
         self.answer = answer
         self.tap = tap
@@ -76,7 +79,9 @@ struct OktaIDXFlowTests {
         await probeNotingSleeps(flow, service).result
     }
 
-    func probeNotingSleeps(_ flow: OktaIDXFlow, _ service: any HTTPService) async -> (result: FlowProbe.Result, sleeps: [ManualClock.Instant]) {
+    func probeNotingSleeps(_ flow: OktaIDXFlow, _ service: any HTTPService) async -> (
+        result: FlowProbe.Result, sleeps: [ManualClock.Instant]
+    ) {
         let host = InProcessHost(clock: clock, service: service)
         let log = Locked<[ManualClock.Instant]>([])
         let flowClock = JumpingClock(base: clock, log: log)
@@ -84,9 +89,10 @@ struct OktaIDXFlowTests {
         let recorder = MetricsRecorder(metricCount: catalog.count, interval: .seconds(1))
         let collector = Collector(catalog: catalog, recorder: recorder, lag: 1)
         let start = flowClock.now
-        let context = FlowContext(clock: flowClock, client: host.makeClient(for: Endpoint(host: "staging", port: 80)),
-                                  stepTimeout: .seconds(10), deadline: start.advanced(by: .seconds(120)), recorder: recorder,
-                                  firstStepMetric: catalog.stepMetric(flow: 0, step: 0), shard: 0, runStart: start)
+        let context = FlowContext(
+            clock: flowClock, client: host.makeClient(for: Endpoint(host: "staging", port: 80)),
+            stepTimeout: .seconds(10), deadline: start.advanced(by: .seconds(120)), recorder: recorder,
+            firstStepMetric: catalog.stepMetric(flow: 0, step: 0), shard: 0, runStart: start)
         let user = VirtualUser(index: 0, identity: UserIdentity(username: "user0", password: "pw"), seed: 1)
         let outcome = await flow.run(context, user: user)
         let elapsed = start.duration(to: flowClock.now)
@@ -100,10 +106,12 @@ struct OktaIDXFlowTests {
         _ = server.respond(to: HTTPRequest(method: "POST", target: path, body: Array(#"{"stateHandle": "other"}"#.utf8)))
     }
 
-    @Test("a login follows the remediations of both policy shapes to a token, with exact step latencies", arguments: [
-        (OktaIDXService.Policy.identifierFirst, OktaIDXFlow.Factor.email),
-        (.identifierFirst, .sms), (.singleForm, .email), (.singleForm, .sms),
-    ])
+    @Test(
+        "a login follows the remediations of both policy shapes to a token, with exact step latencies",
+        arguments: [
+            (OktaIDXService.Policy.identifierFirst, OktaIDXFlow.Factor.email),
+            (.identifierFirst, .sms), (.singleForm, .email), (.singleForm, .sms)
+        ])
     func happyPath(policy: OktaIDXService.Policy, factor: OktaIDXFlow.Factor) async throws {
         let server = staging { $0.policy = policy }
         let result = await probe(flow { $0.factor = factor }, server)
@@ -162,7 +170,10 @@ struct OktaIDXFlowTests {
 
     @Test("a 429 on introspect is waited out until X-Rate-Limit-Reset by the server's Date, then retried, and counted as a retry")
     func rateLimitedIntrospect() async throws {
-        let server = staging { $0.rateLimit = .init(limit: 1, window: .seconds(10), paths: [IDXPaths.introspect]); $0.dispatchLatency = .none }
+        let server = staging {
+            $0.rateLimit = .init(limit: 1, window: .seconds(10), paths: [IDXPaths.introspect])
+            $0.dispatchLatency = .none
+        }
         spend(server, IDXPaths.introspect)
         let (result, sleeps) = await probeNotingSleeps(flow(), server)
         // interact 0–10 ms; introspect 10–20 ms answers 429 with Date = epoch and reset = epoch + 10 s.
@@ -178,7 +189,10 @@ struct OktaIDXFlowTests {
 
     @Test("a 429 on challenge/answer is read as ION and not retried")
     func rateLimitedAnswer() async throws {
-        let server = staging { $0.policy = .singleForm; $0.rateLimit = .init(limit: 1, window: .seconds(10), paths: [IDXPaths.answer]) }
+        let server = staging {
+            $0.policy = .singleForm
+            $0.rateLimit = .init(limit: 1, window: .seconds(10), paths: [IDXPaths.answer])
+        }
         spend(server, IDXPaths.answer)
         let result = await probe(flow(), server)
         #expect(result.outcome == Outcome(.protocolError, IDXMessageKey.rateLimited))
@@ -227,11 +241,15 @@ struct OktaIDXFlowTests {
 
     @Test("a PKCE mismatch at the token endpoint is invalid_grant")
     func pkceMismatch() async throws {
-        let tampered = TappedService(staging(), tap: { request in
-            guard request.path == IDXPaths().token else { return }
-            let pairs = FormURLEncoding.decode(request.body).map { $0.0 == "code_verifier" ? ($0.0, String(repeating: "x", count: 86)) : $0 }
-            request.body = FormURLEncoding.encode(pairs)
-        })
+        let tampered = TappedService(
+            staging(),
+            tap: { request in
+                guard request.path == IDXPaths().token else { return }
+                let pairs = FormURLEncoding.decode(request.body).map {
+                    $0.0 == "code_verifier" ? ($0.0, String(repeating: "x", count: 86)) : $0
+                }
+                request.body = FormURLEncoding.encode(pairs)
+            })
         let result = await probe(flow(), tampered)
         #expect(result.outcome == Outcome(.protocolError, "invalid_grant"))
         #expect(result.errors("okta", "token", .protocolError, "invalid_grant") == 1)
@@ -243,15 +261,20 @@ struct OktaIDXFlowTests {
         #expect(await probe(flow(), tapped).outcome == .ok)
         let token = try #require(tapped.requests.last)
         let replay = tapped.server.respond(to: token)
-        guard case .success(let response) = replay.result else { Issue.record("no response"); return }
+        guard case .success(let response) = replay.result else {
+            Issue.record("no response")
+            return
+        }
         #expect(response.status == 400)
         #expect(try JSONValue.parse(response.body)["error"] == "invalid_grant")
     }
 
-    @Test("a remediation the flow cannot handle ends the login with cannot proceed at remediation X", arguments: [
-        ("factor", "select-authenticator-authenticate", "password"),
-        ("enroll", "select-authenticator-enroll", "password"),
-    ])
+    @Test(
+        "a remediation the flow cannot handle ends the login with cannot proceed at remediation X",
+        arguments: [
+            ("factor", "select-authenticator-authenticate", "password"),
+            ("enroll", "select-authenticator-enroll", "password")
+        ])
     func cannotProceed(shape: String, remediation: String, step: String) async throws {
         let server = staging { options in
             if shape == "factor" { options.factors = ["email"] } else { options.requireEnrollment = true }
@@ -263,21 +286,34 @@ struct OktaIDXFlowTests {
         #expect(result.metric("okta", "select-authenticator")?.count == 0)
     }
 
-    @Test("IDX answers are classified by status and body", arguments: [
-        (IDXPaths.identify, 503, "{}", Outcome(.httpError, "503"), "identify"),
-        (IDXPaths.introspect, 200, "<html>maintenance</html>", Outcome(.protocolError, "not an ION response"), "introspect"),
-        (IDXPaths.introspect, 404, #"{"error": "not found"}"#, Outcome(.httpError, "404"), "introspect"),
-        (IDXPaths.identify, 403, #"{"version": "1.0.0", "messages": {"type": "array", "value": [{"class": "ERROR", "i18n": {"key": "E0000005"}, "message": "Invalid session"}]}}"#,
-         Outcome(.protocolError, "E0000005"), "identify"),
-        (IDXPaths.identify, 200, #"{"version": "1.0.0", "stateHandle": "s", "remediation": {"type": "array", "value": [{"name": "redirect-idp", "href": "/sso/idps/1", "method": "GET", "value": []}]}}"#,
-         Outcome(.protocolError, "cannot proceed at remediation redirect-idp"), "identify"),
-        (IDXPaths.identify, 200, #"{"version": "1.0.0", "stateHandle": "s"}"#,
-         Outcome(.protocolError, "cannot proceed at remediation (none)"), "identify"),
-    ])
+    @Test(
+        "IDX answers are classified by status and body",
+        arguments: [
+            (IDXPaths.identify, 503, "{}", Outcome(.httpError, "503"), "identify"),
+            (IDXPaths.introspect, 200, "<html>maintenance</html>", Outcome(.protocolError, "not an ION response"), "introspect"),
+            (IDXPaths.introspect, 404, #"{"error": "not found"}"#, Outcome(.httpError, "404"), "introspect"),
+            (
+                IDXPaths.identify, 403,
+                #"{"version": "1.0.0", "messages": {"type": "array", "value": [{"class": "ERROR", "i18n": {"key": "E0000005"}, "message": "Invalid session"}]}}"#,
+                Outcome(.protocolError, "E0000005"), "identify"
+            ),
+            (
+                IDXPaths.identify, 200,
+                #"{"version": "1.0.0", "stateHandle": "s", "remediation": {"type": "array", "value": [{"name": "redirect-idp", "href": "/sso/idps/1", "method": "GET", "value": []}]}}"#,
+                Outcome(.protocolError, "cannot proceed at remediation redirect-idp"), "identify"
+            ),
+            (
+                IDXPaths.identify, 200, #"{"version": "1.0.0", "stateHandle": "s"}"#,
+                Outcome(.protocolError, "cannot proceed at remediation (none)"), "identify"
+            )
+        ])
     func classification(path: String, status: Int, body: String, expected: Outcome, step: String) async throws {
-        let service = TappedService(staging(), answer: { request in
-            request.path == path ? HTTPResponse(status: status, headers: ["Content-Type": IDXMediaType.ion], body: Array(body.utf8)) : nil
-        })
+        let service = TappedService(
+            staging(),
+            answer: { request in
+                request.path == path
+                    ? HTTPResponse(status: status, headers: ["Content-Type": IDXMediaType.ion], body: Array(body.utf8)) : nil
+            })
         let result = await probe(flow(), service)
         #expect(result.outcome == expected)
         #expect(result.errors("okta", step, expected.kind, expected.detail) == 1)

@@ -1,7 +1,8 @@
 import AuthloadCore
-@testable import AuthloadStaging
 import AuthloadWire
 import Testing
+
+@testable import AuthloadStaging
 
 @Suite("Okta IDX staging service: ION shapes and server behaviours")
 struct OktaIDXServiceTests {
@@ -21,9 +22,12 @@ struct OktaIDXServiceTests {
         return OktaIDXService(options: options, capacity: capacity, now: { epoch })
     }
 
-    func post(_ path: String, json: JSONValue? = nil, form: [(String, String)]? = nil, to service: OktaIDXService? = nil) throws -> HTTPResponse {
-        var request = HTTPRequest(method: "POST", target: path, headers: ["Host": "idx.test:8080"],
-                                  body: json?.serialized() ?? form.map(FormURLEncoding.encode) ?? [])
+    func post(_ path: String, json: JSONValue? = nil, form: [(String, String)]? = nil, to service: OktaIDXService? = nil) throws
+        -> HTTPResponse
+    {
+        var request = HTTPRequest(
+            method: "POST", target: path, headers: ["Host": "idx.test:8080"],
+            body: json?.serialized() ?? form.map(FormURLEncoding.encode) ?? [])
         request.headers.add("Content-Type", json == nil ? IDXMediaType.form : IDXMediaType.json)
         let reply = try #require((service ?? self.service).respond(to: request))
         return try reply.result.get()
@@ -32,8 +36,12 @@ struct OktaIDXServiceTests {
     /// interact + introspect: the first ION state and its handle.
     func start(_ service: OktaIDXService? = nil) throws -> (JSONValue, String) {
         let challenge = Base64.urlEncoded(Digest.sha256(Array(Self.verifier.utf8)))
-        let interact = try post(IDXPaths().interact, form: [("client_id", "authload"), ("code_challenge", challenge),
-                                                           ("code_challenge_method", "S256")], to: service)
+        let interact = try post(
+            IDXPaths().interact,
+            form: [
+                ("client_id", "authload"), ("code_challenge", challenge),
+                ("code_challenge_method", "S256")
+            ], to: service)
         let handle = try #require(try JSONValue.parse(interact.body)["interaction_handle"]?.stringValue)
         let ion = try JSONValue.parse(try post(IDXPaths.introspect, json: ["interactionHandle": .string(handle)], to: service).body)
         return (ion, try #require(ion["stateHandle"]?.stringValue))
@@ -43,7 +51,8 @@ struct OktaIDXServiceTests {
 
     @Test("interact refuses a request without an S256 code challenge with invalid_request")
     func interactNeedsPKCE() throws {
-        let response = try post(IDXPaths().interact, form: [("client_id", "authload"), ("code_challenge", "abc"), ("code_challenge_method", "plain")])
+        let response = try post(
+            IDXPaths().interact, form: [("client_id", "authload"), ("code_challenge", "abc"), ("code_challenge_method", "plain")])
         #expect(response.status == 400)
         #expect(try JSONValue.parse(response.body)["error"] == "invalid_request")
     }
@@ -59,7 +68,10 @@ struct OktaIDXServiceTests {
         #expect(identify["href"] == "http://idx.test:8080/idp/idx/identify", "absolute, at the origin the client addressed")
         #expect(identify["accepts"]?.stringValue == IDXMediaType.json)
         let fields = names(identify["value"])
-        #expect(fields == (policy == .singleForm ? ["identifier", "credentials", "rememberMe", "stateHandle"] : ["identifier", "rememberMe", "stateHandle"]))
+        #expect(
+            fields
+                == (policy == .singleForm
+                    ? ["identifier", "credentials", "rememberMe", "stateHandle"] : ["identifier", "rememberMe", "stateHandle"]))
         let state = try #require(identify["value"]?.arrayValue?.last)
         #expect(state["value"]?.stringValue == handle && state["visible"] == false && state["mutable"] == false)
         #expect(ion["cancel"]?["href"] == "http://idx.test:8080/idp/idx/cancel")
@@ -70,7 +82,8 @@ struct OktaIDXServiceTests {
     func selectShape() throws {
         let (_, handle) = try start()
         _ = try post(IDXPaths.identify, json: ["identifier": "ana@example.com", "stateHandle": .string(handle)])
-        let password = try JSONValue.parse(try post(IDXPaths.answer, json: ["credentials": ["passcode": "pw"], "stateHandle": .string(handle)]).body)
+        let password = try JSONValue.parse(
+            try post(IDXPaths.answer, json: ["credentials": ["passcode": "pw"], "stateHandle": .string(handle)]).body)
         let select = try #require(password["remediation"]?["value"]?[0])
         #expect(select["name"] == "select-authenticator-authenticate")
         let options = try #require(select["value"]?[0]?["options"]?.arrayValue)
@@ -89,7 +102,10 @@ struct OktaIDXServiceTests {
         let (_, handle) = try start(service)
         let state: JSONValue = .string(handle)
         _ = try post(IDXPaths.identify, json: ["identifier": "ana", "credentials": ["passcode": "pw"], "stateHandle": state], to: service)
-        let challenge = try JSONValue.parse(try post(IDXPaths.challenge, json: ["authenticator": ["id": "aut-email", "methodType": "email"], "stateHandle": state], to: service).body)
+        let challenge = try JSONValue.parse(
+            try post(
+                IDXPaths.challenge, json: ["authenticator": ["id": "aut-email", "methodType": "email"], "stateHandle": state], to: service
+            ).body)
         #expect(challenge["currentAuthenticatorEnrollment"]?["value"]?["poll"]?["refresh"] == 4000)
         let wrong = try post(IDXPaths.answer, json: ["credentials": ["passcode": "000000"], "stateHandle": state], to: service)
         #expect(wrong.status == 400)
@@ -98,13 +114,19 @@ struct OktaIDXServiceTests {
         #expect(parsed.messages.isEmpty, "the error is on the passcode field, not at the top")
         #expect(parsed.remediations.map(\.name) == ["challenge-authenticator"])
 
-        let right = try #require(IDXResponse(body: try post(IDXPaths.answer, json: ["credentials": ["passcode": "123456"], "stateHandle": state], to: service).body))
+        let right = try #require(
+            IDXResponse(
+                body: try post(IDXPaths.answer, json: ["credentials": ["passcode": "123456"], "stateHandle": state], to: service).body))
         let success = try #require(right.success)
         #expect(success.accepts == IDXMediaType.form && success.targetPath == "/oauth2/default/v1/token")
         let code = try #require(success.fields.first { $0.name == "interaction_code" }?.value?.stringValue)
         let token = { (verifier: String) in
-            try self.post(IDXPaths().token, form: [("grant_type", "interaction_code"), ("interaction_code", code),
-                                                   ("client_id", "authload"), ("code_verifier", verifier)], to: service)
+            try self.post(
+                IDXPaths().token,
+                form: [
+                    ("grant_type", "interaction_code"), ("interaction_code", code),
+                    ("client_id", "authload"), ("code_verifier", verifier)
+                ], to: service)
         }
         let ok = try token(Self.verifier)
         #expect(ok.status == 200)
@@ -121,11 +143,19 @@ struct OktaIDXServiceTests {
         let (_, handle) = try start(service)
         let state: JSONValue = .string(handle)
         _ = try post(IDXPaths.identify, json: ["identifier": "ana", "credentials": ["passcode": "pw"], "stateHandle": state], to: service)
-        _ = try post(IDXPaths.challenge, json: ["authenticator": ["id": "aut-phone", "methodType": "sms"], "stateHandle": state], to: service)
-        let success = try #require(IDXResponse(body: try post(IDXPaths.answer, json: ["credentials": ["passcode": "123456"], "stateHandle": state], to: service).body)?.success)
+        _ = try post(
+            IDXPaths.challenge, json: ["authenticator": ["id": "aut-phone", "methodType": "sms"], "stateHandle": state], to: service)
+        let success = try #require(
+            IDXResponse(
+                body: try post(IDXPaths.answer, json: ["credentials": ["passcode": "123456"], "stateHandle": state], to: service).body)?
+                .success)
         let code = try #require(success.fields.first { $0.name == "interaction_code" }?.value?.stringValue)
-        let response = try post(IDXPaths().token, form: [("grant_type", "interaction_code"), ("interaction_code", code),
-                                                         ("code_verifier", String(repeating: "w", count: 43))], to: service)
+        let response = try post(
+            IDXPaths().token,
+            form: [
+                ("grant_type", "interaction_code"), ("interaction_code", code),
+                ("code_verifier", String(repeating: "w", count: 43))
+            ], to: service)
         #expect(response.status == 400)
         #expect(try JSONValue.parse(response.body) == ["error": "invalid_grant", "error_description": "PKCE verification failed."])
     }

@@ -1,8 +1,9 @@
 import AuthloadCore
-@testable import AuthloadFlows
 import AuthloadTesting
 import AuthloadWire
 import Testing
+
+@testable import AuthloadFlows
 
 private let connected = "CONNECTED\nversion:1.2\n\n\0"
 
@@ -66,7 +67,7 @@ struct StompClientTests {
         let socket = ScriptedSocket(clock: clock)
         var stomp = StompClient(socket: socket, clock: clock)
         socket.arrive(message("{\"status\":\"CreateChannel\"}"), after: .milliseconds(200))
-        clock.advance(by: .milliseconds(500))   // the flow was busy with a REST call meanwhile
+        clock.advance(by: .milliseconds(500)) // the flow was busy with a REST call meanwhile
         let received = try await stomp.next(until: clock.now.advanced(by: .seconds(1)))
         #expect(received.arrived == ManualClock.Instant(offset: .milliseconds(200)))
     }
@@ -91,7 +92,10 @@ struct StompClientTests {
             _ = try await stomp.next(until: clock.now.advanced(by: .seconds(1)))
             Issue.record("expected a malformed-frame error")
         } catch {
-            guard case .malformed = error else { Issue.record("got \(error)"); return }
+            guard case .malformed = error else {
+                Issue.record("got \(error)")
+                return
+            }
             #expect(error.outcome.kind == .protocolError)
         }
     }
@@ -150,7 +154,7 @@ struct StompClientTests {
         var stomp = StompClient(socket: socket, clock: clock)
         try await stomp.connect(.connect(heartBeat: StompHeartBeat(send: 0, receive: 500)), until: clock.now.advanced(by: .seconds(1)))
         let start = clock.now
-        socket.arrive("\n", after: .milliseconds(1500))   // one beat, then silence
+        socket.arrive("\n", after: .milliseconds(1500)) // one beat, then silence
         await #expect(throws: StompClientError.heartBeatMissed) { _ = try await stomp.next(until: start.advanced(by: .seconds(30))) }
         #expect(clock.now == start.advanced(by: .milliseconds(3500)))
     }

@@ -1,9 +1,10 @@
 import AuthloadCore
-@testable import AuthloadFlows
 import AuthloadStaging
 import AuthloadTesting
 import AuthloadWire
 import Testing
+
+@testable import AuthloadFlows
 
 /// The Streem flow against a server that holds the client to the contract (docs/protocols.md, Streem):
 /// refresh tokens bound to the client and rotated, refused refreshes, a target without a refresh endpoint.
@@ -37,12 +38,14 @@ struct StreemContractTests {
         return StreemSessionFlow(options: options)
     }
 
-    @Test("OpenID, either refresh mode: every refresh is one the server granted, every expiry one of its 401s, no error",
-          arguments: StreemSessionFlow.Refresh.allCases)
+    @Test(
+        "OpenID, either refresh mode: every refresh is one the server granted, every expiry one of its 401s, no error",
+        arguments: StreemSessionFlow.Refresh.allCases)
     func boundRefreshTokens(refresh: StreemSessionFlow.Refresh) async throws {
         let (host, server) = staging()
-        let result = await FlowProbe.run(flow { $0.refresh = refresh }, name: "streem", host: host, flowTimeout: .seconds(60),
-                                         identity: technician)
+        let result = await FlowProbe.run(
+            flow { $0.refresh = refresh }, name: "streem", host: host, flowTimeout: .seconds(60),
+            identity: technician)
         #expect(result.outcome == .ok)
         #expect(result.measured.errors.isEmpty, "\(result.measured.errors)")
         let refreshes = try #require(result.metric("streem", "refresh")?.count)
@@ -81,8 +84,12 @@ struct StreemContractTests {
     @Test("an invitation session whose target has no refresh endpoint ends at token expiry, counted, not failed")
     func noRefreshEndpoint() async throws {
         let (host, _) = staging()
-        let result = await FlowProbe.run(flow { $0.login = .invitation; $0.refreshPath = "/v1/tokens/renew" }, name: "streem",
-                                         host: host, flowTimeout: .seconds(60), identity: invitee)
+        let result = await FlowProbe.run(
+            flow {
+                $0.login = .invitation
+                $0.refreshPath = "/v1/tokens/renew"
+            }, name: "streem",
+            host: host, flowTimeout: .seconds(60), identity: invitee)
         #expect(result.outcome == .ok)
         #expect(result.metric("streem", "session-ended")?.count == 1)
         #expect(result.measured.errors.isEmpty, "\(result.measured.errors)")
@@ -93,24 +100,28 @@ struct StreemContractTests {
 
     @Test("refreshPath is served by the embedded server and read from the profile")
     func refreshPathOption() async throws {
-        let reader = ProfileReader(path: "flows[0]", value: try JSONValue.parse(
-            Array(#"{"name": "s", "kind": "streem-session", "refreshPath": "/v2/refresh"}"#.utf8)))
+        let reader = ProfileReader(
+            path: "flows[0]",
+            value: try JSONValue.parse(
+                Array(#"{"name": "s", "kind": "streem-session", "refreshPath": "/v2/refresh"}"#.utf8)))
         #expect(try StreemSessionFlow.read(reader, basePath: "").options.refreshPath == "/v2/refresh")
         #expect(StreemSessionFlow.Options().refreshPath == "/v1/streem-tokens/refresh")
         let bad = ProfileReader(path: "flows[0]", value: try JSONValue.parse(Array(#"{"refreshPath": "v2"}"#.utf8)))
         #expect(throws: ProfileError.self) { try StreemSessionFlow.read(bad, basePath: "") }
     }
 
-    @Test("error details say what the response said, never a guess at its meaning", arguments: [
-        (404, #"{"error": "unknown invitation"}"#, Outcome(.authFailure, "404 unknown invitation")),
-        (404, "", Outcome(.authFailure, "404")),
-        (404, "<html>Not Found</html>", Outcome(.authFailure, "404")),
-        (404, #"{"error": "no staging service at /v1/x"}"#, Outcome(.authFailure, "404")),
-        (410, #"{"error": "invitation already redeemed"}"#, Outcome(.authFailure, "410 invitation already redeemed")),
-        (410, "{}", Outcome(.authFailure, "410")),
-        (400, #"{"error": "invalid_grant"}"#, Outcome(.authFailure, "400 invalid_grant")),
-        (503, "", Outcome(.httpError, "503")),
-    ])
+    @Test(
+        "error details say what the response said, never a guess at its meaning",
+        arguments: [
+            (404, #"{"error": "unknown invitation"}"#, Outcome(.authFailure, "404 unknown invitation")),
+            (404, "", Outcome(.authFailure, "404")),
+            (404, "<html>Not Found</html>", Outcome(.authFailure, "404")),
+            (404, #"{"error": "no staging service at /v1/x"}"#, Outcome(.authFailure, "404")),
+            (410, #"{"error": "invitation already redeemed"}"#, Outcome(.authFailure, "410 invitation already redeemed")),
+            (410, "{}", Outcome(.authFailure, "410")),
+            (400, #"{"error": "invalid_grant"}"#, Outcome(.authFailure, "400 invalid_grant")),
+            (503, "", Outcome(.httpError, "503"))
+        ])
     func detailsQuoteTheResponse(status: Int, body: String, expected: Outcome) {
         let response = HTTPResponse(status: status, body: Array(body.utf8))
         #expect(StreemSession<ManualClock>.expectToken(response) == expected)
@@ -119,16 +130,18 @@ struct StreemContractTests {
     @Test("a 404 for the OpenID configuration reads as the status and the server's error key")
     func configurationNotFound() {
         #expect(StreemSession<ManualClock>.expectOK(HTTPResponse(status: 404)) == Outcome(.httpError, "404"))
-        #expect(StreemSession<ManualClock>.expectOK(HTTPResponse(status: 404, body: Array(#"{"error": "unknown company"}"#.utf8)))
-            == Outcome(.httpError, "404 unknown company"))
+        #expect(
+            StreemSession<ManualClock>.expectOK(HTTPResponse(status: 404, body: Array(#"{"error": "unknown company"}"#.utf8)))
+                == Outcome(.httpError, "404 unknown company"))
     }
 
     @Test("a refresh that gets no response is recorded with the time it took to time out")
     func timedOutRefresh() async throws {
         let (host, _) = staging { $0.tokenLatency = .fixed(.seconds(30)) }
         // Log in by invitation (no token endpoint involved), then refresh against a token endpoint that never answers in time.
-        let result = await FlowProbe.run(flow { $0.login = .invitation }, name: "streem", host: host, stepTimeout: .seconds(3),
-                                         flowTimeout: .seconds(60), identity: invitee)
+        let result = await FlowProbe.run(
+            flow { $0.login = .invitation }, name: "streem", host: host, stepTimeout: .seconds(3),
+            flowTimeout: .seconds(60), identity: invitee)
         #expect(result.outcome.kind == .timeout)
         let refresh = try #require(result.metric("streem", "refresh"))
         #expect(refresh.errors == 1)

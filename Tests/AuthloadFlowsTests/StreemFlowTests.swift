@@ -1,9 +1,10 @@
 import AuthloadCore
-@testable import AuthloadFlows
 import AuthloadStaging
 import AuthloadTesting
 import AuthloadWire
 import Testing
+
+@testable import AuthloadFlows
 
 /// The epoch the staging service's wall clock starts from in these tests.
 let testEpoch = Duration.seconds(1_800_000_000)
@@ -66,7 +67,12 @@ struct StreemFlowTests {
     @Test("reactive: a logout with an expired token renews it and logs out, without a failure")
     func reactiveLogout() async throws {
         // The hold ends as the token expires, with no call in between to notice.
-        let result = await probe(flow { $0.refresh = .reactive; $0.hold = .fixed(.seconds(35)); $0.callInterval = .seconds(60) }, staging(), identity: invitee)
+        let result = await probe(
+            flow {
+                $0.refresh = .reactive
+                $0.hold = .fixed(.seconds(35))
+                $0.callInterval = .seconds(60)
+            }, staging(), identity: invitee)
         #expect(result.outcome == .ok)
         #expect(result.metric("streem", "expired")?.count == 1)
         #expect(result.metric("streem", "logout")?.count == 1)
@@ -94,7 +100,8 @@ struct StreemFlowTests {
 
     @Test("OpenID: configuration, password grant, exchange; refreshes rotate the refresh token")
     func openID() async throws {
-        let result = await probe(flow { $0.login = .openid }, staging(), identity: UserIdentity(username: "tech@example.com", password: "demo-password"))
+        let result = await probe(
+            flow { $0.login = .openid }, staging(), identity: UserIdentity(username: "tech@example.com", password: "demo-password"))
         #expect(result.outcome == .ok)
         for step in ["openid-configuration", "token", "exchange"] {
             #expect(result.metric("streem", step)?.count == 1, "\(step)")
@@ -104,11 +111,13 @@ struct StreemFlowTests {
         #expect(result.metric("streem", "call")?.errors == 0)
     }
 
-    @Test("login failures are auth failures named by what the server said", arguments: [
-        ("unknown invitation", Outcome(.authFailure, "404 unknown invitation")),
-        ("wrong password", Outcome(.authFailure, "400 invalid_grant")),
-        ("used invitation", Outcome(.authFailure, "410 invitation already redeemed")),
-    ])
+    @Test(
+        "login failures are auth failures named by what the server said",
+        arguments: [
+            ("unknown invitation", Outcome(.authFailure, "404 unknown invitation")),
+            ("wrong password", Outcome(.authFailure, "400 invalid_grant")),
+            ("used invitation", Outcome(.authFailure, "410 invitation already redeemed"))
+        ])
     func loginFailures(case name: String, expected: Outcome) async throws {
         let host = staging { $0.singleUseInvitations = name == "used invitation" }
         var identity = invitee

@@ -1,8 +1,9 @@
 import AuthloadCore
-@testable import AuthloadFlows
 import AuthloadStaging
 import AuthloadTesting
 import Testing
+
+@testable import AuthloadFlows
 
 /// Many Streem users at once through the runner and an in-process transport, in virtual time.
 @Suite("Streem refresh under load, in virtual time", .serialized, .timeLimit(.minutes(2)))
@@ -17,8 +18,10 @@ struct StreemLoadTests {
     }
 
     /// `users` users log in at once and hold their sessions for `hold`; each then thinks past the end.
-    func run(users: Int, hold: Duration, callInterval: Duration, tokenLatency: Duration,
-             configure: (inout StreemSessionFlow.Options) -> Void) async -> Run {
+    func run(
+        users: Int, hold: Duration, callInterval: Duration, tokenLatency: Duration,
+        configure: (inout StreemSessionFlow.Options) -> Void
+    ) async -> Run {
         let clock = ManualClock()
         var staging = StagingConfiguration()
         staging.streem.tokenLifetime = .seconds(30)
@@ -38,8 +41,9 @@ struct StreemLoadTests {
             flows: [FlowPlan(name: "streem", kind: "streem-session", options: ProfileReader(path: "flows[0]", value: .null))],
             users: UserFeeder(templates: ["invitationCode": "1{n:8}"]),
             timeouts: Timeouts(step: .seconds(10), flow: hold + .seconds(60)))
-        let runner = Runner(plan: plan, flows: [flow], transport: SimulatedTransport(clock: clock, service: server),
-                            endpoint: Endpoint(host: "staging", port: 80), clock: clock)
+        let runner = Runner(
+            plan: plan, flows: [flow], transport: SimulatedTransport(clock: clock, service: server),
+            endpoint: Endpoint(host: "staging", port: 80), clock: clock)
         let task = Task { await runner.run() }
         // Quiet, every user sleeps once (in a pause or a request), beside the runner's timekeeper and collector.
         await clock.run(until: clock.now.advanced(by: duration), sleepers: users + 2)
@@ -78,15 +82,20 @@ struct StreemLoadTests {
     func refreshStorm() async throws {
         let latency = Duration.milliseconds(200)
         let jitter = Duration.seconds(10)
-        let storm = await run(users: 5000, hold: .seconds(30), callInterval: .seconds(60), tokenLatency: latency) { $0.refreshJitter = .zero }
-        let spread = await run(users: 5000, hold: .seconds(30), callInterval: .seconds(60), tokenLatency: latency) { $0.refreshJitter = jitter }
+        let storm = await run(users: 5000, hold: .seconds(30), callInterval: .seconds(60), tokenLatency: latency) {
+            $0.refreshJitter = .zero
+        }
+        let spread = await run(users: 5000, hold: .seconds(30), callInterval: .seconds(60), tokenLatency: latency) {
+            $0.refreshJitter = jitter
+        }
         #expect(storm.count("refresh") == 5000 && spread.count("refresh") == 5000)
         #expect(storm.flow.refreshes.peak == 5000, "every user refreshes in the same instant")
         #expect(storm.outcome.peaks == [PeakReading(flow: "streem", name: "concurrent refreshes", peak: 5000)], "the run reports the peak")
         // Spread uniformly over the jitter, about 5,000 × 0.2 s ÷ 10 s = 100 refresh at once; allow twice the implied peak.
         let implied = jitter / latency
-        #expect(Double(storm.flow.refreshes.peak) / Double(spread.flow.refreshes.peak) >= implied / 2,
-                "peak \(storm.flow.refreshes.peak) without jitter, \(spread.flow.refreshes.peak) with it")
+        #expect(
+            Double(storm.flow.refreshes.peak) / Double(spread.flow.refreshes.peak) >= implied / 2,
+            "peak \(storm.flow.refreshes.peak) without jitter, \(spread.flow.refreshes.peak) with it")
         #expect(isNear(storm.p99("refresh"), latency) && isNear(spread.p99("refresh"), latency))
     }
 }

@@ -32,7 +32,8 @@ struct TargetSafetyTests {
         var configuration = StagingConfiguration()
         configuration.okta.origin = "https://elsewhere.example:9443"
         let recorder = Recorder(StagingServer(configuration: configuration))
-        let result = await FlowProbe.run(OktaIDXFlow(options: .init()), name: "mfa", host: InProcessHost(clock: ManualClock(), service: recorder))
+        let result = await FlowProbe.run(
+            OktaIDXFlow(options: .init()), name: "mfa", host: InProcessHost(clock: ManualClock(), service: recorder))
         #expect(result.outcome == .ok)
         let targets = recorder.targets.withLock { $0 }
         #expect(targets.count >= 6)

@@ -1,8 +1,8 @@
 import AuthloadCore
+import Foundation
 import Testing
 
 @testable import AuthloadReport
-import Foundation
 
 @Suite("CSV files")
 struct CSVWriterTests {
@@ -11,9 +11,14 @@ struct CSVWriterTests {
     @Test("summary.csv has the documented header and one row per flow and step, latencies in ms")
     func summaryRows() {
         let lines = CSVWriterTests.lines(CSVWriter.summary(run))
-        #expect(lines.first == "flow,step,count,errors,error_rate,rps,min_ms,mean_ms,p50_ms,p90_ms,p95_ms,p99_ms,p99_9_ms,max_ms,kind,http_requests,ok_count,ok_p50_ms,ok_p95_ms,ok_p99_ms,failed_p50_ms,failed_p99_ms")
+        #expect(
+            lines.first
+                == "flow,step,count,errors,error_rate,rps,min_ms,mean_ms,p50_ms,p90_ms,p95_ms,p99_ms,p99_9_ms,max_ms,kind,http_requests,ok_count,ok_p50_ms,ok_p95_ms,ok_p99_ms,failed_p50_ms,failed_p99_ms"
+        )
         #expect(lines.count == 1 + run.metrics.count)
-        #expect(lines[1] == "login,,100,3,0.030000,10.000,1.000,1.500,1.234,2.000,2.005,3.000,3.999,4.000,flow,200,97,0.490,0.930,0.970,2.501,3.000")
+        #expect(
+            lines[1]
+                == "login,,100,3,0.030000,10.000,1.000,1.500,1.234,2.000,2.005,3.000,3.999,4.000,flow,200,97,0.490,0.930,0.970,2.501,3.000")
         #expect(lines[3] == "login,logout,97,1,0.010309,9.700,0.300,0.450,0.534,0.600,0.605,0.900,1.899,1.200,step,,,,,,,")
         #expect(lines[5].hasPrefix("mfa,verify,40,0,0.000000,4.000,1.900,"))
     }
@@ -47,11 +52,12 @@ struct CSVWriterTests {
     @Test("errors.csv lists each series, kind and detail with its count")
     func errorRows() {
         let lines = CSVWriterTests.lines(CSVWriter.errors(run))
-        #expect(lines == [
-            "flow,step,kind,detail,count",
-            "login,authenticate,http-error,503,2",
-            #"login,logout,protocol-error,"missing ""sessionid"", rtCode=7",1"#,
-        ])
+        #expect(
+            lines == [
+                "flow,step,kind,detail,count",
+                "login,authenticate,http-error,503,2",
+                #"login,logout,protocol-error,"missing ""sessionid"", rtCode=7",1"#
+            ])
     }
 
     @Test("a detail with a comma and a quote survives an RFC 4180 parser unchanged")
@@ -62,10 +68,12 @@ struct CSVWriterTests {
         #expect(rows.allSatisfy { $0.count == CSVWriter.errorsHeader.count })
     }
 
-    @Test("fields are quoted only when RFC 4180 requires it", arguments: [
-        ("plain", "plain"), ("", ""), ("a,b", "\"a,b\""), ("say \"hi\"", "\"say \"\"hi\"\"\""),
-        ("two\nlines", "\"two\nlines\""), ("cr\r", "\"cr\r\""), ("naïve ü", "naïve ü"),
-    ])
+    @Test(
+        "fields are quoted only when RFC 4180 requires it",
+        arguments: [
+            ("plain", "plain"), ("", ""), ("a,b", "\"a,b\""), ("say \"hi\"", "\"say \"\"hi\"\"\""),
+            ("two\nlines", "\"two\nlines\""), ("cr\r", "\"cr\r\""), ("naïve ü", "naïve ü")
+        ])
     func quoting(raw: String, expected: String) {
         #expect(CSVWriter.field(raw) == expected)
     }
@@ -73,9 +81,11 @@ struct CSVWriterTests {
     @Test("every row of every file has as many fields as its header", arguments: Fixtures.Edge.allCases)
     func rectangular(edge: Fixtures.Edge) {
         let result = edge.result
-        for (text, header) in [(CSVWriter.summary(result), CSVWriter.summaryHeader),
-                               (CSVWriter.timeseries(result), CSVWriter.timeseriesHeader),
-                               (CSVWriter.errors(result), CSVWriter.errorsHeader)] {
+        for (text, header) in [
+            (CSVWriter.summary(result), CSVWriter.summaryHeader),
+            (CSVWriter.timeseries(result), CSVWriter.timeseriesHeader),
+            (CSVWriter.errors(result), CSVWriter.errorsHeader)
+        ] {
             let rows = CSVWriterTests.parse(text)
             #expect(rows.first == header)
             #expect(rows.allSatisfy { $0.count == header.count })
@@ -86,7 +96,8 @@ struct CSVWriterTests {
     @Test("rates over zero seconds are empty cells, not infinity")
     func zeroDuration() {
         let lines = CSVWriterTests.lines(CSVWriter.summary(Fixtures.Edge.zeroDuration.result))
-        #expect(lines[1] == "login,,100,3,0.030000,,1.000,1.500,1.234,2.000,2.005,3.000,3.999,4.000,flow,200,97,0.490,0.930,0.970,2.501,3.000")
+        #expect(
+            lines[1] == "login,,100,3,0.030000,,1.000,1.500,1.234,2.000,2.005,3.000,3.999,4.000,flow,200,97,0.490,0.930,0.970,2.501,3.000")
     }
 
     // MARK: Helpers
@@ -99,20 +110,33 @@ struct CSVWriterTests {
 
     /// A small RFC 4180 reader, independent of the writer, to prove the files parse back.
     static func parse(_ text: String) -> [[String]] {
-        var rows: [[String]] = [], row: [String] = [], field = ""
-        var quoted = false, chars = Array(text), i = 0
+        var rows: [[String]] = []
+        var row: [String] = []
+        var field = ""
+        var quoted = false
+        var chars = Array(text)
+        var i = 0
         while i < chars.count {
             let c = chars[i]
             if quoted {
-                if c == "\"", i + 1 < chars.count, chars[i + 1] == "\"" { field.append("\""); i += 1 }
-                else if c == "\"" { quoted = false }
-                else { field.append(c) }
+                if c == "\"", i + 1 < chars.count, chars[i + 1] == "\"" {
+                    field.append("\"")
+                    i += 1
+                } else if c == "\"" {
+                    quoted = false
+                } else {
+                    field.append(c)
+                }
             } else if c == "\"" {
                 quoted = true
             } else if c == "," {
-                row.append(field); field = ""
+                row.append(field)
+                field = ""
             } else if c == "\r\n" {
-                row.append(field); rows.append(row); row = []; field = ""
+                row.append(field)
+                rows.append(row)
+                row = []
+                field = ""
             } else {
                 field.append(c)
             }

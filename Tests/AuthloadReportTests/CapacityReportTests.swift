@@ -1,27 +1,32 @@
-@testable import AuthloadReport
 import AuthloadCore
 import Foundation
 import Testing
 
+@testable import AuthloadReport
+
 @Suite("Capacity and generator sections")
 struct CapacityReportTests {
     static func stage(_ number: Int, _ target: Double, flows: Int, errors: Int = 0, p99: Int, failed: [String] = []) -> StageResult {
-        StageResult(number: number, from: target, target: target, startSeconds: Double(number), endSeconds: Double(number + 1),
-                    flows: flows, errors: errors, throughput: Double(flows - errors), p50Micros: p99 / 2, p99Micros: p99,
-                    failedThresholds: failed)
+        StageResult(
+            number: number, from: target, target: target, startSeconds: Double(number), endSeconds: Double(number + 1),
+            flows: flows, errors: errors, throughput: Double(flows - errors), p50Micros: p99 / 2, p99Micros: p99,
+            failedThresholds: failed)
     }
 
     /// A staged open-model run: 100 and 200/s inside the SLO, 300/s past it, 400/s with no samples at all;
     /// and a generator that dropped arrivals.
     static var result: RunResult {
         var r = Fixtures.run()
-        r.capacity = CapacityReport(unit: "arrivals/s", stages: [
-            stage(1, 100, flows: 100, p99: 10_000), stage(3, 200, flows: 200, p99: 11_000),
-            stage(5, 300, flows: 300, errors: 30, p99: 90_000, failed: ["login p99 ≤ 50ms"]),
-            stage(7, 400, flows: 0, p99: 0, failed: ["login p99 ≤ 50ms"]),
-        ], judged: true)
+        r.capacity = CapacityReport(
+            unit: "arrivals/s",
+            stages: [
+                stage(1, 100, flows: 100, p99: 10_000), stage(3, 200, flows: 200, p99: 11_000),
+                stage(5, 300, flows: 300, errors: 30, p99: 90_000, failed: ["login p99 ≤ 50ms"]),
+                stage(7, 400, flows: 0, p99: 0, failed: ["login p99 ≤ 50ms"])
+            ], judged: true)
         var generator = GeneratorReport(
-            model: "open", started: 570, droppedAtCap: 0, droppedLate: 30, lagSamples: 600, lagHistogram: Fixtures.histogram([100, 2_000_000]),
+            model: "open", started: 570, droppedAtCap: 0, droppedLate: 30, lagSamples: 600,
+            lagHistogram: Fixtures.histogram([100, 2_000_000]),
             lagP50Micros: 100, lagP99Micros: 1_900_000, lagMaxMicros: 2_000_000, maxLagP99Micros: 100_000, maxDroppedRate: 0.01,
             dropAfterMicros: 1_000_000)
         generator.problems = ["30 of 600 arrivals dropped"]

@@ -4,11 +4,13 @@ import Testing
 
 @Suite("Chart building blocks")
 struct ChartTests {
-    @Test("nice numbers are 1, 2 or 5 times a power of ten", arguments: [
-        (0.7, false, 1.0), (1.0, false, 1.0), (1.2, false, 2.0), (3.0, false, 5.0), (7.0, false, 10.0),
-        (103.0, false, 200.0), (0.032, false, 0.05), (1.4, true, 1.0), (2.9, true, 2.0), (6.9, true, 5.0),
-        (7.0, true, 10.0), (40.0, true, 50.0),
-    ])
+    @Test(
+        "nice numbers are 1, 2 or 5 times a power of ten",
+        arguments: [
+            (0.7, false, 1.0), (1.0, false, 1.0), (1.2, false, 2.0), (3.0, false, 5.0), (7.0, false, 10.0),
+            (103.0, false, 200.0), (0.032, false, 0.05), (1.4, true, 1.0), (2.9, true, 2.0), (6.9, true, 5.0),
+            (7.0, true, 10.0), (40.0, true, 50.0)
+        ])
     func niceNumbers(value: Double, round: Bool, expected: Double) {
         #expect(abs(AxisScale.niceNumber(value, round: round) - expected) < 1e-12)
     }
@@ -31,11 +33,13 @@ struct ChartTests {
         #expect(scale.ticks.first?.label == "0.0" && scale.ticks.last?.label == "1.0")
     }
 
-    @Test("elapsed-time ticks fall on seconds, minutes or hours, labelled to match", arguments: [
-        (0.0, 58.0, ["0 s", "10 s", "20 s", "30 s", "40 s", "50 s"], ""),
-        (0.0, 600.0, ["0:00", "2:00", "4:00", "6:00", "8:00", "10:00"], "m:ss"),
-        (0.0, 86_400.0, ["0:00", "3:00", "6:00", "9:00", "12:00", "15:00", "18:00", "21:00", "24:00"], "h:mm"),
-    ])
+    @Test(
+        "elapsed-time ticks fall on seconds, minutes or hours, labelled to match",
+        arguments: [
+            (0.0, 58.0, ["0 s", "10 s", "20 s", "30 s", "40 s", "50 s"], ""),
+            (0.0, 600.0, ["0:00", "2:00", "4:00", "6:00", "8:00", "10:00"], "m:ss"),
+            (0.0, 86_400.0, ["0:00", "3:00", "6:00", "9:00", "12:00", "15:00", "18:00", "21:00", "24:00"], "h:mm")
+        ])
     func elapsed(lower: Double, upper: Double, labels: [String], hint: String) {
         let scale = AxisScale.elapsed(lower, upper)
         #expect(scale.ticks.map(\.label) == labels)
@@ -84,8 +88,11 @@ struct ChartTests {
     @Test("gaps split a line, and lone points between gaps become dots")
     func gaps() {
         var chart = LineChart(title: "t", yLabel: "ms")
-        chart.series = [ChartSeries(name: "p50", color: "#000",
-                                    points: [(0, 1), (1, 2), (2, nil), (3, 3), (4, nil), (5, 1), (6, .nan), (7, 2)])]
+        chart.series = [
+            ChartSeries(
+                name: "p50", color: "#000",
+                points: [(0, 1), (1, 2), (2, nil), (3, 3), (4, nil), (5, 1), (6, .nan), (7, 2)])
+        ]
         let svg = chart.render()
         #expect(svg.components(separatedBy: "<polyline").count - 1 == 1)
         #expect(svg.components(separatedBy: "<circle").count - 1 == 3)

@@ -24,7 +24,8 @@ enum Fixtures {
     /// A series whose successful and failed samples are also given apart.
     static func split(_ summary: MetricSummary, ok: [Int], failed: [Int]) -> MetricSummary {
         var summary = summary
-        var okHistogram = Histogram(), failedHistogram = Histogram()
+        var okHistogram = Histogram()
+        var failedHistogram = Histogram()
         for value in ok { okHistogram.record(value) }
         for value in failed { failedHistogram.record(value) }
         summary.successful = LatencyFigures(okHistogram)
@@ -37,44 +38,61 @@ enum Fixtures {
     }
 
     static func metric(_ flow: String, _ step: String?, count: Int, errors: Int = 0, p50: Int = 1_500) -> IntervalMetric {
-        IntervalMetric(id: MetricID(flow: flow, step: step), count: count, errors: errors,
-                       p50Micros: p50, p90Micros: p50 * 2, p99Micros: p50 * 3, maxMicros: p50 * 4)
+        IntervalMetric(
+            id: MetricID(flow: flow, step: step), count: count, errors: errors,
+            p50Micros: p50, p90Micros: p50 * 2, p99Micros: p50 * 3, maxMicros: p50 * 4)
     }
 
     /// Two flows (login with two steps, mfa with one), five 2-second intervals (the fourth empty),
     /// two error kinds.
-    static func run(name: String = "staging-nightly", status: RunStatus = .completed,
-                    notes: [String] = ["TLS verification was off."]) -> RunResult {
+    static func run(
+        name: String = "staging-nightly", status: RunStatus = .completed,
+        notes: [String] = ["TLS verification was off."]
+    ) -> RunResult {
         RunResult(
             profileName: name,
-            environment: RunEnvironment(authloadVersion: "0.1.0", hostname: "ci-runner-7", cores: 2,
-                                        target: "https://auth.staging.example.com"),
+            environment: RunEnvironment(
+                authloadVersion: "0.1.0", hostname: "ci-runner-7", cores: 2,
+                target: "https://auth.staging.example.com"),
             startedAt: "2025-01-01T02:00:00Z", endedAt: "2025-01-01T02:00:10Z",
             durationSeconds: 10, intervalSeconds: 2, status: status,
             metrics: [
-                split(summary("login", nil, count: 100, errors: 3, base: 1_000), ok: (1...97).map { $0 * 10 }, failed: [2_000, 2_500, 3_000]),
+                split(
+                    summary("login", nil, count: 100, errors: 3, base: 1_000), ok: (1...97).map { $0 * 10 }, failed: [2_000, 2_500, 3_000]),
                 summary("login", "authenticate", count: 100, errors: 2, base: 600),
                 summary("login", "logout", count: 97, errors: 1, base: 300),
                 summary("mfa", nil, count: 40, errors: 0, base: 2_000),
-                summary("mfa", "verify", count: 40, errors: 0, base: 1_900),
+                summary("mfa", "verify", count: 40, errors: 0, base: 1_900)
             ],
             timeseries: [
-                interval(0, users: 5, [metric("login", nil, count: 20), metric("login", "authenticate", count: 20),
-                                       metric("login", "logout", count: 19, errors: 1)]),
-                interval(1, users: 10, [metric("login", nil, count: 30, errors: 2, p50: 2_000),
-                                        metric("login", "authenticate", count: 30, errors: 2),
-                                        metric("login", "logout", count: 30), metric("mfa", nil, count: 15),
-                                        metric("mfa", "verify", count: 15)]),
-                interval(2, users: 10, [metric("login", nil, count: 50, errors: 1),
-                                        metric("login", "authenticate", count: 50),
-                                        metric("login", "logout", count: 48), metric("mfa", nil, count: 25),
-                                        metric("mfa", "verify", count: 25)]),
+                interval(
+                    0, users: 5,
+                    [
+                        metric("login", nil, count: 20), metric("login", "authenticate", count: 20),
+                        metric("login", "logout", count: 19, errors: 1)
+                    ]),
+                interval(
+                    1, users: 10,
+                    [
+                        metric("login", nil, count: 30, errors: 2, p50: 2_000),
+                        metric("login", "authenticate", count: 30, errors: 2),
+                        metric("login", "logout", count: 30), metric("mfa", nil, count: 15),
+                        metric("mfa", "verify", count: 15)
+                    ]),
+                interval(
+                    2, users: 10,
+                    [
+                        metric("login", nil, count: 50, errors: 1),
+                        metric("login", "authenticate", count: 50),
+                        metric("login", "logout", count: 48), metric("mfa", nil, count: 25),
+                        metric("mfa", "verify", count: 25)
+                    ]),
                 interval(3, users: 8, []),
-                interval(4, users: 0, [metric("login", "logout", count: 0)]),
+                interval(4, users: 0, [metric("login", "logout", count: 0)])
             ],
             errors: [
                 ErrorCount(id: MetricID(flow: "login", step: "authenticate"), kind: .httpError, detail: "503", count: 2),
-                ErrorCount(id: MetricID(flow: "login", step: "logout"), kind: .protocolError, detail: tricky, count: 1),
+                ErrorCount(id: MetricID(flow: "login", step: "logout"), kind: .protocolError, detail: tricky, count: 1)
             ],
             notes: notes
         )

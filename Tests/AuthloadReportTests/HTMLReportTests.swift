@@ -19,8 +19,10 @@ struct HTMLReportTests {
     @Test("shows the header facts with numbers formatted for people")
     func header() {
         let html = HTMLReport.render(Fixtures.run())
-        for fact in ["staging-nightly", "2025-01-01T02:00:00Z", "ci-runner-7", "https://auth.staging.example.com",
-                     "0.1.0", "10.0 s", "280 req", "28.0 req/s", ">237<", "status-completed"] {
+        for fact in [
+            "staging-nightly", "2025-01-01T02:00:00Z", "ci-runner-7", "https://auth.staging.example.com",
+            "0.1.0", "10.0 s", "280 req", "28.0 req/s", ">237<", "status-completed"
+        ] {
             #expect(html.contains(fact), "\(fact)")
         }
     }
@@ -94,8 +96,9 @@ struct HTMLReportTests {
         #expect(html.contains("<circle"))
     }
 
-    @Test("an interrupted or failed run opens with a red banner; notes of a completed run are a plain callout",
-          arguments: [RunStatus.completed, .interrupted, .failed])
+    @Test(
+        "an interrupted or failed run opens with a red banner; notes of a completed run are a plain callout",
+        arguments: [RunStatus.completed, .interrupted, .failed])
     func banner(status: RunStatus) {
         let html = HTMLReport.render(Fixtures.run(status: status, notes: ["Stopped by SIGINT after 10 s."]))
         #expect(html.contains("Stopped by SIGINT after 10 s."))

@@ -1,10 +1,12 @@
 import AuthloadCore
-@testable import AuthloadReport
 import Foundation
+import Testing
+
+@testable import AuthloadReport
+
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
-import Testing
 
 @Suite("junit.xml and the thresholds section")
 struct JUnitWriterTests {
@@ -16,7 +18,8 @@ struct JUnitWriterTests {
         bound: 0.01, measured: 0.034, windowSeconds: 60, worstWindowStartSeconds: 120, passed: false)
 
     static func result(_ thresholds: [ThresholdVerdict], status: RunStatus = .completed) -> RunResult {
-        var run = Fixtures.run(status: status, notes: status == .completed ? [] : ["Stopped early by a signal after 4s: this report is partial."])
+        var run = Fixtures.run(
+            status: status, notes: status == .completed ? [] : ["Stopped early by a signal after 4s: this report is partial."])
         run.thresholds = thresholds
         return run
     }

@@ -6,21 +6,25 @@ import Testing
 struct MetricsExpositionTests {
     /// A login flow of 100 iterations (10–1,000 ms) with one step, 30 of whose samples failed with 25 different statuses.
     static func snapshot() -> LiveSnapshot {
-        var flow = MetricSamples(), step = MetricSamples()
+        var flow = MetricSamples()
+        var step = MetricSamples()
         for n in 1...100 {
             flow.record(latencyMicros: n * 10_000, outcome: .ok)
             step.record(latencyMicros: n * 1_000, outcome: n <= 30 ? Outcome(.httpError, "\(500 + n % 25)") : .ok)
         }
         flow.httpRequests = 240
-        let verdict = ThresholdVerdict(name: #"login p99 ≤ 1s "quoted""#, metric: "login", path: "thresholds[0]", kind: .percentile,
-                                       bound: 1e6, measured: 99_000, passed: true)
-        return LiveSnapshot(ids: [MetricID(flow: "login", step: nil), MetricID(flow: "login", step: "login")], events: [false, false],
-                            series: [flow, step], activeUsers: 7, thresholds: [verdict], droppedArrivals: 2,
-                            maxScheduleLagMicros: 1_500, elapsed: .seconds(12))
+        let verdict = ThresholdVerdict(
+            name: #"login p99 ≤ 1s "quoted""#, metric: "login", path: "thresholds[0]", kind: .percentile,
+            bound: 1e6, measured: 99_000, passed: true)
+        return LiveSnapshot(
+            ids: [MetricID(flow: "login", step: nil), MetricID(flow: "login", step: "login")], events: [false, false],
+            series: [flow, step], activeUsers: 7, thresholds: [verdict], droppedArrivals: 2,
+            maxScheduleLagMicros: 1_500, elapsed: .seconds(12))
     }
 
-    static let info = MetricsExposition.RunInfo(profile: "demo", version: "0.1.0", cpuSeconds: 1.5,
-                                                gauges: [(flow: "streem", name: "concurrent refreshes", value: 3)])
+    static let info = MetricsExposition.RunInfo(
+        profile: "demo", version: "0.1.0", cpuSeconds: 1.5,
+        gauges: [(flow: "streem", name: "concurrent refreshes", value: 3)])
 
     func lines(_ format: MetricsExposition.Format) -> [String] {
         MetricsExposition.render(Self.snapshot(), run: Self.info, format: format).split(separator: "\n").map(String.init)

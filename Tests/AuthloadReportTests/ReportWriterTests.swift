@@ -155,8 +155,9 @@ struct ReportWriterTests {
         #expect(loaded.timeseries.count <= TimeSeries.defaultMaxRows)
         #expect(loaded.timeseries.reduce(0) { $0 + $1.intervals } == rows.count, "every interval is covered once")
         try ReportWriter.write(loaded, to: dir, keepingTimeseriesCSV: true)
-        #expect(try String(contentsOfFile: dir + "/timeseries.csv", encoding: .utf8) == csvBefore,
-                "timeseries.csv keeps one row per interval rather than the merged rows")
+        #expect(
+            try String(contentsOfFile: dir + "/timeseries.csv", encoding: .utf8) == csvBefore,
+            "timeseries.csv keeps one row per interval rather than the merged rows")
         #expect(csvBefore.contains(",upper bound") == false)
     }
 
@@ -187,8 +188,10 @@ struct ReportWriterTests {
         #expect(try ReportWriter.load(resultJSON: files.resultJSON) == result)
         let text = try String(contentsOfFile: files.resultJSON, encoding: .utf8)
         #expect(text.hasPrefix("{\n"))
-        let keys = ["durationSeconds", "endedAt", "environment", "errors", "intervalSeconds", "metrics", "notes",
-                    "profileName", "schemaVersion", "startedAt", "status", "timeseries"]
+        let keys = [
+            "durationSeconds", "endedAt", "environment", "errors", "intervalSeconds", "metrics", "notes",
+            "profileName", "schemaVersion", "startedAt", "status", "timeseries"
+        ]
         let positions = try keys.map { try #require(text.range(of: "\n  \"\($0)\" :")?.lowerBound) }
         #expect(positions == positions.sorted())
     }
@@ -223,11 +226,13 @@ struct ReportWriterTests {
         #expect(error.description == "\(path): cannot read: no such file")
     }
 
-    @Test("loading a damaged result.json names the file and the problem", arguments: [
-        ("not json at all", "not valid JSON: "),
-        ("{\"schemaVersion\": 1}", "missing field \""),
-        ("{\"schemaVersion\": 2}", "schemaVersion 2 is not supported (this authload reads 1)"),
-    ])
+    @Test(
+        "loading a damaged result.json names the file and the problem",
+        arguments: [
+            ("not json at all", "not valid JSON: "),
+            ("{\"schemaVersion\": 1}", "missing field \""),
+            ("{\"schemaVersion\": 2}", "schemaVersion 2 is not supported (this authload reads 1)")
+        ])
     func loadDamaged(content: String, expected: String) throws {
         let dir = Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -1,11 +1,14 @@
 import Testing
+
 @testable import AuthloadWire
 
 @Suite struct Base64Tests {
-    @Test("encodes and decodes the RFC 4648 §10 vectors", arguments: [
-        ("", "", ""), ("f", "Zg==", "Zg"), ("fo", "Zm8=", "Zm8"), ("foo", "Zm9v", "Zm9v"),
-        ("foob", "Zm9vYg==", "Zm9vYg"), ("fooba", "Zm9vYmE=", "Zm9vYmE"), ("foobar", "Zm9vYmFy", "Zm9vYmFy"),
-    ])
+    @Test(
+        "encodes and decodes the RFC 4648 §10 vectors",
+        arguments: [
+            ("", "", ""), ("f", "Zg==", "Zg"), ("fo", "Zm8=", "Zm8"), ("foo", "Zm9v", "Zm9v"),
+            ("foob", "Zm9vYg==", "Zm9vYg"), ("fooba", "Zm9vYmE=", "Zm9vYmE"), ("foobar", "Zm9vYmFy", "Zm9vYmFy")
+        ])
     func vectors(text: String, standard: String, url: String) {
         #expect(Base64.encoded(Array(text.utf8)) == standard)
         #expect(Base64.urlEncoded(Array(text.utf8)) == url)
@@ -22,9 +25,11 @@ import Testing
         #expect(Base64.urlDecoded("-_-_") == [0xFB, 0xFF, 0xBF])
     }
 
-    @Test("rejects standard text that is not a canonical encoding", arguments: [
-        "Zg", "Zg=", "Zg===", "Z===", "====", "Zh==", "Zm9=", "Zm9v YmFy", "Zm9v\n", "Zg==Zg==", "-_-_", "Zm9v\u{0}",
-    ])
+    @Test(
+        "rejects standard text that is not a canonical encoding",
+        arguments: [
+            "Zg", "Zg=", "Zg===", "Z===", "====", "Zh==", "Zm9=", "Zm9v YmFy", "Zm9v\n", "Zg==Zg==", "-_-_", "Zm9v\u{0}"
+        ])
     func rejectsStandard(text: String) {
         #expect(Base64.decoded(text) == nil)
     }

@@ -1,13 +1,18 @@
 import Testing
+
 @testable import AuthloadWire
 
 @Suite struct DigestTests {
-    @Test("matches the published SHA-1 and SHA-256 vectors", arguments: [
-        ("", "da39a3ee5e6b4b0d3255bfef95601890afd80709", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
-        ("abc", "a9993e364706816aba3e25717850c26c9cd0d89d", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
-        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "84983e441c3bd26ebaae4aa1f95129e5e54670f1",
-         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
-    ])
+    @Test(
+        "matches the published SHA-1 and SHA-256 vectors",
+        arguments: [
+            ("", "da39a3ee5e6b4b0d3255bfef95601890afd80709", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+            ("abc", "a9993e364706816aba3e25717850c26c9cd0d89d", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+            (
+                "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "84983e441c3bd26ebaae4aa1f95129e5e54670f1",
+                "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+            )
+        ])
     func vectors(input: String, sha1: String, sha256: String) {
         #expect(hexString(Digest.sha1(Array(input.utf8))) == sha1)
         #expect(hexString(Digest.sha256(Array(input.utf8))) == sha256)
@@ -27,7 +32,8 @@ import Testing
 
     @Test("returns the requested number of random bytes, different each time", arguments: [0, 1, 4, 16, 32, 1000])
     func randomBytes(count: Int) {
-        let first = Digest.secureRandomBytes(count: count), second = Digest.secureRandomBytes(count: count)
+        let first = Digest.secureRandomBytes(count: count)
+        let second = Digest.secureRandomBytes(count: count)
         #expect(first.count == count)
         #expect(second.count == count)
         if count >= 16 { #expect(first != second) }

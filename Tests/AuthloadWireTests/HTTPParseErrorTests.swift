@@ -1,5 +1,6 @@
 import AuthloadCore
 import Testing
+
 @testable import AuthloadWire
 
 /// One malformed message, the side that reads it, and exactly what the parser must say about it.
@@ -21,9 +22,11 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
     func error(pieces: [Range<Int>]? = nil) -> HTTPParseError? {
         switch side {
         case .client:
-            parseResponses(message, pieces: pieces, endOfStream: endOfStream, maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes).error
+            parseResponses(message, pieces: pieces, endOfStream: endOfStream, maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes)
+                .error
         case .server:
-            parseRequests(message, pieces: pieces, endOfStream: endOfStream, maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes).error
+            parseRequests(message, pieces: pieces, endOfStream: endOfStream, maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes)
+                .error
         }
     }
 
@@ -59,90 +62,122 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
         .client("HTTP/1.1 20 OK\r\n\r\n", .malformedStartLine, "malformed status line at byte 9: expected a three-digit status code"),
         .client("HTTP/1.1 099 Low\r\n\r\n", .malformedStartLine, "malformed status line at byte 9: expected a three-digit status code"),
         .client("HTTP/1.1 200OK\r\n\r\n", .malformedStartLine, "malformed status line at byte 12: expected a space after the status code"),
-        .client("HTTP/1.1 200 O\u{7}K\r\n\r\n", .malformedStartLine,
-                "malformed status line at byte 14: expected a reason phrase without control characters"),
+        .client(
+            "HTTP/1.1 200 O\u{7}K\r\n\r\n", .malformedStartLine,
+            "malformed status line at byte 14: expected a reason phrase without control characters"),
         .client("HTTP/2 200 OK\r\n\r\n", .unsupportedVersion, "unsupported HTTP version 'HTTP/2' at byte 0", status: 505),
         // Request lines
         .server("/ HTTP/1.1\r\n\r\n", .malformedStartLine, "malformed request line at byte 0: expected a method followed by a space"),
-        .server("GET  / HTTP/1.1\r\n\r\n", .malformedStartLine,
-                "malformed request line at byte 4: expected a request target followed by a space"),
-        .server("GET /a\u{7F}b HTTP/1.1\r\n\r\n", .malformedStartLine,
-                "malformed request line at byte 6: expected a request target followed by a space"),
+        .server(
+            "GET  / HTTP/1.1\r\n\r\n", .malformedStartLine,
+            "malformed request line at byte 4: expected a request target followed by a space"),
+        .server(
+            "GET /a\u{7F}b HTTP/1.1\r\n\r\n", .malformedStartLine,
+            "malformed request line at byte 6: expected a request target followed by a space"),
         .server("GET / HTTP/1.1 x\r\n\r\n", .malformedStartLine, "malformed request line at byte 6: expected 'HTTP/1.x'"),
         .server("GET / HTTP/2.0\r\n\r\n", .unsupportedVersion, "unsupported HTTP version 'HTTP/2.0' at byte 6", status: 505),
         // Header fields
-        .client("HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n", .malformedHeader, "malformed header field at byte 20: invalid character in field name"),
+        .client(
+            "HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n", .malformedHeader, "malformed header field at byte 20: invalid character in field name"
+        ),
         .client("HTTP/1.1 200 OK\r\nNoColon\r\n\r\n", .malformedHeader, "malformed header field at byte 17: no ':' after the field name"),
         .client("HTTP/1.1 200 OK\r\n: x\r\n\r\n", .malformedHeader, "malformed header field at byte 17: empty field name"),
-        .client("HTTP/1.1 200 OK\r\nX: a\u{1}b\r\n\r\n", .malformedHeader, "malformed header field at byte 21: invalid character in field value"),
-        .client("HTTP/1.1 200 OK\r\nX: a\rb\r\n\r\n", .malformedHeader, "malformed header field at byte 21: invalid character in field value"),
-        .client("HTTP/1.1 200 OK\r\nA: b\r\n c\r\n\r\n", .obsoleteLineFolding,
-                "obsolete line folding at byte 23: header lines must not start with whitespace"),
-        .server("GET / HTTP/1.1\r\n\tHost: a\r\n\r\n", .obsoleteLineFolding,
-                "obsolete line folding at byte 16: header lines must not start with whitespace"),
+        .client(
+            "HTTP/1.1 200 OK\r\nX: a\u{1}b\r\n\r\n", .malformedHeader, "malformed header field at byte 21: invalid character in field value"
+        ),
+        .client(
+            "HTTP/1.1 200 OK\r\nX: a\rb\r\n\r\n", .malformedHeader, "malformed header field at byte 21: invalid character in field value"),
+        .client(
+            "HTTP/1.1 200 OK\r\nA: b\r\n c\r\n\r\n", .obsoleteLineFolding,
+            "obsolete line folding at byte 23: header lines must not start with whitespace"),
+        .server(
+            "GET / HTTP/1.1\r\n\tHost: a\r\n\r\n", .obsoleteLineFolding,
+            "obsolete line folding at byte 16: header lines must not start with whitespace"),
         // Content-Length
         .client("HTTP/1.1 200 OK\r\nContent-Length: 12a\r\n\r\n", .invalidContentLength, "Content-Length '12a' at byte 17 is not a number"),
         .client("HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", .invalidContentLength, "Content-Length '-1' at byte 17 is not a number"),
         .client("HTTP/1.1 200 OK\r\nContent-Length: \r\n\r\n", .invalidContentLength, "Content-Length '' at byte 17 is not a number"),
-        .client("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", .conflictingContentLength,
-                "conflicting Content-Length values '5' and '6' at byte 36"),
-        .server("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3, 4\r\n\r\n", .conflictingContentLength,
-                "conflicting Content-Length values '3' and '4' at byte 26"),
+        .client(
+            "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", .conflictingContentLength,
+            "conflicting Content-Length values '5' and '6' at byte 36"),
+        .server(
+            "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3, 4\r\n\r\n", .conflictingContentLength,
+            "conflicting Content-Length values '3' and '4' at byte 26"),
         // Transfer-Encoding (requests are strict: ambiguous framing is how requests are smuggled)
-        .server("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", .invalidTransferEncoding,
-                "invalid Transfer-Encoding at byte 45: both Transfer-Encoding and Content-Length are present"),
-        .server("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", .invalidTransferEncoding,
-                "invalid Transfer-Encoding at byte 26: chunked must be the final coding"),
-        .server("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", .invalidTransferEncoding,
-                "invalid Transfer-Encoding at byte 26: chunked is applied more than once"),
-        .server("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: \r\n\r\n", .invalidTransferEncoding,
-                "invalid Transfer-Encoding at byte 26: no transfer coding is named"),
-        .server("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", .unsupportedTransferEncoding,
-                "unsupported transfer coding 'gzip' at byte 26", status: 501),
+        .server(
+            "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", .invalidTransferEncoding,
+            "invalid Transfer-Encoding at byte 45: both Transfer-Encoding and Content-Length are present"),
+        .server(
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", .invalidTransferEncoding,
+            "invalid Transfer-Encoding at byte 26: chunked must be the final coding"),
+        .server(
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", .invalidTransferEncoding,
+            "invalid Transfer-Encoding at byte 26: chunked is applied more than once"),
+        .server(
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: \r\n\r\n", .invalidTransferEncoding,
+            "invalid Transfer-Encoding at byte 26: no transfer coding is named"),
+        .server(
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", .unsupportedTransferEncoding,
+            "unsupported transfer coding 'gzip' at byte 26", status: 501),
         // Chunks
         .client(chunkedHead + "zz\r\n", .invalidChunkSize, "invalid chunk size at byte 47: 'zz' is not hexadecimal"),
         .client(chunkedHead + ";x\r\n", .invalidChunkSize, "invalid chunk size at byte 47: ';x' is not hexadecimal"),
         .client(chunkedHead + "1000000000000000\r\n", .invalidChunkSize, "invalid chunk size at byte 47: chunk size too large"),
         .client(chunkedHead + "5 x\r\n", .invalidChunkSize, "invalid chunk size at byte 49: unexpected character after the chunk size"),
         .client(chunkedHead + "5;a\u{1}\r\n", .invalidChunkSize, "invalid chunk size at byte 50: invalid character in chunk extension"),
-        .client(chunkedHead + "1;" + String(repeating: "e", count: 5000) + "\r\n", .invalidChunkSize,
-                "invalid chunk size at byte 4143: chunk size line longer than 4096 bytes"),
+        .client(
+            chunkedHead + "1;" + String(repeating: "e", count: 5000) + "\r\n", .invalidChunkSize,
+            "invalid chunk size at byte 4143: chunk size line longer than 4096 bytes"),
         .client(chunkedHead + "5\r\nhelloX", .malformedChunk, "malformed chunk at byte 55: expected CRLF after chunk data"),
-        .client(chunkedHead + "5\r\nhello\rX", .malformedChunk, "malformed chunk at byte 56: expected LF after CR at the end of chunk data"),
-        .client(chunkedHead + "0\r\nBad Trailer: x\r\n\r\n", .malformedHeader,
-                "malformed header field at byte 53: invalid character in field name"),
+        .client(
+            chunkedHead + "5\r\nhello\rX", .malformedChunk, "malformed chunk at byte 56: expected LF after CR at the end of chunk data"),
+        .client(
+            chunkedHead + "0\r\nBad Trailer: x\r\n\r\n", .malformedHeader,
+            "malformed header field at byte 53: invalid character in field name"),
         // Limits
-        .client("HTTP/1.1 200 OK\r\nX: \(longValue)\r\n\r\n", .headerTooLarge, "header section larger than 64 bytes at byte 64", status: 431)
-            .limits(header: 64),
+        .client(
+            "HTTP/1.1 200 OK\r\nX: \(longValue)\r\n\r\n", .headerTooLarge, "header section larger than 64 bytes at byte 64", status: 431
+        )
+        .limits(header: 64),
         .server("GET /\(longValue) HTTP/1.1\r\n\r\n", .headerTooLarge, "header section larger than 64 bytes at byte 64", status: 431)
             .limits(header: 64),
-        .client(chunkedHead + "0\r\nT: \(longValue)\r\n\r\n", .headerTooLarge, "trailer section larger than 64 bytes at byte 114", status: 431)
-            .limits(header: 64),
+        .client(
+            chunkedHead + "0\r\nT: \(longValue)\r\n\r\n", .headerTooLarge, "trailer section larger than 64 bytes at byte 114", status: 431
+        )
+        .limits(header: 64),
         .client("HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n", .bodyTooLarge, "body larger than 10 bytes at byte 17", status: 413)
             .limits(body: 10),
-        .client("HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\n", .bodyTooLarge,
-                "body larger than 16777216 bytes at byte 17", status: 413),
+        .client(
+            "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\n", .bodyTooLarge,
+            "body larger than 16777216 bytes at byte 17", status: 413),
         .client(chunkedHead + "6\r\nhello!\r\nb\r\n", .bodyTooLarge, "body larger than 10 bytes at byte 58", status: 413)
             .limits(body: 10),
         .client("HTTP/1.0 200 OK\r\n\r\n" + longValue, .bodyTooLarge, "body larger than 10 bytes at byte 29", status: 413)
             .limits(body: 10),
-        .server("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\n", .bodyTooLarge, "body larger than 10 bytes at byte 26", status: 413)
-            .limits(body: 10),
+        .server(
+            "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\n", .bodyTooLarge, "body larger than 10 bytes at byte 26", status: 413
+        )
+        .limits(body: 10),
         // Truncation
         .client("HTTP/1.1 2", .truncated, "stream ended mid-message at byte 10: expected the rest of the status line").closed(),
-        .client("HTTP/1.1 200 OK\r\nA: b", .truncated, "stream ended mid-message at byte 21: expected the rest of the header section").closed(),
-        .client("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", .truncated,
-                "stream ended mid-message at byte 42: expected 7 more body bytes").closed(),
+        .client("HTTP/1.1 200 OK\r\nA: b", .truncated, "stream ended mid-message at byte 21: expected the rest of the header section")
+            .closed(),
+        .client(
+            "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", .truncated,
+            "stream ended mid-message at byte 42: expected 7 more body bytes"
+        ).closed(),
         .client(chunkedHead + "5\r\nhel", .truncated, "stream ended mid-message at byte 53: expected 2 more chunk bytes").closed(),
         .client(chunkedHead + "5\r\nhello", .truncated, "stream ended mid-message at byte 55: expected CRLF after chunk data").closed(),
         .client(chunkedHead + "5\r\nhello\r\n", .truncated, "stream ended mid-message at byte 57: expected a chunk size").closed(),
         .client(chunkedHead + "0\r\n", .truncated, "stream ended mid-message at byte 50: expected the end of the trailer section").closed(),
         .server("GET / HT", .truncated, "stream ended mid-message at byte 8: expected the rest of the request line").closed(),
-        .server("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\nab", .truncated,
-                "stream ended mid-message at byte 49: expected 2 more body bytes").closed(),
+        .server(
+            "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\nab", .truncated,
+            "stream ended mid-message at byte 49: expected 2 more body bytes"
+        ).closed(),
         // Host
         .server("GET / HTTP/1.1\r\n\r\n", .invalidHost, "missing Host header in an HTTP/1.1 request at byte 16"),
-        .server("GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n", .invalidHost, "more than one Host header at byte 25"),
+        .server("GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n", .invalidHost, "more than one Host header at byte 25")
     ]
 }
 

@@ -1,5 +1,6 @@
 import AuthloadCore
 import Testing
+
 @testable import AuthloadWire
 
 @Suite("Request parser")
@@ -18,9 +19,10 @@ struct HTTPRequestParserTests {
 
     @Test("reads a Content-Length body")
     func contentLengthBody() throws {
-        let outcome = parseRequests(wire(
-            "POST /login HTTP/1.1\r\nHost: a\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 7\r\n\r\nuser=ab"
-        ))
+        let outcome = parseRequests(
+            wire(
+                "POST /login HTTP/1.1\r\nHost: a\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 7\r\n\r\nuser=ab"
+            ))
         let request = try #require(outcome.events.first?.request)
         #expect(request.method == "POST")
         #expect(request.body == wire("user=ab"))
@@ -28,9 +30,10 @@ struct HTTPRequestParserTests {
 
     @Test("reads a chunked body with extensions and trailers")
     func chunkedBody() throws {
-        let outcome = parseRequests(wire(
-            "PUT /upload HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n2\r\nde\r\n0\r\nDigest: z\r\n\r\n"
-        ))
+        let outcome = parseRequests(
+            wire(
+                "PUT /upload HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n2\r\nde\r\n0\r\nDigest: z\r\n\r\n"
+            ))
         let request = try #require(outcome.events.first?.request, "\(String(describing: outcome.error))")
         #expect(request.body == wire("abcde"))
     }
@@ -56,9 +59,11 @@ struct HTTPRequestParserTests {
         #expect(outcome.events.first?.keepAlive == false)
     }
 
-    @Test("accepts absolute-form and asterisk-form targets", arguments: [
-        "http://example.com/x?y", "*", "example.com:443",
-    ])
+    @Test(
+        "accepts absolute-form and asterisk-form targets",
+        arguments: [
+            "http://example.com/x?y", "*", "example.com:443"
+        ])
     func targetForms(target: String) throws {
         let outcome = parseRequests(wire("OPTIONS \(target) HTTP/1.1\r\nHost: example.com\r\n\r\n"))
         #expect(outcome.events.first?.request?.target == target)

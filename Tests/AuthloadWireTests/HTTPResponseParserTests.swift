@@ -1,14 +1,16 @@
 import AuthloadCore
 import Testing
+
 @testable import AuthloadWire
 
 @Suite("Response parser")
 struct HTTPResponseParserTests {
     @Test("reads status, reason, headers in order and a Content-Length body")
     func contentLength() throws {
-        let outcome = parseResponses(wire(
-            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\nContent-Length: 5\r\n\r\nhello"
-        ))
+        let outcome = parseResponses(
+            wire(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\nContent-Length: 5\r\n\r\nhello"
+            ))
         #expect(outcome.error == nil)
         let response = try #require(outcome.events.first?.response)
         #expect(response.status == 200)
@@ -20,15 +22,17 @@ struct HTTPResponseParserTests {
         #expect(outcome.events.first?.keepAlive == true)
     }
 
-    @Test("accepts HTTP/1.0, a missing or empty reason and a reason with spaces", arguments: [
-        ("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", 200, "OK"),
-        ("HTTP/1.1 404 \r\nContent-Length: 0\r\n\r\n", 404, ""),
-        ("HTTP/1.1 503\r\nContent-Length: 0\r\n\r\n", 503, ""),
-        ("HTTP/1.1 401 Unauthorized by policy\r\nContent-Length: 0\r\n\r\n", 401, "Unauthorized by policy"),
-        ("HTTP/1.1 200 OK\nContent-Length: 0\n\n", 200, "OK"),
-        ("\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 200, "OK"),
-        ("HTTP/1.2 299 Future\r\nContent-Length: 0\r\n\r\n", 299, "Future"),
-    ])
+    @Test(
+        "accepts HTTP/1.0, a missing or empty reason and a reason with spaces",
+        arguments: [
+            ("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", 200, "OK"),
+            ("HTTP/1.1 404 \r\nContent-Length: 0\r\n\r\n", 404, ""),
+            ("HTTP/1.1 503\r\nContent-Length: 0\r\n\r\n", 503, ""),
+            ("HTTP/1.1 401 Unauthorized by policy\r\nContent-Length: 0\r\n\r\n", 401, "Unauthorized by policy"),
+            ("HTTP/1.1 200 OK\nContent-Length: 0\n\n", 200, "OK"),
+            ("\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 200, "OK"),
+            ("HTTP/1.2 299 Future\r\nContent-Length: 0\r\n\r\n", 299, "Future")
+        ])
     func statusLines(message: String, status: Int, reason: String) throws {
         let outcome = parseResponses(wire(message))
         let response = try #require(outcome.events.first?.response, "\(String(describing: outcome.error))")
@@ -61,13 +65,15 @@ struct HTTPResponseParserTests {
         #expect(response.body == body)
     }
 
-    @Test("gives no body to HEAD, 204 and 304 responses even when they carry framing headers", arguments: [
-        ("HEAD", "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n"),
-        ("HEAD", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"),
-        ("GET", "HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n"),
-        ("GET", "HTTP/1.1 304 Not Modified\r\nContent-Length: 99\r\nETag: \"x\"\r\n\r\n"),
-        ("CONNECT", "HTTP/1.1 200 Connection Established\r\n\r\n"),
-    ])
+    @Test(
+        "gives no body to HEAD, 204 and 304 responses even when they carry framing headers",
+        arguments: [
+            ("HEAD", "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n"),
+            ("HEAD", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"),
+            ("GET", "HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n"),
+            ("GET", "HTTP/1.1 304 Not Modified\r\nContent-Length: 99\r\nETag: \"x\"\r\n\r\n"),
+            ("CONNECT", "HTTP/1.1 200 Connection Established\r\n\r\n")
+        ])
     func noBodyByRule(method: String, head: String) throws {
         // The next response follows at once: reading a body here would swallow it.
         let next = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
@@ -81,7 +87,8 @@ struct HTTPResponseParserTests {
 
     @Test("skips interim 1xx responses and returns the final one")
     func interimResponses() throws {
-        let message = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n"
+        let message =
+            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n"
         let outcome = parseResponses(wire(message), methods: ["POST"])
         #expect(outcome.events.map { $0.response?.status } == [201])
     }
@@ -90,7 +97,8 @@ struct HTTPResponseParserTests {
     func upgrade() throws {
         var parser = HTTPResponseParser()
         parser.expectResponse(toMethod: "GET")
-        parser.feed(wire("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n") + [0x81, 0x02, 0x68, 0x69])
+        parser.feed(
+            wire("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n") + [0x81, 0x02, 0x68, 0x69])
         let event = try parser.next()
         #expect(event.response?.status == 101)
         #expect(event.keepAlive == false)

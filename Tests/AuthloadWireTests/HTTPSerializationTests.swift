@@ -1,5 +1,6 @@
 import AuthloadCore
 import Testing
+
 @testable import AuthloadWire
 
 @Suite("Serialization")
@@ -23,10 +24,11 @@ struct HTTPSerializationTests {
             headers: ["Content-Type": "application/x-www-form-urlencoded", "Accept": "*/*"],
             body: wire("a=1")
         )
-        #expect(bytes(of: request) == """
-            POST /login?next=%2F HTTP/1.1\r\nHost: auth.example.com\r\n\
-            Content-Type: application/x-www-form-urlencoded\r\nAccept: */*\r\nContent-Length: 3\r\n\r\na=1
-            """)
+        #expect(
+            bytes(of: request) == """
+                POST /login?next=%2F HTTP/1.1\r\nHost: auth.example.com\r\n\
+                Content-Type: application/x-www-form-urlencoded\r\nAccept: */*\r\nContent-Length: 3\r\n\r\na=1
+                """)
     }
 
     @Test("keeps a Host header that is already present")
@@ -35,10 +37,12 @@ struct HTTPSerializationTests {
         #expect(bytes(of: request) == "GET / HTTP/1.1\r\nhost: other:8443\r\n\r\n")
     }
 
-    @Test("adds Content-Length for a body or a method that expects one", arguments: [
-        ("GET", "", nil), ("GET", "x", "1"), ("HEAD", "", nil), ("POST", "", "0"), ("PUT", "", "0"),
-        ("PATCH", "", "0"), ("DELETE", "", nil), ("DELETE", "{}", "2"), ("OPTIONS", "", nil),
-    ] as [(String, String, String?)])
+    @Test(
+        "adds Content-Length for a body or a method that expects one",
+        arguments: [
+            ("GET", "", nil), ("GET", "x", "1"), ("HEAD", "", nil), ("POST", "", "0"), ("PUT", "", "0"),
+            ("PATCH", "", "0"), ("DELETE", "", nil), ("DELETE", "{}", "2"), ("OPTIONS", "", nil)
+        ] as [(String, String, String?)])
     func contentLengthRules(method: String, body: String, contentLength: String?) throws {
         var out: [UInt8] = []
         HTTPRequest(method: method, target: "/", body: wire(body)).serialize(into: &out, host: "h")
@@ -69,13 +73,16 @@ struct HTTPSerializationTests {
         #expect(parseRequests(wire(text)).events.count == 1)
     }
 
-    @Test("round-trips requests through the request parser", arguments: [
-        HTTPRequest(method: "GET", target: "/idp/idx/introspect", headers: ["Accept": "application/json"]),
-        HTTPRequest(method: "POST", target: "/idp/idx/identify", headers: ["Content-Type": "application/json"], body: wire(#"{"a":"ü"}"#)),
-        HTTPRequest(method: "PUT", target: "/x", headers: ["Transfer-Encoding": "chunked"], body: Array(repeating: 7, count: 5000)),
-        HTTPRequest(method: "DELETE", target: "/session/1"),
-        HTTPRequest(method: "POST", target: "/empty"),
-    ])
+    @Test(
+        "round-trips requests through the request parser",
+        arguments: [
+            HTTPRequest(method: "GET", target: "/idp/idx/introspect", headers: ["Accept": "application/json"]),
+            HTTPRequest(
+                method: "POST", target: "/idp/idx/identify", headers: ["Content-Type": "application/json"], body: wire(#"{"a":"ü"}"#)),
+            HTTPRequest(method: "PUT", target: "/x", headers: ["Transfer-Encoding": "chunked"], body: Array(repeating: 7, count: 5000)),
+            HTTPRequest(method: "DELETE", target: "/session/1"),
+            HTTPRequest(method: "POST", target: "/empty")
+        ])
     func requestRoundTrip(_ request: HTTPRequest) throws {
         var out: [UInt8] = []
         request.serialize(into: &out, host: "staging:8080")
@@ -100,7 +107,8 @@ struct HTTPSerializationTests {
         let response = HTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: wire("hi"))
         #expect(bytes(of: response) == "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nhi")
         let closing = HTTPResponse(status: 503, headers: ["Connection": "keep-alive"])
-        #expect(bytes(of: closing, keepAlive: false) == "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+        #expect(
+            bytes(of: closing, keepAlive: false) == "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
     }
 
     @Test("writes no framing and no body where RFC 9110 forbids a body", arguments: [101, 100, 204, 304])
@@ -117,14 +125,16 @@ struct HTTPSerializationTests {
         #expect(bytes(of: chunked, head: true) == "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
     }
 
-    @Test("round-trips responses through the response parser", arguments: [
-        (HTTPResponse(status: 200, headers: ["Set-Cookie": "a=1", "set-cookie": "b=2"], body: wire("{}")), true),
-        (HTTPResponse(status: 302, headers: ["Location": "/next"]), true),
-        (HTTPResponse(status: 404, reason: "", body: wire("missing")), false),
-        (HTTPResponse(status: 200, headers: ["Transfer-Encoding": "chunked"], body: Array(repeating: 0xAB, count: 70_000)), true),
-        (HTTPResponse(status: 204), true),
-        (HTTPResponse(status: 599, reason: "Custom Reason", body: [0, 1, 2]), false),
-    ])
+    @Test(
+        "round-trips responses through the response parser",
+        arguments: [
+            (HTTPResponse(status: 200, headers: ["Set-Cookie": "a=1", "set-cookie": "b=2"], body: wire("{}")), true),
+            (HTTPResponse(status: 302, headers: ["Location": "/next"]), true),
+            (HTTPResponse(status: 404, reason: "", body: wire("missing")), false),
+            (HTTPResponse(status: 200, headers: ["Transfer-Encoding": "chunked"], body: Array(repeating: 0xAB, count: 70_000)), true),
+            (HTTPResponse(status: 204), true),
+            (HTTPResponse(status: 599, reason: "Custom Reason", body: [0, 1, 2]), false)
+        ])
     func responseRoundTrip(response: HTTPResponse, keepAlive: Bool) throws {
         var out: [UInt8] = []
         response.serialize(into: &out, keepAlive: keepAlive)

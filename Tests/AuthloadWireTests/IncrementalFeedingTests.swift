@@ -1,5 +1,6 @@
 import AuthloadCore
 import Testing
+
 @testable import AuthloadWire
 
 /// A byte stream and how to read it, for checking that the way bytes arrive never changes the result.
@@ -11,32 +12,44 @@ struct StreamCase: Sendable, CustomTestStringConvertible {
     var testDescription: String { name }
 
     static let responses: [StreamCase] = [
-        .init(name: "Content-Length body", bytes: wire("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 12\r\n\r\nhello, world")),
-        .init(name: "chunked with extensions and trailers", bytes: wire(
-            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4;a=b\r\nWiki\r\n5\r\npedia\r\nE ; x\r\n in\r\n\r\nchunks.\r\n0\r\nT: v\r\n\r\n"
-        )),
+        .init(
+            name: "Content-Length body",
+            bytes: wire("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 12\r\n\r\nhello, world")),
+        .init(
+            name: "chunked with extensions and trailers",
+            bytes: wire(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4;a=b\r\nWiki\r\n5\r\npedia\r\nE ; x\r\n in\r\n\r\nchunks.\r\n0\r\nT: v\r\n\r\n"
+            )),
         .init(name: "bare LF line endings", bytes: wire("HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n\n3\nabc\n0\n\n")),
         .init(name: "close-delimited HTTP/1.0", bytes: wire("HTTP/1.0 200 OK\r\nServer: x\r\n\r\nuntil the end"), endOfStream: true),
-        .init(name: "HEAD, 204, 304, 100 then 200, pipelined", bytes: wire(
-            "HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n"
-                + "HTTP/1.1 204 No Content\r\n\r\n"
-                + "HTTP/1.1 304 Not Modified\r\nETag: \"a\"\r\n\r\n"
-                + "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
-        ), methods: ["HEAD", "GET", "GET", "POST"]),
-        .init(name: "101 with frames after it", bytes: wire("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n") + [0x81, 0x00]),
-        .init(name: "empty lines before a response, then end of stream", bytes: wire("\r\n\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx"),
-              endOfStream: true),
+        .init(
+            name: "HEAD, 204, 304, 100 then 200, pipelined",
+            bytes: wire(
+                "HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n"
+                    + "HTTP/1.1 204 No Content\r\n\r\n"
+                    + "HTTP/1.1 304 Not Modified\r\nETag: \"a\"\r\n\r\n"
+                    + "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+            ), methods: ["HEAD", "GET", "GET", "POST"]),
+        .init(
+            name: "101 with frames after it", bytes: wire("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n") + [0x81, 0x00]),
+        .init(
+            name: "empty lines before a response, then end of stream", bytes: wire("\r\n\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx"),
+            endOfStream: true)
     ]
 
     static let requests: [StreamCase] = [
         .init(name: "GET", bytes: wire("GET /a?b=c HTTP/1.1\r\nHost: h\r\nAccept: */*\r\n\r\n")),
         .init(name: "form POST", bytes: wire("POST /login HTTP/1.1\r\nHost: h\r\nContent-Length: 15\r\n\r\nuser=a&pass=b%2")),
-        .init(name: "chunked PUT with trailers", bytes: wire(
-            "PUT /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2;e\r\nab\r\n1\r\nc\r\n0\r\nX: y\r\n\r\n"
-        )),
-        .init(name: "pipelined, then end of stream", bytes: wire(
-            "GET /1 HTTP/1.1\r\nHost: h\r\n\r\nPOST /2 HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n\r\nzHEAD /3 HTTP/1.0\r\n\r\n"
-        ), endOfStream: true),
+        .init(
+            name: "chunked PUT with trailers",
+            bytes: wire(
+                "PUT /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2;e\r\nab\r\n1\r\nc\r\n0\r\nX: y\r\n\r\n"
+            )),
+        .init(
+            name: "pipelined, then end of stream",
+            bytes: wire(
+                "GET /1 HTTP/1.1\r\nHost: h\r\n\r\nPOST /2 HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n\r\nzHEAD /3 HTTP/1.0\r\n\r\n"
+            ), endOfStream: true)
     ]
 }
 
@@ -90,7 +103,8 @@ struct IncrementalFeedingTests {
         for index in 0..<200 {
             let body = wire(String(repeating: "r\(index)", count: index % 13))
             expected.append(body)
-            stream += index.isMultiple(of: 2)
+            stream +=
+                index.isMultiple(of: 2)
                 ? wire("HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\n\r\n") + body
                 : wire("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
                     + (body.isEmpty ? [] : wire(String(body.count, radix: 16) + "\r\n") + body + wire("\r\n")) + wire("0\r\n\r\n")

@@ -1,5 +1,6 @@
 import AuthloadCore
 import Testing
+
 @testable import AuthloadWire
 
 @Suite("Keep-alive decisions")
@@ -29,7 +30,7 @@ struct KeepAliveTests {
         .init(head: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked", body: "0\r\n\r\n", keepAlive: false),
         .init(head: "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade", keepAlive: false),
         .init(head: "HTTP/1.1 200 Connection Established", method: "CONNECT", keepAlive: false),
-        .init(head: "HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0", method: "CONNECT", keepAlive: true),
+        .init(head: "HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0", method: "CONNECT", keepAlive: true)
     ]
 
     @Test("follow the version, Connection tokens and framing of each response", arguments: responses)
@@ -39,9 +40,11 @@ struct KeepAliveTests {
         #expect(event.keepAlive == testCase.keepAlive)
     }
 
-    @Test("never reuse a connection whose body ended with the connection", arguments: [
-        "HTTP/1.1 200 OK", "HTTP/1.0 200 OK\r\nConnection: keep-alive", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip",
-    ])
+    @Test(
+        "never reuse a connection whose body ended with the connection",
+        arguments: [
+            "HTTP/1.1 200 OK", "HTTP/1.0 200 OK\r\nConnection: keep-alive", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip"
+        ])
     func closeDelimitedIsNotReusable(head: String) throws {
         let outcome = parseResponses(wire(head + "\r\n\r\nbody"), endOfStream: true)
         let event = try #require(outcome.events.first)
@@ -49,15 +52,17 @@ struct KeepAliveTests {
         #expect(event.keepAlive == false)
     }
 
-    @Test("follow the version and Connection tokens of each request", arguments: [
-        ("GET / HTTP/1.1\r\nHost: h", true),
-        ("GET / HTTP/1.1\r\nHost: h\r\nConnection: close", false),
-        ("GET / HTTP/1.1\r\nHost: h\r\nConnection: TE, Close", false),
-        ("GET / HTTP/1.0", false),
-        ("GET / HTTP/1.0\r\nConnection: Keep-Alive", true),
-        ("GET / HTTP/1.0\r\nConnection: keep-alive\r\nConnection: close", false),
-        ("POST / HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n0", false),
-    ])
+    @Test(
+        "follow the version and Connection tokens of each request",
+        arguments: [
+            ("GET / HTTP/1.1\r\nHost: h", true),
+            ("GET / HTTP/1.1\r\nHost: h\r\nConnection: close", false),
+            ("GET / HTTP/1.1\r\nHost: h\r\nConnection: TE, Close", false),
+            ("GET / HTTP/1.0", false),
+            ("GET / HTTP/1.0\r\nConnection: Keep-Alive", true),
+            ("GET / HTTP/1.0\r\nConnection: keep-alive\r\nConnection: close", false),
+            ("POST / HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n0", false)
+        ])
     func requestKeepAlive(head: String, keepAlive: Bool) throws {
         let outcome = parseRequests(wire(head + "\r\n\r\n"))
         let event = try #require(outcome.events.first, "\(String(describing: outcome.error))")

@@ -1,5 +1,6 @@
 import AuthloadCore
 import Testing
+
 @testable import AuthloadWire
 
 /// Seeded mutation runs: a cheap stand-in for the libFuzzer target, and replayable from the seed.
@@ -8,7 +9,7 @@ struct ParserRobustnessTests {
     /// Fragments that steer mutations towards the parsers' decision points.
     static let fragments: [[UInt8]] = [
         "\r\n", "\r", "\n", ":", " ", "\t", ";", ",", "0", "f", "chunked", "Content-Length: ", "Transfer-Encoding: ",
-        "Connection: close", "HTTP/1.1 ", "HTTP/1.0 101 ", "ffffffffffffffffff", "\r\n\r\n", "%", "\u{0}", "\u{7F}",
+        "Connection: close", "HTTP/1.1 ", "HTTP/1.0 101 ", "ffffffffffffffffff", "\r\n\r\n", "%", "\u{0}", "\u{7F}"
     ].map { Array($0.utf8) }
 
     static func mutate(_ message: [UInt8], using random: inout SplitMix64) -> [UInt8] {
@@ -44,8 +45,9 @@ struct ParserRobustnessTests {
             let headerLimit = Bool.random(using: &random) ? 64 * 1024 : Int.random(in: 16...120, using: &random)
             let bodyLimit = Bool.random(using: &random) ? 1 << 24 : Int.random(in: 0...40, using: &random)
             let run = { (pieces: [Range<Int>]?) in
-                parseResponses(bytes, methods: base.methods, pieces: pieces, endOfStream: closes,
-                               maxHeaderBytes: headerLimit, maxBodyBytes: bodyLimit)
+                parseResponses(
+                    bytes, methods: base.methods, pieces: pieces, endOfStream: closes,
+                    maxHeaderBytes: headerLimit, maxBodyBytes: bodyLimit)
             }
             let whole = run(nil)
             let split = Int.random(in: 0...bytes.count, using: &random)

@@ -1,4 +1,5 @@
 import AuthloadCore
+
 @testable import AuthloadWire
 
 /// The bytes of `text`, so test messages can be written with `\r\n` in string literals.

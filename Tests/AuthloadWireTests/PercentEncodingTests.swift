@@ -1,17 +1,20 @@
 import Testing
+
 @testable import AuthloadWire
 
 @Suite("Percent encoding")
 struct PercentEncodingTests {
-    @Test("encodes everything outside the unreserved set, for path segments and query values alike", arguments: [
-        ("plain-Value_1.0~", "plain-Value_1.0~"),
-        ("a/b", "a%2Fb"),
-        ("a b+c", "a%20b%2Bc"),
-        ("?#[]@!$&'()*,;=:", "%3F%23%5B%5D%40%21%24%26%27%28%29%2A%2C%3B%3D%3A"),
-        ("100%", "100%25"),
-        ("é", "%C3%A9"),
-        ("", ""),
-    ])
+    @Test(
+        "encodes everything outside the unreserved set, for path segments and query values alike",
+        arguments: [
+            ("plain-Value_1.0~", "plain-Value_1.0~"),
+            ("a/b", "a%2Fb"),
+            ("a b+c", "a%20b%2Bc"),
+            ("?#[]@!$&'()*,;=:", "%3F%23%5B%5D%40%21%24%26%27%28%29%2A%2C%3B%3D%3A"),
+            ("100%", "100%25"),
+            ("é", "%C3%A9"),
+            ("", "")
+        ])
     func encoding(text: String, expected: String) {
         #expect(PercentEncoding.encode(text) == expected)
         #expect(PercentEncoding.decode(expected) == text)
@@ -23,9 +26,11 @@ struct PercentEncodingTests {
         #expect(PercentEncoding.decode("a+b%20c", plusAsSpace: true) == "a b c")
     }
 
-    @Test("leaves malformed escapes as they are and replaces bytes that are not UTF-8", arguments: [
-        ("%", "%"), ("%4", "%4"), ("%G0", "%G0"), ("a%%41", "a%A"), ("%e9", "\u{FFFD}"),
-    ])
+    @Test(
+        "leaves malformed escapes as they are and replaces bytes that are not UTF-8",
+        arguments: [
+            ("%", "%"), ("%4", "%4"), ("%G0", "%G0"), ("a%%41", "a%A"), ("%e9", "\u{FFFD}")
+        ])
     func malformed(text: String, expected: String) {
         #expect(PercentEncoding.decode(text) == expected)
     }

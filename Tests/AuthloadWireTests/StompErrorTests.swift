@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AuthloadWire
 
 /// One malformed stream, the limits it is read with, and exactly what the decoder must say about it.
@@ -48,14 +49,18 @@ struct StompErrorCase: Sendable, CustomTestStringConvertible {
         .init("SEND\n\n\0SEND\nx:\\q\n\n\0", .invalidEscape, "undefined escape sequence '\\q' at byte 7"),
         .init("SEND\nfoo:ab\\\n\n\0", .invalidEscape, "incomplete escape sequence at byte 11: '\\' ends the header name or value"),
         // content-length
-        .init("SEND\ncontent-length:12a\n\n\0", .invalidContentLength,
-              "invalid content-length '12a' at byte 20: expected a decimal number of octets"),
-        .init("SEND\ncontent-length:-1\n\n\0", .invalidContentLength,
-              "invalid content-length '-1' at byte 20: expected a decimal number of octets"),
-        .init("SEND\ncontent-length: 5\n\nhello\0", .invalidContentLength,
-              "invalid content-length ' 5' at byte 20: expected a decimal number of octets"),
-        .init("SEND\ncontent-length:\n\n\0", .invalidContentLength,
-              "invalid content-length '' at byte 20: expected a decimal number of octets"),
+        .init(
+            "SEND\ncontent-length:12a\n\n\0", .invalidContentLength,
+            "invalid content-length '12a' at byte 20: expected a decimal number of octets"),
+        .init(
+            "SEND\ncontent-length:-1\n\n\0", .invalidContentLength,
+            "invalid content-length '-1' at byte 20: expected a decimal number of octets"),
+        .init(
+            "SEND\ncontent-length: 5\n\nhello\0", .invalidContentLength,
+            "invalid content-length ' 5' at byte 20: expected a decimal number of octets"),
+        .init(
+            "SEND\ncontent-length:\n\n\0", .invalidContentLength,
+            "invalid content-length '' at byte 20: expected a decimal number of octets"),
         .init("SEND\ncontent-length:3\n\nhello\0", .missingNul, "expected NUL after the 3-byte body at byte 26, found 'l'"),
         .init("SEND\ncontent-length:0\n\n\n\0", .missingNul, "expected NUL after the 0-byte body at byte 23, found '\\x0A'"),
         // Limits
@@ -63,7 +68,7 @@ struct StompErrorCase: Sendable, CustomTestStringConvertible {
         .init(long, .headerTooLarge, "header section larger than 64 bytes at byte 64", maxHeaderBytes: 64),
         .init("SEND\ncontent-length:11\n\n", .bodyTooLarge, "body larger than 10 bytes at byte 20", maxBodyBytes: 10),
         .init("SEND\ncontent-length:99999999999999999999999\n\n\0", .bodyTooLarge, "body larger than 1048576 bytes at byte 20"),
-        .init("SEND\n\n\(long)\0", .bodyTooLarge, "body larger than 10 bytes at byte 16", maxBodyBytes: 10),
+        .init("SEND\n\n\(long)\0", .bodyTooLarge, "body larger than 10 bytes at byte 16", maxBodyBytes: 10)
     ]
 }
 

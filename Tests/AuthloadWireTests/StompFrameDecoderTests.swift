@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AuthloadWire
 
 /// The bytes of `text`, so frames can be written with `\n`, `\r\n` and `\0` in string literals.
@@ -62,10 +63,11 @@ struct StompFrameDecoderTests {
         let frame = try #require(outcome.frames.first)
         #expect(outcome.events.count == 1)
         #expect(frame.command == .message)
-        #expect(frame.headers == [
-            "destination": "/user/queue", "subscription": "/user/queue",
-            "message-id": "7f3c-12", "content-type": "application/json",
-        ])
+        #expect(
+            frame.headers == [
+                "destination": "/user/queue", "subscription": "/user/queue",
+                "message-id": "7f3c-12", "content-type": "application/json"
+            ])
         #expect(frame.body == stompBytes(#"{"status":"StartVerificationOfNodes"}"#))
     }
 
@@ -91,22 +93,25 @@ struct StompFrameDecoderTests {
     @Test("reads two frames from one buffer with heart-beats before, between and after them")
     func framesAndHeartBeats() {
         let outcome = stompDecode(stompBytes("\nRECEIPT\nreceipt-id:1\n\n\0\n\r\n\nERROR\nmessage:bye\n\n\0\n"))
-        #expect(outcome.events == [
-            .heartBeat,
-            .frame(.receipt(id: "1")),
-            .heartBeat, .heartBeat, .heartBeat,
-            .frame(.error(message: "bye")),
-            .heartBeat,
-        ])
+        #expect(
+            outcome.events == [
+                .heartBeat,
+                .frame(.receipt(id: "1")),
+                .heartBeat, .heartBeat, .heartBeat,
+                .frame(.error(message: "bye")),
+                .heartBeat
+            ])
         #expect(outcome.error == nil)
     }
 
     /// Frames and heart-beats covering every framing path, for the split tests.
-    static let stream: [UInt8] = gccsMessage + stompBytes(
-        "\n\r\nSEND\r\ndestination:/a\\cb\r\ncontent-length:3\r\n\r\n\0x\0\0\r\n"
-            + "CONNECTED\nversion:1.2\nheart-beat:0,0\n\n\0"
-            + "MESSAGE\nfoo:\\\\\\n\nfoo:2\n\nno length\0\n"
-    )
+    static let stream: [UInt8] =
+        gccsMessage
+        + stompBytes(
+            "\n\r\nSEND\r\ndestination:/a\\cb\r\ncontent-length:3\r\n\r\n\0x\0\0\r\n"
+                + "CONNECTED\nversion:1.2\nheart-beat:0,0\n\n\0"
+                + "MESSAGE\nfoo:\\\\\\n\nfoo:2\n\nno length\0\n"
+        )
 
     @Test("decodes a stream identically whichever offset it is split at")
     func everySplitOffset() throws {
@@ -127,10 +132,11 @@ struct StompFrameDecoderTests {
     @Test("accepts CRLF line endings and reports a trailing CRLF as a heart-beat")
     func crlfFrames() {
         let outcome = stompDecode(stompBytes("MESSAGE\r\ndestination:/q\r\nsubscription:0\r\n\r\nhi\0\r\n"))
-        #expect(outcome.events == [
-            .frame(StompFrame(command: .message, headers: ["destination": "/q", "subscription": "0"], body: stompBytes("hi"))),
-            .heartBeat,
-        ])
+        #expect(
+            outcome.events == [
+                .frame(StompFrame(command: .message, headers: ["destination": "/q", "subscription": "0"], body: stompBytes("hi"))),
+                .heartBeat
+            ])
     }
 
     @Test("keeps repeated headers in order and answers lookups with the first")
@@ -155,18 +161,21 @@ struct StompFrameDecoderTests {
         #expect(frame.headers.first?.value == "\r\n:\\:x")
     }
 
-    @Test("reads CONNECT and CONNECTED headers verbatim, backslashes and colons included",
-          arguments: [StompCommand.connect, .stomp, .connected])
+    @Test(
+        "reads CONNECT and CONNECTED headers verbatim, backslashes and colons included",
+        arguments: [StompCommand.connect, .stomp, .connected])
     func verbatimHeaders(command: StompCommand) throws {
         let frame = try #require(stompDecode(stompBytes("\(command.rawValue)\nlogin:a\\tb:c\\\n\n\0")).frames.first)
         #expect(frame.headers["login"] == "a\\tb:c\\")
     }
 
-    @Test("accepts a header section and a body exactly at their limits", arguments: [
-        ("SEND\nx:y\n\n\0", 10, 0),
-        ("SEND\n\n0123456789\0", 6, 10),
-        ("SEND\ncontent-length:10\n\n0123456789\0", 24, 10),
-    ])
+    @Test(
+        "accepts a header section and a body exactly at their limits",
+        arguments: [
+            ("SEND\nx:y\n\n\0", 10, 0),
+            ("SEND\n\n0123456789\0", 6, 10),
+            ("SEND\ncontent-length:10\n\n0123456789\0", 24, 10)
+        ])
     func limitsAreInclusive(text: String, maxHeaderBytes: Int, maxBodyBytes: Int) {
         let bytes = stompBytes(text)
         for pieces in [nil, stompPieces(bytes.count, size: 1)] {

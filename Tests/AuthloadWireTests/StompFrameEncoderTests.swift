@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AuthloadWire
 
 @Suite("STOMP frame encoding")
@@ -10,8 +11,9 @@ struct StompFrameEncoderTests {
 
     @Test("writes the GCCS client's SUBSCRIBE with the destination as id and ack:auto")
     func gccsSubscribe() {
-        #expect(StompFrameEncoder.encode(.subscribe(destination: "/user/queue", id: "/user/queue"))
-            == stompBytes("SUBSCRIBE\ndestination:/user/queue\nid:/user/queue\nack:auto\n\n\0"))
+        #expect(
+            StompFrameEncoder.encode(.subscribe(destination: "/user/queue", id: "/user/queue"))
+                == stompBytes("SUBSCRIBE\ndestination:/user/queue\nid:/user/queue\nack:auto\n\n\0"))
     }
 
     @Test("writes a heart-beat as a single LF")
@@ -19,14 +21,16 @@ struct StompFrameEncoderTests {
         #expect(StompFrameEncoder.heartBeat == [0x0A])
     }
 
-    @Test("escapes CR, LF, colon and backslash in header values", arguments: [
-        ("a\rb", "a\\rb"),
-        ("a\nb", "a\\nb"),
-        ("a:b", "a\\cb"),
-        ("a\\b", "a\\\\b"),
-        ("\r\n:\\", "\\r\\n\\c\\\\"),
-        ("plain/text é", "plain/text é"),
-    ])
+    @Test(
+        "escapes CR, LF, colon and backslash in header values",
+        arguments: [
+            ("a\rb", "a\\rb"),
+            ("a\nb", "a\\nb"),
+            ("a:b", "a\\cb"),
+            ("a\\b", "a\\\\b"),
+            ("\r\n:\\", "\\r\\n\\c\\\\"),
+            ("plain/text é", "plain/text é")
+        ])
     func escapesValues(value: String, escaped: String) {
         let frame = StompFrame(command: .send, headers: ["x": value])
         let bytes = StompFrameEncoder.encode(frame)
@@ -50,11 +54,13 @@ struct StompFrameEncoderTests {
         #expect(stompDecode(bytes).frames == [frame])
     }
 
-    @Test("drops bytes that have no wire form instead of letting them split the frame", arguments: [
-        (StompCommand.connect, "pass\r\nword", "passcode:password"),
-        (.connected, "x\ny", "passcode:xy"),
-        (.send, "a\0b", "passcode:ab"),
-    ])
+    @Test(
+        "drops bytes that have no wire form instead of letting them split the frame",
+        arguments: [
+            (StompCommand.connect, "pass\r\nword", "passcode:password"),
+            (.connected, "x\ny", "passcode:xy"),
+            (.send, "a\0b", "passcode:ab")
+        ])
     func dropsUnrepresentableBytes(command: StompCommand, value: String, line: String) {
         let bytes = StompFrameEncoder.encode(StompFrame(command: command, headers: ["passcode": value]))
         #expect(bytes == stompBytes("\(command.rawValue)\n\(line)\n\n\0"))

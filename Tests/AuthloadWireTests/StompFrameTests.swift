@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AuthloadWire
 
 @Suite("STOMP frames and headers")
@@ -8,7 +9,9 @@ struct StompFrameTests {
     /// One frame from every constructor, with every optional header both left out and given.
     static let constructed: [StompFrame] = [
         .connect(),
-        .connect(acceptVersion: [.v1_2], host: "staging", login: "user", passcode: "p:a\\ss", heartBeat: StompHeartBeat(send: 0, receive: 10_000)),
+        .connect(
+            acceptVersion: [.v1_2], host: "staging", login: "user", passcode: "p:a\\ss", heartBeat: StompHeartBeat(send: 0, receive: 10_000)
+        ),
         .subscribe(destination: "/user/queue", id: "/user/queue"),
         .subscribe(destination: "/topic/a:b", id: "sub-0", ack: .clientIndividual),
         .unsubscribe(id: "/user/queue"),
@@ -17,10 +20,11 @@ struct StompFrameTests {
         .connected(),
         .connected(version: .v1_1, heartBeat: StompHeartBeat(send: 10_000, receive: 0), session: "s-1"),
         .message(destination: "/user/queue", subscription: "/user/queue", messageID: "7f3c-12"),
-        .message(destination: "/user/queue", subscription: "/user/queue", messageID: "7f3c-12", contentType: "application/json", body: json),
+        .message(
+            destination: "/user/queue", subscription: "/user/queue", messageID: "7f3c-12", contentType: "application/json", body: json),
         .receipt(id: "bye-1"),
         .error(message: "no common version"),
-        .error(message: "malformed frame\nat byte 3", body: stompBytes("details\0with NUL")),
+        .error(message: "malformed frame\nat byte 3", body: stompBytes("details\0with NUL"))
     ]
 
     @Test("round-trips every constructor through the encoder and decoder", arguments: constructed)
@@ -32,26 +36,40 @@ struct StompFrameTests {
         #expect(outcome.frames == [expected])
     }
 
-    @Test("constructors spell the header names, in the order the spec gives them", arguments: [
-        (StompFrame.connect(host: "h", login: "l", passcode: "p", heartBeat: .disabled), StompFrame(
-            command: .connect,
-            headers: ["accept-version": "1.1,1.2", "host": "h", "login": "l", "passcode": "p", "heart-beat": "0,0"]
-        )),
-        (.subscribe(destination: "/d", id: "i", ack: .client),
-         StompFrame(command: .subscribe, headers: ["destination": "/d", "id": "i", "ack": "client"])),
-        (.unsubscribe(id: "i"), StompFrame(command: .unsubscribe, headers: ["id": "i"])),
-        (.disconnect(receipt: "r"), StompFrame(command: .disconnect, headers: ["receipt": "r"])),
-        (.connected(version: .v1_2, heartBeat: StompHeartBeat(send: 1, receive: 2), session: "s"),
-         StompFrame(command: .connected, headers: ["version": "1.2", "heart-beat": "1,2", "session": "s"])),
-        (.message(destination: "/d", subscription: "s", messageID: "m", contentType: "t", body: [0x78]), StompFrame(
-            command: .message,
-            headers: ["destination": "/d", "subscription": "s", "message-id": "m", "content-type": "t"],
-            body: [0x78]
-        )),
-        (.receipt(id: "r"), StompFrame(command: .receipt, headers: ["receipt-id": "r"])),
-        (.error(message: "m", body: [0x78]),
-         StompFrame(command: .error, headers: ["message": "m", "content-type": "text/plain"], body: [0x78])),
-    ])
+    @Test(
+        "constructors spell the header names, in the order the spec gives them",
+        arguments: [
+            (
+                StompFrame.connect(host: "h", login: "l", passcode: "p", heartBeat: .disabled),
+                StompFrame(
+                    command: .connect,
+                    headers: ["accept-version": "1.1,1.2", "host": "h", "login": "l", "passcode": "p", "heart-beat": "0,0"]
+                )
+            ),
+            (
+                .subscribe(destination: "/d", id: "i", ack: .client),
+                StompFrame(command: .subscribe, headers: ["destination": "/d", "id": "i", "ack": "client"])
+            ),
+            (.unsubscribe(id: "i"), StompFrame(command: .unsubscribe, headers: ["id": "i"])),
+            (.disconnect(receipt: "r"), StompFrame(command: .disconnect, headers: ["receipt": "r"])),
+            (
+                .connected(version: .v1_2, heartBeat: StompHeartBeat(send: 1, receive: 2), session: "s"),
+                StompFrame(command: .connected, headers: ["version": "1.2", "heart-beat": "1,2", "session": "s"])
+            ),
+            (
+                .message(destination: "/d", subscription: "s", messageID: "m", contentType: "t", body: [0x78]),
+                StompFrame(
+                    command: .message,
+                    headers: ["destination": "/d", "subscription": "s", "message-id": "m", "content-type": "t"],
+                    body: [0x78]
+                )
+            ),
+            (.receipt(id: "r"), StompFrame(command: .receipt, headers: ["receipt-id": "r"])),
+            (
+                .error(message: "m", body: [0x78]),
+                StompFrame(command: .error, headers: ["message": "m", "content-type": "text/plain"], body: [0x78])
+            )
+        ])
     func constructorHeaders(frame: StompFrame, expected: StompFrame) {
         #expect(frame == expected)
     }

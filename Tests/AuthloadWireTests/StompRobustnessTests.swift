@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AuthloadWire
 
 /// A small deterministic generator, so a failing mutation run can be replayed from its seed.
@@ -20,16 +21,17 @@ struct StompTestRandom: RandomNumberGenerator {
 @Suite("STOMP decoder robustness")
 struct StompRobustnessTests {
     /// Valid streams to mutate: every constructor, the GCCS example, CRLF frames and heart-beats.
-    static let corpus: [[UInt8]] = StompFrameTests.constructed.map { StompFrameEncoder.encode($0) } + [
-        StompFrameDecoderTests.gccsMessage,
-        StompFrameDecoderTests.stream,
-        stompBytes("SEND\r\ndestination:/a\\cb\r\ncontent-length:3\r\n\r\n\0x\0\0\r\n\n"),
-    ]
+    static let corpus: [[UInt8]] =
+        StompFrameTests.constructed.map { StompFrameEncoder.encode($0) } + [
+            StompFrameDecoderTests.gccsMessage,
+            StompFrameDecoderTests.stream,
+            stompBytes("SEND\r\ndestination:/a\\cb\r\ncontent-length:3\r\n\r\n\0x\0\0\r\n\n")
+        ]
 
     /// Fragments that steer mutations towards the decoder's decision points.
     static let fragments: [[UInt8]] = [
         "\n", "\r\n", "\r", ":", "\\", "\\c", "\\n", "\\t", "\0", "\n\n", "content-length:", "content-length:5\n",
-        "content-length:0", "99999999999999999999", "MESSAGE\n", "CONNECT\n", "\u{FF}", "é",
+        "content-length:0", "99999999999999999999", "MESSAGE\n", "CONNECT\n", "\u{FF}", "é"
     ].map { Array($0.utf8) }
 
     static func mutate(_ stream: [UInt8], using random: inout StompTestRandom) -> [UInt8] {
@@ -96,7 +98,8 @@ struct StompRobustnessTests {
             var frame = StompFrame(command: command)
             var expected = StompFrame(command: command)
             for _ in 0..<Int.random(in: 0...4, using: &random) {
-                let name = Self.randomText(using: &random), value = Self.randomText(using: &random)
+                let name = Self.randomText(using: &random)
+                let value = Self.randomText(using: &random)
                 frame.headers.append(name, value)
                 // The encoder's documented sanitising: NUL always; CR and LF (and ':' in names) when unescaped.
                 let dropped: Set<Character> = command.escapesHeaders ? ["\0"] : ["\0", "\r", "\n", "\r\n"]

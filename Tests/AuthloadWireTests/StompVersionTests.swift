@@ -1,21 +1,24 @@
 import Testing
+
 @testable import AuthloadWire
 
 @Suite("STOMP version negotiation")
 struct StompVersionTests {
-    @Test("picks the highest version both sides speak, or none", arguments: [
-        ("1.2", StompVersion?.some(.v1_2)),
-        ("1.1,1.2", .v1_2),
-        ("1.2,1.1", .v1_2),
-        ("1.0,1.1", .v1_1),
-        ("1.1, 1.2", .v1_2),
-        ("1.2,3.0", .v1_2),
-        ("1.0", nil),
-        ("2.0", nil),
-        ("", nil),
-        (",,", nil),
-        ("1.2x", nil),
-    ])
+    @Test(
+        "picks the highest version both sides speak, or none",
+        arguments: [
+            ("1.2", StompVersion?.some(.v1_2)),
+            ("1.1,1.2", .v1_2),
+            ("1.2,1.1", .v1_2),
+            ("1.0,1.1", .v1_1),
+            ("1.1, 1.2", .v1_2),
+            ("1.2,3.0", .v1_2),
+            ("1.0", nil),
+            ("2.0", nil),
+            ("", nil),
+            (",,", nil),
+            ("1.2x", nil)
+        ])
     func negotiate(acceptVersion: String, expected: StompVersion?) {
         #expect(StompVersion.negotiate(acceptVersion: acceptVersion) == expected)
     }

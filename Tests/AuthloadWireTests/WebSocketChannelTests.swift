@@ -1,5 +1,6 @@
 import AuthloadCore
 import Testing
+
 @testable import AuthloadWire
 
 /// The frames in what a channel wrote, read as its peer would (a server reads masked frames).
@@ -41,10 +42,11 @@ private func sent(_ channel: inout WebSocketChannel, _ message: WebSocketMessage
     @Test("answers a ping between fragments with a pong first, then delivers the whole message")
     func pingBetweenFragments() {
         var channel = WebSocketChannel(role: .client)
-        let actions = channel.received(encodeFrames([
-            WebSocketFrame(fin: false, opcode: .text, payload: Array("frag".utf8)), .ping([7, 7]),
-            WebSocketFrame(opcode: .continuation, payload: Array("ment".utf8)),
-        ]))
+        let actions = channel.received(
+            encodeFrames([
+                WebSocketFrame(fin: false, opcode: .text, payload: Array("frag".utf8)), .ping([7, 7]),
+                WebSocketFrame(opcode: .continuation, payload: Array("ment".utf8))
+            ]))
         #expect(actions.count == 2)
         #expect(framesWritten(by: channel, [actions[0]]).map(\.opcode) == [.pong])
         #expect(framesWritten(by: channel, [actions[0]]).first?.payload == [7, 7])
@@ -59,8 +61,9 @@ private func sent(_ channel: inout WebSocketChannel, _ message: WebSocketMessage
         var split = WebSocketChannel(role: .client)
         var splitActions: [WebSocketChannel.Action] = []
         for byte in stream { splitActions += split.received([byte]) }
-        #expect(wholeActions.filter { if case .write = $0 { false } else { true } }
-            == splitActions.filter { if case .write = $0 { false } else { true } })
+        #expect(
+            wholeActions.filter { if case .write = $0 { false } else { true } }
+                == splitActions.filter { if case .write = $0 { false } else { true } })
         #expect(splitActions.last == .closeConnection(WebSocketClosed(code: 1001, reason: "bye")))
     }
 
@@ -117,8 +120,12 @@ private func sent(_ channel: inout WebSocketChannel, _ message: WebSocketMessage
     @Test("a connection that drops without a Close is reported as 1006")
     func drop() {
         var channel = WebSocketChannel(role: .client)
-        #expect(channel.connectionEnded() == [.closeConnection(WebSocketClosed(
-            code: 1006, reason: "the connection dropped without a closing handshake"))])
+        #expect(
+            channel.connectionEnded() == [
+                .closeConnection(
+                    WebSocketClosed(
+                        code: 1006, reason: "the connection dropped without a closing handshake"))
+            ])
     }
 
     /// A stream that breaks RFC 6455, and the close code it must draw.
@@ -133,12 +140,15 @@ private func sent(_ channel: inout WebSocketChannel, _ message: WebSocketMessage
     static let allViolations = [
         Violation(name: "masked frame to a client", role: .client, bytes: encodeFrames([.text("masked")], maskKey: 1), code: 1002),
         Violation(name: "unmasked frame to a server", role: .server, bytes: encodeFrames([.text("unmasked")]), code: 1002),
-        Violation(name: "text that is not UTF-8", role: .client,
-                  bytes: encodeFrames([WebSocketFrame(opcode: .text, payload: [0xC3, 0x28])]), code: 1007),
-        Violation(name: "message over the size limit", role: .client,
-                  bytes: encodeFrames([.binary(Array(repeating: 0, count: 2000))]), code: 1009),
-        Violation(name: "continuation with nothing to continue", role: .client,
-                  bytes: encodeFrames([WebSocketFrame(opcode: .continuation, payload: [1])]), code: 1002),
+        Violation(
+            name: "text that is not UTF-8", role: .client,
+            bytes: encodeFrames([WebSocketFrame(opcode: .text, payload: [0xC3, 0x28])]), code: 1007),
+        Violation(
+            name: "message over the size limit", role: .client,
+            bytes: encodeFrames([.binary(Array(repeating: 0, count: 2000))]), code: 1009),
+        Violation(
+            name: "continuation with nothing to continue", role: .client,
+            bytes: encodeFrames([WebSocketFrame(opcode: .continuation, payload: [1])]), code: 1002)
     ]
 
     @Test("a peer that breaks the protocol gets a Close with the codec's code", arguments: allViolations)

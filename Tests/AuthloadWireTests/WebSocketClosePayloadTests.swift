@@ -1,18 +1,23 @@
 import Testing
+
 @testable import AuthloadWire
 
 @Suite struct WebSocketClosePayloadTests {
-    @Test("writes a code and reason, and reads them back", arguments: [
-        (WebSocketCloseCode.normalClosure, "", [0x03, 0xE8] as [UInt8]),
-        (.goingAway, "bye", [0x03, 0xE9, 0x62, 0x79, 0x65]),
-        (4000, "é", [0x0F, 0xA0, 0xC3, 0xA9]),
-    ])
+    @Test(
+        "writes a code and reason, and reads them back",
+        arguments: [
+            (WebSocketCloseCode.normalClosure, "", [0x03, 0xE8] as [UInt8]),
+            (.goingAway, "bye", [0x03, 0xE9, 0x62, 0x79, 0x65]),
+            (4000, "é", [0x0F, 0xA0, 0xC3, 0xA9])
+        ])
     func roundTrip(code: WebSocketCloseCode, reason: String, bytes: [UInt8]) throws {
         #expect(WebSocketClosePayload(code: code, reason: reason).bytes == bytes)
         #expect(try WebSocketClosePayload(decoding: bytes) == WebSocketClosePayload(code: code, reason: reason))
     }
 
-    @Test("writes nothing for no code or a code that must not be sent", arguments: [nil, .noStatusReceived, .abnormalClosure, .tlsHandshakeFailure] as [WebSocketCloseCode?])
+    @Test(
+        "writes nothing for no code or a code that must not be sent",
+        arguments: [nil, .noStatusReceived, .abnormalClosure, .tlsHandshakeFailure] as [WebSocketCloseCode?])
     func emptyPayload(code: WebSocketCloseCode?) throws {
         #expect(WebSocketClosePayload(code: code, reason: "ignored").bytes == [])
         #expect(try WebSocketClosePayload(decoding: []) == WebSocketClosePayload(code: nil))

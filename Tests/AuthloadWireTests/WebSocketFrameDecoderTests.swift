@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AuthloadWire
 
 /// An RFC 6455 §5.7 example: the bytes as printed and what they must decode to.
@@ -16,22 +17,31 @@ struct RFCExample: Sendable, CustomTestStringConvertible {
     static let binary65536 = (0..<65536).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 8) }
 
     static let all: [RFCExample] = [
-        .init(name: "single-frame unmasked text", bytes: hexBytes("81 05 48 65 6c 6c 6f"), role: .client,
-              frames: [.text("Hello")], messages: [.text("Hello")]),
-        .init(name: "single-frame masked text", bytes: hexBytes("81 85 37 fa 21 3d 7f 9f 4d 51 58"), role: .server,
-              frames: [WebSocketFrame(opcode: .text, payload: hello, maskKey: 0x37FA_213D)], messages: [.text("Hello")]),
-        .init(name: "fragmented unmasked text", bytes: hexBytes("01 03 48 65 6c 80 02 6c 6f"), role: .client,
-              frames: [WebSocketFrame(fin: false, opcode: .text, payload: Array("Hel".utf8)),
-                       WebSocketFrame(opcode: .continuation, payload: Array("lo".utf8))],
-              messages: [.text("Hello")]),
-        .init(name: "unmasked ping", bytes: hexBytes("89 05 48 65 6c 6c 6f"), role: .client,
-              frames: [.ping(hello)], messages: [.ping(hello)]),
-        .init(name: "masked pong", bytes: hexBytes("8a 85 37 fa 21 3d 7f 9f 4d 51 58"), role: .server,
-              frames: [WebSocketFrame(opcode: .pong, payload: hello, maskKey: 0x37FA_213D)], messages: [.pong(hello)]),
-        .init(name: "256-byte binary with a 16-bit length", bytes: hexBytes("82 7E 01 00") + binary256, role: .client,
-              frames: [.binary(binary256)], messages: [.binary(binary256)]),
-        .init(name: "65536-byte binary with a 64-bit length", bytes: hexBytes("82 7F 00 00 00 00 00 01 00 00") + binary65536,
-              role: .client, frames: [.binary(binary65536)], messages: [.binary(binary65536)]),
+        .init(
+            name: "single-frame unmasked text", bytes: hexBytes("81 05 48 65 6c 6c 6f"), role: .client,
+            frames: [.text("Hello")], messages: [.text("Hello")]),
+        .init(
+            name: "single-frame masked text", bytes: hexBytes("81 85 37 fa 21 3d 7f 9f 4d 51 58"), role: .server,
+            frames: [WebSocketFrame(opcode: .text, payload: hello, maskKey: 0x37FA_213D)], messages: [.text("Hello")]),
+        .init(
+            name: "fragmented unmasked text", bytes: hexBytes("01 03 48 65 6c 80 02 6c 6f"), role: .client,
+            frames: [
+                WebSocketFrame(fin: false, opcode: .text, payload: Array("Hel".utf8)),
+                WebSocketFrame(opcode: .continuation, payload: Array("lo".utf8))
+            ],
+            messages: [.text("Hello")]),
+        .init(
+            name: "unmasked ping", bytes: hexBytes("89 05 48 65 6c 6c 6f"), role: .client,
+            frames: [.ping(hello)], messages: [.ping(hello)]),
+        .init(
+            name: "masked pong", bytes: hexBytes("8a 85 37 fa 21 3d 7f 9f 4d 51 58"), role: .server,
+            frames: [WebSocketFrame(opcode: .pong, payload: hello, maskKey: 0x37FA_213D)], messages: [.pong(hello)]),
+        .init(
+            name: "256-byte binary with a 16-bit length", bytes: hexBytes("82 7E 01 00") + binary256, role: .client,
+            frames: [.binary(binary256)], messages: [.binary(binary256)]),
+        .init(
+            name: "65536-byte binary with a 64-bit length", bytes: hexBytes("82 7F 00 00 00 00 00 01 00 00") + binary65536,
+            role: .client, frames: [.binary(binary65536)], messages: [.binary(binary65536)])
     ]
 }
 
@@ -50,10 +60,12 @@ struct RFCExample: Sendable, CustomTestStringConvertible {
         #expect(outcome == decodeWebSocket(example.bytes, role: example.role))
     }
 
-    @Test("accepts lengths written in a longer form than needed", arguments: [
-        hexBytes("81 7E 00 05 48 65 6c 6c 6f"),
-        hexBytes("81 7F 00 00 00 00 00 00 00 05 48 65 6c 6c 6f"),
-    ])
+    @Test(
+        "accepts lengths written in a longer form than needed",
+        arguments: [
+            hexBytes("81 7E 00 05 48 65 6c 6c 6f"),
+            hexBytes("81 7F 00 00 00 00 00 00 00 05 48 65 6c 6c 6f")
+        ])
     func nonMinimalLengths(bytes: [UInt8]) {
         #expect(decodeWebSocket(bytes).messages == [.text("Hello")])
     }

@@ -1,15 +1,18 @@
 import Testing
+
 @testable import AuthloadWire
 
 @Suite struct WebSocketFrameEncoderTests {
-    @Test("writes the RFC 6455 §5.7 examples byte for byte", arguments: [
-        (WebSocketFrame.text("Hello"), nil, "81 05 48 65 6c 6c 6f"),
-        (WebSocketFrame.text("Hello"), 0x37FA_213D, "81 85 37 fa 21 3d 7f 9f 4d 51 58"),
-        (WebSocketFrame(fin: false, opcode: .text, payload: Array("Hel".utf8)), nil, "01 03 48 65 6c"),
-        (WebSocketFrame(opcode: .continuation, payload: Array("lo".utf8)), nil, "80 02 6c 6f"),
-        (WebSocketFrame.ping(Array("Hello".utf8)), nil, "89 05 48 65 6c 6c 6f"),
-        (WebSocketFrame.pong(Array("Hello".utf8)), 0x37FA_213D, "8a 85 37 fa 21 3d 7f 9f 4d 51 58"),
-    ] as [(WebSocketFrame, UInt32?, String)])
+    @Test(
+        "writes the RFC 6455 §5.7 examples byte for byte",
+        arguments: [
+            (WebSocketFrame.text("Hello"), nil, "81 05 48 65 6c 6c 6f"),
+            (WebSocketFrame.text("Hello"), 0x37FA_213D, "81 85 37 fa 21 3d 7f 9f 4d 51 58"),
+            (WebSocketFrame(fin: false, opcode: .text, payload: Array("Hel".utf8)), nil, "01 03 48 65 6c"),
+            (WebSocketFrame(opcode: .continuation, payload: Array("lo".utf8)), nil, "80 02 6c 6f"),
+            (WebSocketFrame.ping(Array("Hello".utf8)), nil, "89 05 48 65 6c 6c 6f"),
+            (WebSocketFrame.pong(Array("Hello".utf8)), 0x37FA_213D, "8a 85 37 fa 21 3d 7f 9f 4d 51 58")
+        ] as [(WebSocketFrame, UInt32?, String)])
     func rfcExamples(frame: WebSocketFrame, maskKey: UInt32?, hex: String) {
         #expect(WebSocketFrameEncoder.encode(frame, maskKey: maskKey) == hexBytes(hex))
     }
@@ -17,13 +20,16 @@ import Testing
     @Test("writes the 256-byte and 65536-byte RFC examples with 16- and 64-bit lengths")
     func rfcLengthExamples() {
         #expect(WebSocketFrameEncoder.encode(.binary(RFCExample.binary256), maskKey: nil) == hexBytes("82 7E 01 00") + RFCExample.binary256)
-        #expect(WebSocketFrameEncoder.encode(.binary(RFCExample.binary65536), maskKey: nil)
-            == hexBytes("82 7F 00 00 00 00 00 01 00 00") + RFCExample.binary65536)
+        #expect(
+            WebSocketFrameEncoder.encode(.binary(RFCExample.binary65536), maskKey: nil)
+                == hexBytes("82 7F 00 00 00 00 00 01 00 00") + RFCExample.binary65536)
     }
 
-    @Test("uses the shortest length form at each boundary", arguments: [
-        (0, "82 00"), (125, "82 7D"), (126, "82 7E 00 7E"), (65535, "82 7E FF FF"), (65536, "82 7F 00 00 00 00 00 01 00 00"),
-    ])
+    @Test(
+        "uses the shortest length form at each boundary",
+        arguments: [
+            (0, "82 00"), (125, "82 7D"), (126, "82 7E 00 7E"), (65535, "82 7E FF FF"), (65536, "82 7F 00 00 00 00 00 01 00 00")
+        ])
     func lengthBoundaries(length: Int, header: String) {
         let bytes = WebSocketFrameEncoder.encode(.binary(Array(repeating: 0xAB, count: length)), maskKey: nil)
         #expect(Array(bytes.prefix(hexBytes(header).count)) == hexBytes(header))
@@ -45,8 +51,9 @@ import Testing
         #expect(buffer == [0xEE, 0x89, 0x00])
     }
 
-    @Test("masks and unmasks every length from 0 to 130 and 70000, whatever the alignment",
-          arguments: Array(0...130) + [70000])
+    @Test(
+        "masks and unmasks every length from 0 to 130 and 70000, whatever the alignment",
+        arguments: Array(0...130) + [70000])
     func maskingRoundTrip(length: Int) throws {
         var generator = SeededGenerator(state: UInt64(length))
         let payload = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }

@@ -1,5 +1,6 @@
 import AuthloadCore
 import Testing
+
 @testable import AuthloadWire
 
 /// A server response to the handshake and exactly how the client must judge it.
@@ -21,38 +22,58 @@ struct HandshakeResponseCase: Sendable, CustomTestStringConvertible {
     }
 
     static let all: [HandshakeResponseCase] = [
-        .init(name: "403", response: HTTPResponse(status: 403), kind: .unexpectedStatus,
-              description: "WebSocket handshake failed: server answered 403 'Forbidden' instead of 101 Switching Protocols"),
-        .init(name: "503", response: HTTPResponse(status: 503), kind: .unexpectedStatus,
-              description: "WebSocket handshake failed: server answered 503 'Service Unavailable' instead of 101 Switching Protocols"),
-        .init(name: "200 with the upgrade headers", response: HTTPResponse(status: 200, headers: switching { _ in }.headers),
-              kind: .unexpectedStatus, description: "WebSocket handshake failed: server answered 200 'OK' instead of 101 Switching Protocols"),
-        .init(name: "missing Upgrade", response: switching { $0.remove("Upgrade") }, kind: .invalidUpgrade,
-              description: "WebSocket handshake failed: 101 response has no Upgrade header"),
-        .init(name: "Upgrade to another protocol", response: switching { $0.set("Upgrade", "h2c") }, kind: .invalidUpgrade,
-              description: "WebSocket handshake failed: 101 response has Upgrade 'h2c' instead of 'websocket'"),
-        .init(name: "missing Connection", response: switching { $0.remove("Connection") }, kind: .invalidConnection,
-              description: "WebSocket handshake failed: 101 response has no 'upgrade' token in Connection"),
-        .init(name: "Connection without upgrade", response: switching { $0.set("Connection", "keep-alive") }, kind: .invalidConnection,
-              description: "WebSocket handshake failed: 101 response has no 'upgrade' token in Connection"),
-        .init(name: "missing accept", response: switching { $0.remove("Sec-WebSocket-Accept") }, kind: .invalidAccept,
-              description: "WebSocket handshake failed: 101 response has no Sec-WebSocket-Accept"),
-        .init(name: "bad accept", response: switching { $0.set("Sec-WebSocket-Accept", "AAAAAAAAAAAAAAAAAAAAAAAAAAA=") }, kind: .invalidAccept,
-              description: "WebSocket handshake failed: Sec-WebSocket-Accept 'AAAAAAAAAAAAAAAAAAAAAAAAAAA=' does not match the key (expected '\(accept)')"),
-        .init(name: "accept of the key itself", response: switching { $0.set("Sec-WebSocket-Accept", key) }, kind: .invalidAccept,
-              description: "WebSocket handshake failed: Sec-WebSocket-Accept '\(key)' does not match the key (expected '\(accept)')"),
-        .init(name: "an extension nobody offered", response: switching { $0.add("Sec-WebSocket-Extensions", "permessage-deflate") },
-              kind: .unexpectedExtension,
-              description: "WebSocket handshake failed: server selected extension 'permessage-deflate', but none was offered"),
-        .init(name: "unoffered protocol", response: switching { $0.add("Sec-WebSocket-Protocol", "v10.stomp") }, kind: .unexpectedProtocol,
-              description: "WebSocket handshake failed: server selected sub-protocol 'v10.stomp', but offered: v12.stomp, v11.stomp"),
-        .init(name: "protocol when none was offered", response: switching { $0.add("Sec-WebSocket-Protocol", "v12.stomp") }, offered: [],
-              kind: .unexpectedProtocol,
-              description: "WebSocket handshake failed: server selected sub-protocol 'v12.stomp', but none was offered"),
-        .init(name: "two protocols", response: switching { $0.add("Sec-WebSocket-Protocol", "v12.stomp, v11.stomp") }, kind: .unexpectedProtocol,
-              description: "WebSocket handshake failed: server selected 2 sub-protocols; at most one is allowed"),
-        .init(name: "protocol in another case", response: switching { $0.add("Sec-WebSocket-Protocol", "V12.STOMP") }, kind: .unexpectedProtocol,
-              description: "WebSocket handshake failed: server selected sub-protocol 'V12.STOMP', but offered: v12.stomp, v11.stomp"),
+        .init(
+            name: "403", response: HTTPResponse(status: 403), kind: .unexpectedStatus,
+            description: "WebSocket handshake failed: server answered 403 'Forbidden' instead of 101 Switching Protocols"),
+        .init(
+            name: "503", response: HTTPResponse(status: 503), kind: .unexpectedStatus,
+            description: "WebSocket handshake failed: server answered 503 'Service Unavailable' instead of 101 Switching Protocols"),
+        .init(
+            name: "200 with the upgrade headers", response: HTTPResponse(status: 200, headers: switching { _ in }.headers),
+            kind: .unexpectedStatus, description: "WebSocket handshake failed: server answered 200 'OK' instead of 101 Switching Protocols"),
+        .init(
+            name: "missing Upgrade", response: switching { $0.remove("Upgrade") }, kind: .invalidUpgrade,
+            description: "WebSocket handshake failed: 101 response has no Upgrade header"),
+        .init(
+            name: "Upgrade to another protocol", response: switching { $0.set("Upgrade", "h2c") }, kind: .invalidUpgrade,
+            description: "WebSocket handshake failed: 101 response has Upgrade 'h2c' instead of 'websocket'"),
+        .init(
+            name: "missing Connection", response: switching { $0.remove("Connection") }, kind: .invalidConnection,
+            description: "WebSocket handshake failed: 101 response has no 'upgrade' token in Connection"),
+        .init(
+            name: "Connection without upgrade", response: switching { $0.set("Connection", "keep-alive") }, kind: .invalidConnection,
+            description: "WebSocket handshake failed: 101 response has no 'upgrade' token in Connection"),
+        .init(
+            name: "missing accept", response: switching { $0.remove("Sec-WebSocket-Accept") }, kind: .invalidAccept,
+            description: "WebSocket handshake failed: 101 response has no Sec-WebSocket-Accept"),
+        .init(
+            name: "bad accept", response: switching { $0.set("Sec-WebSocket-Accept", "AAAAAAAAAAAAAAAAAAAAAAAAAAA=") },
+            kind: .invalidAccept,
+            description:
+                "WebSocket handshake failed: Sec-WebSocket-Accept 'AAAAAAAAAAAAAAAAAAAAAAAAAAA=' does not match the key (expected '\(accept)')"
+        ),
+        .init(
+            name: "accept of the key itself", response: switching { $0.set("Sec-WebSocket-Accept", key) }, kind: .invalidAccept,
+            description: "WebSocket handshake failed: Sec-WebSocket-Accept '\(key)' does not match the key (expected '\(accept)')"),
+        .init(
+            name: "an extension nobody offered", response: switching { $0.add("Sec-WebSocket-Extensions", "permessage-deflate") },
+            kind: .unexpectedExtension,
+            description: "WebSocket handshake failed: server selected extension 'permessage-deflate', but none was offered"),
+        .init(
+            name: "unoffered protocol", response: switching { $0.add("Sec-WebSocket-Protocol", "v10.stomp") }, kind: .unexpectedProtocol,
+            description: "WebSocket handshake failed: server selected sub-protocol 'v10.stomp', but offered: v12.stomp, v11.stomp"),
+        .init(
+            name: "protocol when none was offered", response: switching { $0.add("Sec-WebSocket-Protocol", "v12.stomp") }, offered: [],
+            kind: .unexpectedProtocol,
+            description: "WebSocket handshake failed: server selected sub-protocol 'v12.stomp', but none was offered"),
+        .init(
+            name: "two protocols", response: switching { $0.add("Sec-WebSocket-Protocol", "v12.stomp, v11.stomp") },
+            kind: .unexpectedProtocol,
+            description: "WebSocket handshake failed: server selected 2 sub-protocols; at most one is allowed"),
+        .init(
+            name: "protocol in another case", response: switching { $0.add("Sec-WebSocket-Protocol", "V12.STOMP") },
+            kind: .unexpectedProtocol,
+            description: "WebSocket handshake failed: server selected sub-protocol 'V12.STOMP', but offered: v12.stomp, v11.stomp")
     ]
 }
 
@@ -74,18 +95,21 @@ struct HandshakeResponseCase: Sendable, CustomTestStringConvertible {
 
     @Test("builds the upgrade request of docs/protocols.md, WebSocket")
     func request() {
-        let request = WebSocketHandshake.makeRequest(target: "/ws?x=1", host: "gccs.example:443", key: "k", protocols: ["v12.stomp", "v11.stomp"],
-                                                     origin: "https://app.example")
+        let request = WebSocketHandshake.makeRequest(
+            target: "/ws?x=1", host: "gccs.example:443", key: "k", protocols: ["v12.stomp", "v11.stomp"],
+            origin: "https://app.example")
         #expect(request.method == "GET")
         #expect(request.target == "/ws?x=1")
         #expect(request.body.isEmpty)
-        #expect(request.headers.fields == [
-            HTTPField("Host", "gccs.example:443"), HTTPField("Upgrade", "websocket"), HTTPField("Connection", "Upgrade"),
-            HTTPField("Sec-WebSocket-Key", "k"), HTTPField("Sec-WebSocket-Version", "13"), HTTPField("Origin", "https://app.example"),
-            HTTPField("Sec-WebSocket-Protocol", "v12.stomp, v11.stomp"),
-        ])
-        #expect(WebSocketHandshake.makeRequest(target: "/", host: "h", key: "k").headers.fields.map(\.name)
-            == ["Host", "Upgrade", "Connection", "Sec-WebSocket-Key", "Sec-WebSocket-Version"])
+        #expect(
+            request.headers.fields == [
+                HTTPField("Host", "gccs.example:443"), HTTPField("Upgrade", "websocket"), HTTPField("Connection", "Upgrade"),
+                HTTPField("Sec-WebSocket-Key", "k"), HTTPField("Sec-WebSocket-Version", "13"), HTTPField("Origin", "https://app.example"),
+                HTTPField("Sec-WebSocket-Protocol", "v12.stomp, v11.stomp")
+            ])
+        #expect(
+            WebSocketHandshake.makeRequest(target: "/", host: "h", key: "k").headers.fields.map(\.name)
+                == ["Host", "Upgrade", "Connection", "Sec-WebSocket-Key", "Sec-WebSocket-Version"])
     }
 
     @Test("accepts a 101 regardless of header case and list position, returning the selected protocol")
@@ -93,10 +117,12 @@ struct HandshakeResponseCase: Sendable, CustomTestStringConvertible {
         let key = HandshakeResponseCase.key
         let plain = HandshakeResponseCase.switching { _ in }
         #expect(try WebSocketHandshake.validate(response: plain, key: key, offeredProtocols: ["v12.stomp"]) == nil)
-        let loose = HTTPResponse(status: 101, headers: [
-            "upgrade": "WebSocket", "connection": "keep-alive, UPGRADE", "sec-websocket-accept": HandshakeResponseCase.accept,
-            "sec-websocket-protocol": "v11.stomp",
-        ])
+        let loose = HTTPResponse(
+            status: 101,
+            headers: [
+                "upgrade": "WebSocket", "connection": "keep-alive, UPGRADE", "sec-websocket-accept": HandshakeResponseCase.accept,
+                "sec-websocket-protocol": "v11.stomp"
+            ])
         #expect(try WebSocketHandshake.validate(response: loose, key: key, offeredProtocols: ["v12.stomp", "v11.stomp"]) == "v11.stomp")
     }
 
@@ -136,24 +162,34 @@ struct HandshakeRequestCase: Sendable, CustomTestStringConvertible {
     }
 
     static let all: [HandshakeRequestCase] = [
-        .init(name: "POST", request: request { $0.method = "POST" }, kind: .invalidMethod, status: 405,
-              description: "WebSocket handshake failed: method 'POST' is not GET"),
-        .init(name: "no Upgrade", request: request { $0.headers.remove("Upgrade") }, kind: .invalidUpgrade, status: 400,
-              description: "WebSocket handshake failed: request has no 'websocket' token in Upgrade"),
-        .init(name: "no Connection upgrade", request: request { $0.headers.set("Connection", "keep-alive") }, kind: .invalidConnection, status: 400,
-              description: "WebSocket handshake failed: request has no 'upgrade' token in Connection"),
-        .init(name: "version 8", request: request { $0.headers.set("Sec-WebSocket-Version", "8") }, kind: .unsupportedVersion, status: 426,
-              description: "WebSocket handshake failed: Sec-WebSocket-Version '8' is not 13"),
-        .init(name: "no version", request: request { $0.headers.remove("Sec-WebSocket-Version") }, kind: .unsupportedVersion, status: 426,
-              description: "WebSocket handshake failed: request has no Sec-WebSocket-Version; only 13 is supported"),
-        .init(name: "no key", request: request { $0.headers.remove("Sec-WebSocket-Key") }, kind: .invalidKey, status: 400,
-              description: "WebSocket handshake failed: request has no Sec-WebSocket-Key"),
-        .init(name: "two keys", request: request { $0.headers.add("Sec-WebSocket-Key", HandshakeResponseCase.key) }, kind: .invalidKey,
-              status: 400, description: "WebSocket handshake failed: request has 2 Sec-WebSocket-Key headers"),
-        .init(name: "a 15-byte key", request: request { $0.headers.set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25j") }, kind: .invalidKey,
-              status: 400, description: "WebSocket handshake failed: Sec-WebSocket-Key 'dGhlIHNhbXBsZSBub25j' is not base64 of 16 bytes"),
-        .init(name: "a key that is not base64", request: request { $0.headers.set("Sec-WebSocket-Key", "not a key!") }, kind: .invalidKey,
-              status: 400, description: "WebSocket handshake failed: Sec-WebSocket-Key 'not a key!' is not base64 of 16 bytes"),
+        .init(
+            name: "POST", request: request { $0.method = "POST" }, kind: .invalidMethod, status: 405,
+            description: "WebSocket handshake failed: method 'POST' is not GET"),
+        .init(
+            name: "no Upgrade", request: request { $0.headers.remove("Upgrade") }, kind: .invalidUpgrade, status: 400,
+            description: "WebSocket handshake failed: request has no 'websocket' token in Upgrade"),
+        .init(
+            name: "no Connection upgrade", request: request { $0.headers.set("Connection", "keep-alive") }, kind: .invalidConnection,
+            status: 400,
+            description: "WebSocket handshake failed: request has no 'upgrade' token in Connection"),
+        .init(
+            name: "version 8", request: request { $0.headers.set("Sec-WebSocket-Version", "8") }, kind: .unsupportedVersion, status: 426,
+            description: "WebSocket handshake failed: Sec-WebSocket-Version '8' is not 13"),
+        .init(
+            name: "no version", request: request { $0.headers.remove("Sec-WebSocket-Version") }, kind: .unsupportedVersion, status: 426,
+            description: "WebSocket handshake failed: request has no Sec-WebSocket-Version; only 13 is supported"),
+        .init(
+            name: "no key", request: request { $0.headers.remove("Sec-WebSocket-Key") }, kind: .invalidKey, status: 400,
+            description: "WebSocket handshake failed: request has no Sec-WebSocket-Key"),
+        .init(
+            name: "two keys", request: request { $0.headers.add("Sec-WebSocket-Key", HandshakeResponseCase.key) }, kind: .invalidKey,
+            status: 400, description: "WebSocket handshake failed: request has 2 Sec-WebSocket-Key headers"),
+        .init(
+            name: "a 15-byte key", request: request { $0.headers.set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25j") }, kind: .invalidKey,
+            status: 400, description: "WebSocket handshake failed: Sec-WebSocket-Key 'dGhlIHNhbXBsZSBub25j' is not base64 of 16 bytes"),
+        .init(
+            name: "a key that is not base64", request: request { $0.headers.set("Sec-WebSocket-Key", "not a key!") }, kind: .invalidKey,
+            status: 400, description: "WebSocket handshake failed: Sec-WebSocket-Key 'not a key!' is not base64 of 16 bytes")
     ]
 }
 
@@ -163,17 +199,21 @@ struct HandshakeRequestCase: Sendable, CustomTestStringConvertible {
         let request = HandshakeRequestCase.request { $0.headers.set("Upgrade", "WebSocket") }
         let response = try WebSocketHandshake.accept(request: request, supportedProtocols: ["v12.stomp"]).get()
         #expect(response.status == 101)
-        #expect(response.headers.fields == [
-            HTTPField("Upgrade", "websocket"), HTTPField("Connection", "Upgrade"), HTTPField("Sec-WebSocket-Accept", HandshakeResponseCase.accept),
-        ])
+        #expect(
+            response.headers.fields == [
+                HTTPField("Upgrade", "websocket"), HTTPField("Connection", "Upgrade"),
+                HTTPField("Sec-WebSocket-Accept", HandshakeResponseCase.accept)
+            ])
     }
 
-    @Test("selects the first protocol the client offered that the server supports", arguments: [
-        (["v10.stomp, v12.stomp", "v11.stomp"], ["v11.stomp", "v12.stomp"], "v12.stomp"),
-        (["v11.stomp"], ["v12.stomp", "v11.stomp"], "v11.stomp"),
-        (["v10.stomp"], ["v12.stomp"], nil),
-        ([], ["v12.stomp"], nil),
-    ] as [([String], [String], String?)])
+    @Test(
+        "selects the first protocol the client offered that the server supports",
+        arguments: [
+            (["v10.stomp, v12.stomp", "v11.stomp"], ["v11.stomp", "v12.stomp"], "v12.stomp"),
+            (["v11.stomp"], ["v12.stomp", "v11.stomp"], "v11.stomp"),
+            (["v10.stomp"], ["v12.stomp"], nil),
+            ([], ["v12.stomp"], nil)
+        ] as [([String], [String], String?)])
     func protocolSelection(offered: [String], supported: [String], selected: String?) throws {
         let request = HandshakeRequestCase.request { request in offered.forEach { request.headers.add("Sec-WebSocket-Protocol", $0) } }
         let response = try WebSocketHandshake.accept(request: request, supportedProtocols: supported).get()

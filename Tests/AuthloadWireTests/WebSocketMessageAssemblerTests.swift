@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AuthloadWire
 
 /// A valid frame stream, for checking that the way bytes arrive never changes the result.
@@ -10,19 +11,28 @@ struct WebSocketStream: Sendable, CustomTestStringConvertible {
 
     static let all: [WebSocketStream] = [
         .init(name: "RFC examples back to back", bytes: hexBytes("81 05 48 65 6c 6c 6f 01 03 48 65 6c 80 02 6c 6f 89 05 48 65 6c 6c 6f")),
-        .init(name: "masked frames from a client", bytes: encodeFrames([.text("CONNECT\naccept-version:1.2\n\n\0"), .ping([1, 2]),
-                                                                         .close(code: .normalClosure, reason: "bye")], maskKey: 0xA1B2_C3D4),
-              role: .server),
-        .init(name: "pings between the fragments of a binary message", bytes: encodeFrames([
-            WebSocketFrame(fin: false, opcode: .binary, payload: [1, 2, 3]), .ping([9]),
-            WebSocketFrame(fin: false, opcode: .continuation, payload: Array(repeating: 4, count: 200)), .pong(),
-            WebSocketFrame(opcode: .continuation, payload: [5]),
-        ])),
-        .init(name: "multi-byte characters split across fragments", bytes: encodeFrames([
-            WebSocketFrame(fin: false, opcode: .text, payload: [0xCE]),
-            WebSocketFrame(fin: false, opcode: .continuation, payload: [0xBA, 0xE1, 0xBD]),
-            WebSocketFrame(opcode: .continuation, payload: [0xB9, 0xF0, 0x9F, 0x98, 0x80]),
-        ])),
+        .init(
+            name: "masked frames from a client",
+            bytes: encodeFrames(
+                [
+                    .text("CONNECT\naccept-version:1.2\n\n\0"), .ping([1, 2]),
+                    .close(code: .normalClosure, reason: "bye")
+                ], maskKey: 0xA1B2_C3D4),
+            role: .server),
+        .init(
+            name: "pings between the fragments of a binary message",
+            bytes: encodeFrames([
+                WebSocketFrame(fin: false, opcode: .binary, payload: [1, 2, 3]), .ping([9]),
+                WebSocketFrame(fin: false, opcode: .continuation, payload: Array(repeating: 4, count: 200)), .pong(),
+                WebSocketFrame(opcode: .continuation, payload: [5])
+            ])),
+        .init(
+            name: "multi-byte characters split across fragments",
+            bytes: encodeFrames([
+                WebSocketFrame(fin: false, opcode: .text, payload: [0xCE]),
+                WebSocketFrame(fin: false, opcode: .continuation, payload: [0xBA, 0xE1, 0xBD]),
+                WebSocketFrame(opcode: .continuation, payload: [0xB9, 0xF0, 0x9F, 0x98, 0x80])
+            ]))
     ]
 }
 
@@ -45,8 +55,9 @@ struct WebSocketStream: Sendable, CustomTestStringConvertible {
         #expect(whole.error == nil)
         #expect(decodeWebSocket(stream.bytes, role: stream.role, pieces: singleBytePieces(stream.bytes.count)) == whole)
         for split in 0...stream.bytes.count {
-            #expect(decodeWebSocket(stream.bytes, role: stream.role, pieces: [0..<split, split..<stream.bytes.count]) == whole,
-                    "split at \(split)")
+            #expect(
+                decodeWebSocket(stream.bytes, role: stream.role, pieces: [0..<split, split..<stream.bytes.count]) == whole,
+                "split at \(split)")
         }
     }
 

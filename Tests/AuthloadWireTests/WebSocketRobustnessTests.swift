@@ -1,8 +1,11 @@
 import Testing
+
 @testable import AuthloadWire
 
 @Suite struct WebSocketRobustnessTests {
-    @Test("never crashes on random bytes, and splitting them never changes the outcome", arguments: [WebSocketFrameDecoder.Role.client, .server])
+    @Test(
+        "never crashes on random bytes, and splitting them never changes the outcome",
+        arguments: [WebSocketFrameDecoder.Role.client, .server])
     func randomBytes(role: WebSocketFrameDecoder.Role) {
         var generator = SeededGenerator(state: role == .client ? 1 : 2)
         for _ in 0..<2000 {
@@ -10,7 +13,8 @@ import Testing
             let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
             let whole = decodeWebSocket(bytes, role: role, maxFrameSize: 4096, maxMessageSize: 8192)
             let split = Int.random(in: 0...count, using: &generator)
-            #expect(decodeWebSocket(bytes, role: role, pieces: [0..<split, split..<count], maxFrameSize: 4096, maxMessageSize: 8192) == whole)
+            #expect(
+                decodeWebSocket(bytes, role: role, pieces: [0..<split, split..<count], maxFrameSize: 4096, maxMessageSize: 8192) == whole)
         }
     }
 

@@ -1,4 +1,5 @@
 import AuthloadCore
+
 @testable import AuthloadWire
 
 /// Bytes written as hex pairs, e.g. `"81 05 48 65"`, so RFC examples can be copied as printed.

@@ -21,7 +21,7 @@ public protocol Flow: Sendable {
     var gauges: [String: ConcurrencyGauge] { get }
 
     func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome
-        where C.Duration == Duration
+    where C.Duration == Duration
 }
 
 extension Flow {
@@ -53,12 +53,15 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
 
     /// - Parameter due: the instant the flow was scheduled to start; the first step's latency counts from it,
     ///   so a generator that started the flow late cannot hide the wait (no coordinated omission).
-    public init(clock: C, client: any HTTPClient, stepTimeout: Duration, deadline: C.Instant,
-                recorder: MetricsRecorder, firstStepMetric: Int, shard: Int, runStart: C.Instant, due: C.Instant? = nil) {
+    public init(
+        clock: C, client: any HTTPClient, stepTimeout: Duration, deadline: C.Instant,
+        recorder: MetricsRecorder, firstStepMetric: Int, shard: Int, runStart: C.Instant, due: C.Instant? = nil
+    ) {
         self.clock = clock
         // The catalog numbers a flow's series just before its first step's.
-        self.client = CountingClient(base: client, clock: clock, recorder: recorder, flowMetric: firstStepMetric - 1, shard: shard,
-                                     runStart: runStart)
+        self.client = CountingClient(
+            base: client, clock: clock, recorder: recorder, flowMetric: firstStepMetric - 1, shard: shard,
+            runStart: runStart)
         self.stepTimeout = stepTimeout
         self.deadline = deadline
         self.recorder = recorder
@@ -80,8 +83,10 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     ///
     /// It runs in the caller's isolation (the user's actor), and so does the client's `execute`: hopping
     /// off the actor and back for every request cost more than the rest of the engine's work.
-    public func exchange(step: Int, _ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation,
-                         classify: (HTTPResponse) -> Outcome) async -> StepResult {
+    public func exchange(
+        step: Int, _ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation,
+        classify: (HTTPResponse) -> Outcome
+    ) async -> StepResult {
         var (start, result) = await send(request, isolation: isolation)
         if let response = result.response { result.outcome = classify(response) }
         record(step: step, start: start, outcome: result.outcome, latency: result.response?.timing.total)
@@ -97,7 +102,8 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// re-login's among them, count from when they were sent.
     ///
     /// - Returns: when it was sent, and the response (outcome `.ok`, not yet classified) or the outcome of getting none.
-    public func send(_ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation) async -> (start: C.Instant, result: StepResult) {
+    public func send(_ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation) async -> (start: C.Instant, result: StepResult)
+    {
         let start = clock.now
         let timeout = min(stepTimeout, start.duration(to: deadline))
         var result: StepResult
@@ -126,8 +132,9 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     ///
     /// - Parameter latency: the step's duration when measured elsewhere; by default, start → now on the clock.
     public func record(step: Int, start: C.Instant, outcome: Outcome, latency: Duration? = nil) {
-        recorder.record(metric: firstStepMetric + step, startOffset: runStart.duration(to: start),
-                        latency: latency ?? start.duration(to: clock.now), outcome: outcome, shard: shard)
+        recorder.record(
+            metric: firstStepMetric + step, startOffset: runStart.duration(to: start),
+            latency: latency ?? start.duration(to: clock.now), outcome: outcome, shard: shard)
     }
 
     /// Waits inside the flow (e.g. a user looking at the app between login and logout).

@@ -32,7 +32,9 @@ public struct LoadSchedule: Sendable, Equatable {
 
     public init(stages: [LoadStage]) {
         var segments: [Segment] = []
-        var level = 0.0, time = 0.0, before = 0.0
+        var level = 0.0
+        var time = 0.0
+        var before = 0.0
         for stage in stages {
             let length = stage.duration.seconds
             if length > 0 {

@@ -22,8 +22,10 @@ public struct Outcome: Sendable, Hashable, CustomStringConvertible {
         case let error as TransportError:
             switch error.kind {
             case .timeout:
-                self.init(.timeout, error.detail == TransportError.incompleteDetail
-                    ? "response incomplete within the step timeout" : "no response within the step timeout")
+                self.init(
+                    .timeout,
+                    error.detail == TransportError.incompleteDetail
+                        ? "response incomplete within the step timeout" : "no response within the step timeout")
             case .protocolViolation:
                 // Only the stable problem names go into the detail; free text would split the breakdown.
                 let problem = TransportError.ResponseProblem(rawValue: error.detail)

@@ -47,8 +47,10 @@ extension Runner {
         }
     }
 
-    private func runUser(_ index: Int, at startAt: C.Instant, runStart: C.Instant, end: C.Instant,
-                         executor: (any SerialExecutor & TaskExecutor)?) async -> Int {
+    private func runUser(
+        _ index: Int, at startAt: C.Instant, runStart: C.Instant, end: C.Instant,
+        executor: (any SerialExecutor & TaskExecutor)?
+    ) async -> Int {
         do {
             try await clock.sleep(until: startAt, tolerance: nil)
         } catch {
@@ -62,8 +64,10 @@ extension Runner {
     }
 
     /// A user of a staged closed model: active whenever the schedule's level covers its number.
-    private func runStagedUser(_ index: Int, runStart: C.Instant, end: C.Instant,
-                               executor: (any SerialExecutor & TaskExecutor)?) async -> Int {
+    private func runStagedUser(
+        _ index: Int, runStart: C.Instant, end: C.Instant,
+        executor: (any SerialExecutor & TaskExecutor)?
+    ) async -> Int {
         let schedule = plan.load.schedule
         let level = Double(index + 1)
         var iterations = 0

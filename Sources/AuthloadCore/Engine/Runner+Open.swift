@@ -61,7 +61,8 @@ extension Runner {
     /// Sleeps until `deadline` unless a stop request comes first; false when one did (or the task was cancelled).
     private func sleepUnlessStopped(until deadline: C.Instant) async -> Bool {
         if clock.now < deadline {
-            let clock = self.clock, control = self.control
+            let clock = self.clock
+            let control = self.control
             await race({ try? await clock.sleep(until: deadline, tolerance: nil) }, { await control.stopRequested.wait() })
         }
         return !Task.isCancelled && !control.wasStopRequested

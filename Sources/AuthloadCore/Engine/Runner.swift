@@ -30,13 +30,18 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
     /// - Parameters:
     ///   - flows: one implementation per `plan.flows` entry, in the same order.
     ///   - hooks: seams for tests (a stalled generator); none in production.
-    public init(plan: RunPlan, flows: [any Flow], transport: any Transport, endpoint: Endpoint, clock: C,
-                control: RunControl = RunControl(), hooks: RunHooks = RunHooks()) {
+    public init(
+        plan: RunPlan, flows: [any Flow], transport: any Transport, endpoint: Endpoint, clock: C,
+        control: RunControl = RunControl(), hooks: RunHooks = RunHooks()
+    ) {
         precondition(flows.count == plan.flows.count && !flows.isEmpty, "one flow implementation per planned flow")
         self.plan = plan
         self.flows = flows
         var total = 0.0
-        self.cumulativeWeights = plan.flows.map { total += $0.weight; return total }
+        self.cumulativeWeights = plan.flows.map {
+            total += $0.weight
+            return total
+        }
         self.transport = transport
         self.endpoint = endpoint
         self.clock = clock
@@ -50,22 +55,25 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         let stepIntervals = Int((plan.timeouts.step.seconds / plan.interval.seconds).rounded(.up))
         let thresholds: ThresholdEvaluator
         do {
-            thresholds = try ThresholdEvaluator(thresholds: plan.thresholds, catalog: catalog, interval: plan.interval,
-                                                judgedFrom: plan.load.steadyFrom, judgedUntil: plan.load.duration)
+            thresholds = try ThresholdEvaluator(
+                thresholds: plan.thresholds, catalog: catalog, interval: plan.interval,
+                judgedFrom: plan.load.steadyFrom, judgedUntil: plan.load.duration)
         } catch {
             preconditionFailure("thresholds must be validated before a run (Runner.validate): \(error)")
         }
         // A flow that started in an interval can run up to the flow timeout: only then is the interval complete.
         let flowIntervals = Int((plan.timeouts.flow.seconds / plan.interval.seconds).rounded(.up))
-        self.collector = Collector(catalog: catalog, recorder: recorder, lag: min(stepIntervals + 1, 120), horizon: flowIntervals + 2,
-                                   thresholds: thresholds, load: plan.load, health: health)
+        self.collector = Collector(
+            catalog: catalog, recorder: recorder, lag: min(stepIntervals + 1, 120), horizon: flowIntervals + 2,
+            thresholds: thresholds, load: plan.load, health: health)
     }
 
     /// Checks what a run can only check once the flows are built: that every threshold names a flow or step.
     public static func validate(_ plan: RunPlan, flows: [any Flow]) throws(ProfileError) {
         let catalog = MetricCatalog(flows: zip(plan.flows, flows).map { ($0.name, $1.stepNames) })
-        _ = try ThresholdEvaluator(thresholds: plan.thresholds, catalog: catalog, interval: plan.interval,
-                                   judgedFrom: plan.load.steadyFrom, judgedUntil: plan.load.duration)
+        _ = try ThresholdEvaluator(
+            thresholds: plan.thresholds, catalog: catalog, interval: plan.interval,
+            judgedFrom: plan.load.steadyFrom, judgedUntil: plan.load.duration)
     }
 
     /// Runs the load to its end (or until stopped) and returns what it measured.
@@ -104,8 +112,9 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
     public func checkpoint(rowsFrom firstRow: Int = 0) -> RunOutcome? {
         guard let start = started.withLock({ $0 }) else { return nil }
         let elapsed = start.duration(to: clock.now)
-        return RunOutcome(measured: collector.snapshot(duration: elapsed, rowsFrom: firstRow), elapsed: elapsed, iterations: 0, stoppedEarly: false,
-                          abortedBy: nil, generator: health.report(model: plan.load.model, limits: plan.generator), peaks: peaks)
+        return RunOutcome(
+            measured: collector.snapshot(duration: elapsed, rowsFrom: firstRow), elapsed: elapsed, iterations: 0, stoppedEarly: false,
+            abortedBy: nil, generator: health.report(model: plan.load.model, limits: plan.generator), peaks: peaks)
     }
 
     private var peaks: [PeakReading] {
@@ -147,8 +156,9 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
             deadline: flowStart.advanced(by: plan.timeouts.flow), recorder: recorder,
             firstStepMetric: catalog.stepMetric(flow: flowIndex, step: 0), shard: user.index, runStart: runStart, due: due)
         let outcome = await flows[flowIndex].run(context, user: user)
-        recorder.record(metric: catalog.flowMetric(flowIndex), startOffset: runStart.duration(to: flowStart),
-                        latency: flowStart.duration(to: clock.now), outcome: outcome, shard: user.index)
+        recorder.record(
+            metric: catalog.flowMetric(flowIndex), startOffset: runStart.duration(to: flowStart),
+            latency: flowStart.duration(to: clock.now), outcome: outcome, shard: user.index)
     }
 
     func pickFlow(_ random: inout SplitMix64) -> Int {

@@ -14,7 +14,8 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
 
     /// A duration drawn uniformly from `min...max` at microsecond resolution.
     public mutating func duration(in range: ThinkTime) -> Duration {
-        let low = range.min.microseconds, high = range.max.microseconds
+        let low = range.min.microseconds
+        let high = range.max.microseconds
         guard high > low else { return range.min }
         return .microseconds(Int64.random(in: low...high, using: &self))
     }

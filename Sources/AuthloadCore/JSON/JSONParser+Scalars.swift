@@ -55,7 +55,8 @@ extension JSONParser {
                 let backslashes = word ^ (ones &* 0x5C)
                 // `(x - 0x01…) & ~x` sets a byte's high bit when that byte of x is zero (here: equal to
                 // the probe); `(word - 0x20…) & ~word` does the same for bytes below 0x20.
-                let special = ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
+                let special =
+                    ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
                     | ((word &- ones &* 0x20) & ~word) | word
                 if special & highBits != 0 { break }
                 index += 8
@@ -95,7 +96,7 @@ extension JSONParser {
             case 0xD800...0xDBFF:
                 // A high surrogate counts only as the first half of a `\uXXXX\uXXXX` pair.
                 guard bytes.count - position >= 6, bytes[position] == .backslash, bytes[position + 1] == UInt8(ascii: "u"),
-                      let low = Self.hexQuad(at: position + 2, in: bytes), (0xDC00...0xDFFF).contains(low)
+                    let low = Self.hexQuad(at: position + 2, in: bytes), (0xDC00...0xDFFF).contains(low)
                 else { throw unpairedSurrogate(unit, at: backslash) }
                 scalar = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
                 position += 6
@@ -262,7 +263,7 @@ extension JSONParser {
 
     private static let powersOfTen: [Double] = [
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
     ]
 
     private func digit() -> UInt8? {

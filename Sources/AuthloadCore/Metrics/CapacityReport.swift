@@ -52,8 +52,10 @@ public struct StageResult: Codable, Sendable, Equatable {
     /// The names of the thresholds this stage failed, judged on its samples alone.
     public var failedThresholds: [String]
 
-    public init(number: Int, from: Double, target: Double, startSeconds: Double, endSeconds: Double, flows: Int, errors: Int,
-                throughput: Double, p50Micros: Int, p99Micros: Int, failedThresholds: [String]) {
+    public init(
+        number: Int, from: Double, target: Double, startSeconds: Double, endSeconds: Double, flows: Int, errors: Int,
+        throughput: Double, p50Micros: Int, p99Micros: Int, failedThresholds: [String]
+    ) {
         self.number = number
         self.from = from
         self.target = target
@@ -72,8 +74,10 @@ public struct StageResult: Codable, Sendable, Equatable {
 
     /// `800`, or `100→200` for a ramp.
     public var label: String {
-        from == target ? ThresholdVerdict.fixed(target, target == target.rounded() ? 0 : 1)
-            : ThresholdVerdict.fixed(from, from == from.rounded() ? 0 : 1) + "→" + ThresholdVerdict.fixed(target, target == target.rounded() ? 0 : 1)
+        from == target
+            ? ThresholdVerdict.fixed(target, target == target.rounded() ? 0 : 1)
+            : ThresholdVerdict.fixed(from, from == from.rounded() ? 0 : 1) + "→"
+                + ThresholdVerdict.fixed(target, target == target.rounded() ? 0 : 1)
     }
 }
 
@@ -100,8 +104,10 @@ struct StageAccumulator: Sendable {
             guard span.stage.duration > .zero else { continue }
             let first = Int(span.start.microseconds / interval.microseconds)
             let end = Int(span.end.microseconds / interval.microseconds)
-            spans.append(Span(number: number, from: level, target: span.stage.target, start: span.start, end: span.end,
-                              intervals: first..<max(first, end)))
+            spans.append(
+                Span(
+                    number: number, from: level, target: span.stage.target, start: span.start, end: span.end,
+                    intervals: first..<max(first, end)))
         }
         self.spans = spans
         self.unit = plan.model == .open ? "arrivals/s" : "users"

@@ -43,17 +43,21 @@ public final class Collector: Sendable {
     ///   - maxRows: the most time-series rows kept (``TimeSeries``); past it older rows are merged, so memory
     ///     stays constant however long the run. Checkpoints save rows at full resolution and then let the
     ///     collector forget them (``forgetRows(before:)``).
-    public init(catalog: MetricCatalog, recorder: MetricsRecorder, lag: Int, horizon: Int? = nil, thresholds: ThresholdEvaluator? = nil,
-                load: LoadPlan? = nil, health: GeneratorHealth? = nil, maxRows: Int = TimeSeries.defaultMaxRows) {
+    public init(
+        catalog: MetricCatalog, recorder: MetricsRecorder, lag: Int, horizon: Int? = nil, thresholds: ThresholdEvaluator? = nil,
+        load: LoadPlan? = nil, health: GeneratorHealth? = nil, maxRows: Int = TimeSeries.defaultMaxRows
+    ) {
         self.catalog = catalog
         self.health = health
         self.recorder = recorder
         self.lag = max(1, lag)
         self.horizon = max(self.lag, horizon ?? lag)
         let stages = load.map { StageAccumulator(plan: $0, interval: recorder.interval, metricCount: catalog.count) }
-        self.state = Locked(State(series: TimeSeries(maxRows: maxRows),
-                                  cumulative: Array(repeating: MetricSamples(), count: catalog.count),
-                                  thresholds: thresholds ?? ThresholdEvaluator(), stages: stages?.isEmpty == false ? stages : nil))
+        self.state = Locked(
+            State(
+                series: TimeSeries(maxRows: maxRows),
+                cumulative: Array(repeating: MetricSamples(), count: catalog.count),
+                thresholds: thresholds ?? ThresholdEvaluator(), stages: stages?.isEmpty == false ? stages : nil))
     }
 
     /// Drains the recorder after interval `completed − 1` has ended.
@@ -93,7 +97,8 @@ public final class Collector: Sendable {
             LiveSnapshot(
                 ids: catalog.ids, events: catalog.ids.indices.map(catalog.isEvent), series: state.cumulative,
                 activeUsers: state.live.activeUsers,
-                thresholds: state.thresholds.verdicts(cumulative: state.cumulative, duration: state.live.elapsed, abortedBy: state.abortedBy),
+                thresholds: state.thresholds.verdicts(
+                    cumulative: state.cumulative, duration: state.live.elapsed, abortedBy: state.abortedBy),
                 droppedArrivals: state.generatorTotals.dropped, maxScheduleLagMicros: state.generatorTotals.maxLagMicros,
                 elapsed: state.live.elapsed)
         }
@@ -150,16 +155,19 @@ public final class Collector: Sendable {
             let last = max(lastInterval, state.window.keys.max() ?? 0)
             Self.finalize(upTo: last + 1, state: &state, catalog: catalog, interval: intervalSeconds)
             state.thresholds.settle(before: last + 1)
-            return Self.measured(state, catalog: catalog, duration: duration,
-                                 capacity: state.stages?.report(catalog: catalog, thresholds: state.thresholds), lateWait: lateWait)
+            return Self.measured(
+                state, catalog: catalog, duration: duration,
+                capacity: state.stages?.report(catalog: catalog, thresholds: state.thresholds), lateWait: lateWait)
         }
     }
 
     /// How long after an interval ends its row is final: samples finishing later are late.
     private var lateWait: Duration { recorder.interval * lag }
 
-    private static func measured(_ state: State, catalog: MetricCatalog, duration: Duration, capacity: CapacityReport?,
-                                 lateWait: Duration) -> MeasuredRun {
+    private static func measured(
+        _ state: State, catalog: MetricCatalog, duration: Duration, capacity: CapacityReport?,
+        lateWait: Duration
+    ) -> MeasuredRun {
         MeasuredRun(
             metrics: state.cumulative.enumerated().map { summary(catalog.ids[$0.offset], $0.element, event: catalog.isEvent($0.offset)) },
             timeseries: state.series.rows,
@@ -172,8 +180,10 @@ public final class Collector: Sendable {
         )
     }
 
-    private static func absorb(_ drained: [Int: IntervalSamples], into state: inout State,
-                               catalog: MetricCatalog, tickSteps: inout MetricSamples) {
+    private static func absorb(
+        _ drained: [Int: IntervalSamples], into state: inout State,
+        catalog: MetricCatalog, tickSteps: inout MetricSamples
+    ) {
         for (index, samples) in drained {
             for (metric, series) in samples.metrics.enumerated() {
                 guard let series else { continue }
@@ -210,10 +220,11 @@ public final class Collector: Sendable {
             for (metric, series) in (samples?.metrics ?? []).enumerated() {
                 guard let series, series.count > 0 else { continue }
                 let h = series.histogram
-                metrics.append(IntervalMetric(
-                    id: catalog.ids[metric], count: series.count, errors: series.errors,
-                    p50Micros: h.value(atPercentile: 50), p90Micros: h.value(atPercentile: 90),
-                    p99Micros: h.value(atPercentile: 99), maxMicros: h.max))
+                metrics.append(
+                    IntervalMetric(
+                        id: catalog.ids[metric], count: series.count, errors: series.errors,
+                        p50Micros: h.value(atPercentile: 50), p90Micros: h.value(atPercentile: 90),
+                        p99Micros: h.value(atPercentile: 99), maxMicros: h.max))
             }
             let active = state.activeUsers.removeValue(forKey: index) ?? state.lastActiveUsers
             state.lastActiveUsers = active

@@ -24,7 +24,8 @@ public final class GeneratorHealth: Sendable {
 
     /// Records something due at `due` (from the start of the run) that started `lag` late.
     public func started(lag: Duration, due: Duration, shard: Int) {
-        let micros = Int(max(0, lag.microseconds)), index = self.index(due)
+        let micros = Int(max(0, lag.microseconds))
+        let index = self.index(due)
         shards[shard % shards.count].withLock { shard in
             shard.lag.record(micros)
             shard.started += 1
@@ -34,7 +35,8 @@ public final class GeneratorHealth: Sendable {
 
     /// Records a wake-up that was `lag` late (closed model): lag only, nothing dropped or started.
     public func woke(lag: Duration, due: Duration, shard: Int) {
-        let micros = Int(max(0, lag.microseconds)), index = self.index(due)
+        let micros = Int(max(0, lag.microseconds))
+        let index = self.index(due)
         shards[shard % shards.count].withLock { shard in
             shard.lag.record(micros)
             shard.intervals[index, default: IntervalHealth()].lagged(micros)
@@ -43,7 +45,8 @@ public final class GeneratorHealth: Sendable {
 
     /// Records an arrival that was not started: the user cap was reached, or the generator got to it too late.
     public func dropped(lag: Duration, due: Duration, atCap: Bool) {
-        let micros = Int(max(0, lag.microseconds)), index = self.index(due)
+        let micros = Int(max(0, lag.microseconds))
+        let index = self.index(due)
         shards[0].withLock { shard in
             shard.lag.record(micros)
             if atCap { shard.droppedAtCap += 1 } else { shard.droppedLate += 1 }

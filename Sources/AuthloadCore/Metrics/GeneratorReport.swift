@@ -40,9 +40,11 @@ public struct GeneratorReport: Codable, Sendable, Equatable {
     /// Why the generator could not keep its schedule, one sentence each; empty when it could.
     public var problems: [String] = []
 
-    public init(model: String, started: Int, droppedAtCap: Int, droppedLate: Int, lagSamples: Int, lagHistogram: String,
-                lagP50Micros: Int, lagP99Micros: Int, lagMaxMicros: Int, cpuSeconds: Double? = nil, cpuShare: Double? = nil,
-                maxLagP99Micros: Int, maxDroppedRate: Double, dropAfterMicros: Int) {
+    public init(
+        model: String, started: Int, droppedAtCap: Int, droppedLate: Int, lagSamples: Int, lagHistogram: String,
+        lagP50Micros: Int, lagP99Micros: Int, lagMaxMicros: Int, cpuSeconds: Double? = nil, cpuShare: Double? = nil,
+        maxLagP99Micros: Int, maxDroppedRate: Double, dropAfterMicros: Int
+    ) {
         self.model = model
         self.started = started
         self.droppedAtCap = droppedAtCap
@@ -74,13 +76,15 @@ public struct GeneratorReport: Codable, Sendable, Equatable {
     func judge() -> [String] {
         var problems: [String] = []
         if lagSamples >= Self.minimumLagSamples && lagP99Micros > maxLagP99Micros {
-            problems.append("schedule lag p99 \(ThresholdVerdict.format(Double(lagP99Micros), .percentile)) exceeds generator.maxLagP99 " +
-                            ThresholdVerdict.format(Double(maxLagP99Micros), .percentile))
+            problems.append(
+                "schedule lag p99 \(ThresholdVerdict.format(Double(lagP99Micros), .percentile)) exceeds generator.maxLagP99 "
+                    + ThresholdVerdict.format(Double(maxLagP99Micros), .percentile))
         }
         if dropped > 0 && droppedRate > maxDroppedRate {
-            problems.append("\(dropped) of \(due) arrivals dropped (\(ThresholdVerdict.format(droppedRate, .errorRate)): " +
-                            "\(droppedAtCap) at the maxUsers cap, \(droppedLate) late) exceeds generator.maxDroppedRate " +
-                            ThresholdVerdict.format(maxDroppedRate, .errorRate))
+            problems.append(
+                "\(dropped) of \(due) arrivals dropped (\(ThresholdVerdict.format(droppedRate, .errorRate)): "
+                    + "\(droppedAtCap) at the maxUsers cap, \(droppedLate) late) exceeds generator.maxDroppedRate "
+                    + ThresholdVerdict.format(maxDroppedRate, .errorRate))
         }
         return problems
     }

@@ -234,7 +234,8 @@ extension Histogram {
         reader.offset = 1
         self.init()
         let sum = Int(bitPattern: UInt(try reader.varint()))
-        let lowest = try reader.varint(), highest = try reader.varint()
+        let lowest = try reader.varint()
+        let highest = try reader.varint()
         guard lowest <= highest, highest <= UInt64(Self.highestTrackableValue) else {
             throw HistogramDecodingError(code: .inconsistent("min \(lowest) and max \(highest) are out of order or range"))
         }
@@ -328,7 +329,10 @@ private struct ByteReader {
 /// Byte offsets count from the start of the base64-decoded data.
 public struct HistogramDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
     fileprivate enum Code: Sendable, Hashable {
-        case notBase64, empty, version(Int), atByte(String, Int), inconsistent(String)
+        case notBase64, empty
+        case version(Int)
+        case atByte(String, Int)
+        case inconsistent(String)
     }
 
     fileprivate let code: Code

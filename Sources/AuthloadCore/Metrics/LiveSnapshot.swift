@@ -16,8 +16,10 @@ public struct LiveSnapshot: Sendable {
     /// How long the run has gone on, at the last tick.
     public var elapsed: Duration
 
-    public init(ids: [MetricID], events: [Bool], series: [MetricSamples], activeUsers: Int, thresholds: [ThresholdVerdict],
-                droppedArrivals: Int, maxScheduleLagMicros: Int, elapsed: Duration) {
+    public init(
+        ids: [MetricID], events: [Bool], series: [MetricSamples], activeUsers: Int, thresholds: [ThresholdVerdict],
+        droppedArrivals: Int, maxScheduleLagMicros: Int, elapsed: Duration
+    ) {
         self.ids = ids
         self.events = events
         self.series = series

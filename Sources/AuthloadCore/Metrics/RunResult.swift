@@ -171,9 +171,11 @@ public struct MetricSummary: Codable, Sendable, Equatable {
     /// What the series is, in the words of the reports: `flow`, `step` (a request step) or `event`.
     public var seriesKind: String { id.step == nil ? "flow" : isEvent ? "event" : "step" }
 
-    public init(id: MetricID, count: Int, errors: Int, histogram: String, minMicros: Int, meanMicros: Double,
-                maxMicros: Int, p50Micros: Int, p90Micros: Int, p95Micros: Int, p99Micros: Int, p999Micros: Int,
-                event: Bool = false, httpRequests: Int? = nil) {
+    public init(
+        id: MetricID, count: Int, errors: Int, histogram: String, minMicros: Int, meanMicros: Double,
+        maxMicros: Int, p50Micros: Int, p90Micros: Int, p95Micros: Int, p99Micros: Int, p999Micros: Int,
+        event: Bool = false, httpRequests: Int? = nil
+    ) {
         self.event = event ? true : nil
         self.httpRequests = httpRequests
         self.id = id
@@ -271,9 +273,10 @@ public struct IntervalMetric: Codable, Sendable, Equatable {
     public var maxMicros: Int
 
     func merged(with other: IntervalMetric) -> IntervalMetric {
-        IntervalMetric(id: id, count: count + other.count, errors: errors + other.errors,
-                       p50Micros: max(p50Micros, other.p50Micros), p90Micros: max(p90Micros, other.p90Micros),
-                       p99Micros: max(p99Micros, other.p99Micros), maxMicros: max(maxMicros, other.maxMicros))
+        IntervalMetric(
+            id: id, count: count + other.count, errors: errors + other.errors,
+            p50Micros: max(p50Micros, other.p50Micros), p90Micros: max(p90Micros, other.p90Micros),
+            p99Micros: max(p99Micros, other.p99Micros), maxMicros: max(maxMicros, other.maxMicros))
     }
 
     public init(id: MetricID, count: Int, errors: Int, p50Micros: Int, p90Micros: Int, p99Micros: Int, maxMicros: Int) {

@@ -50,7 +50,9 @@ public struct TimeSeries: Sendable {
                 }
             }
             if merged.count == old, old > 1 {
-                let pair = (0..<(old - 1)).min { merged[$0].intervals + merged[$0 + 1].intervals < merged[$1].intervals + merged[$1 + 1].intervals }!
+                let pair = (0..<(old - 1)).min {
+                    merged[$0].intervals + merged[$0 + 1].intervals < merged[$1].intervals + merged[$1 + 1].intervals
+                }!
                 merged.replaceSubrange(pair...(pair + 1), with: [merged[pair].merged(with: merged[pair + 1])])
             }
             guard merged.count < old else { return }

@@ -9,7 +9,7 @@
 extension Profile {
     static func load(_ reader: ProfileReader) throws(ProfileError) -> LoadPlan {
         try reader.rejectUnknownKeys(allowed: [
-            "model", "users", "maxUsers", "arrivalRate", "stages", "rampUp", "duration", "thinkTime", "gracefulStop",
+            "model", "users", "maxUsers", "arrivalRate", "stages", "rampUp", "duration", "thinkTime", "gracefulStop"
         ])
         let model = LoadModel(rawValue: try reader.optional("model")?.oneOf(["closed", "open"]) ?? "closed") ?? .closed
         let stagesReader = try reader.optional("stages")
@@ -21,10 +21,13 @@ extension Profile {
             }
             if let stagesReader {
                 for key in ["users", "rampUp", "duration"] {
-                    if let field = try reader.optional(key) { throw field.error("load.stages sets the \(key == "users" ? "users" : "shape and length"); leave \(key) out") }
+                    if let field = try reader.optional(key) {
+                        throw field.error("load.stages sets the \(key == "users" ? "users" : "shape and length"); leave \(key) out")
+                    }
                 }
                 let stages = try stages(stagesReader, wholeTargets: true)
-                plan = LoadPlan(users: Int(LoadSchedule(stages: stages).peak.rounded()), duration: stages.reduce(.zero) { $0 + $1.duration })
+                plan = LoadPlan(
+                    users: Int(LoadSchedule(stages: stages).peak.rounded()), duration: stages.reduce(.zero) { $0 + $1.duration })
                 plan.stages = stages
             } else {
                 let duration = try reader.required("duration").positiveDuration()
@@ -52,7 +55,9 @@ extension Profile {
                 guard perSecond > 0 else { throw rate.error("must be greater than 0 (a run of no arrivals measures nothing)") }
                 plan = .open(rate: perSecond, duration: try reader.required("duration").positiveDuration())
             case (nil, let stagesReader?):
-                if let duration = try reader.optional("duration") { throw duration.error("load.stages sets the length; leave duration out") }
+                if let duration = try reader.optional("duration") {
+                    throw duration.error("load.stages sets the length; leave duration out")
+                }
                 plan = .open(stages: try stages(stagesReader, wholeTargets: false))
             case (.some, .some):
                 throw reader.error("give either arrivalRate or stages, not both")

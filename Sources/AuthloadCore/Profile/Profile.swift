@@ -22,7 +22,10 @@ public enum Profile {
     }
 
     static func plan(from root: ProfileReader, readFile: FileReader = { _ in nil }) throws(ProfileError) -> RunPlan {
-        try root.rejectUnknownKeys(allowed: ["$schema", "name", "target", "load", "flows", "users", "timeouts", "connections", "metrics", "seed", "description", "thresholds", "generator", "compare"])
+        try root.rejectUnknownKeys(allowed: [
+            "$schema", "name", "target", "load", "flows", "users", "timeouts", "connections", "metrics", "seed", "description",
+            "thresholds", "generator", "compare"
+        ])
         let name = try root.required("name").string()
         guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
             throw ProfileError("name", "use letters, digits, '-', '_' or '.' (it names the report directory)")
@@ -135,7 +138,9 @@ public enum Profile {
                 if try reader.optional(key) != nil { throw reader.error("give either csv or templates (\(key)), not both") }
             }
             let path = try csv.string()
-            guard let text = readFile(path) else { throw csv.error("cannot read \"\(path)\" (paths are relative to the current directory or the profile's)") }
+            guard let text = readFile(path) else {
+                throw csv.error("cannot read \"\(path)\" (paths are relative to the current directory or the profile's)")
+            }
             let assignment = try reader.optional("assignment")?.oneOf(UserFeeder.Assignment.allCases.map(\.rawValue)) ?? "sequential"
             let name = path.split(separator: "/").last.map(String.init) ?? path
             return try UserFeeder.csv(text, fileName: name, assignment: UserFeeder.Assignment(rawValue: assignment)!, seed: seed)

@@ -31,10 +31,12 @@ public struct RunPlan: Sendable {
     /// What `authload compare` tolerates against a baseline run of this profile.
     public var compare = CompareTolerances()
 
-    public init(name: String, target: TargetPlan, load: LoadPlan, flows: [FlowPlan], users: UserFeeder,
-                timeouts: Timeouts = Timeouts(), connections: ConnectionPolicy = .perUser(idleTimeout: .seconds(30)),
-                thresholds: [Threshold] = [], interval: Duration = .seconds(1), seed: UInt64 = 1, source: JSONValue = .null,
-                insecureSkipTLSVerify: Bool = false) {
+    public init(
+        name: String, target: TargetPlan, load: LoadPlan, flows: [FlowPlan], users: UserFeeder,
+        timeouts: Timeouts = Timeouts(), connections: ConnectionPolicy = .perUser(idleTimeout: .seconds(30)),
+        thresholds: [Threshold] = [], interval: Duration = .seconds(1), seed: UInt64 = 1, source: JSONValue = .null,
+        insecureSkipTLSVerify: Bool = false
+    ) {
         self.name = name
         self.target = target
         self.insecureSkipTLSVerify = insecureSkipTLSVerify
@@ -81,8 +83,10 @@ public struct LoadPlan: Sendable, Equatable {
     /// How long in-flight flows may run on after the end (or a stop) before they are cancelled.
     public var gracefulStop: Duration
 
-    public init(users: Int, rampUp: Duration = .zero, duration: Duration, thinkTime: ThinkTime = ThinkTime(),
-                gracefulStop: Duration = .seconds(10)) {
+    public init(
+        users: Int, rampUp: Duration = .zero, duration: Duration, thinkTime: ThinkTime = ThinkTime(),
+        gracefulStop: Duration = .seconds(10)
+    ) {
         self.model = .closed
         self.users = users
         self.arrivalRate = 0
@@ -94,10 +98,13 @@ public struct LoadPlan: Sendable, Equatable {
     }
 
     /// An open-model load: `rate` arrivals per second for `duration`, or the shape of `stages`.
-    public static func open(rate: Double = 0, duration: Duration = .zero, stages: [LoadStage] = [], maxUsers: Int = LoadPlan.defaultMaxUsers,
-                            gracefulStop: Duration = .seconds(10)) -> LoadPlan {
-        var plan = LoadPlan(users: maxUsers, duration: stages.isEmpty ? duration : stages.reduce(.zero) { $0 + $1.duration },
-                            gracefulStop: gracefulStop)
+    public static func open(
+        rate: Double = 0, duration: Duration = .zero, stages: [LoadStage] = [], maxUsers: Int = LoadPlan.defaultMaxUsers,
+        gracefulStop: Duration = .seconds(10)
+    ) -> LoadPlan {
+        var plan = LoadPlan(
+            users: maxUsers, duration: stages.isEmpty ? duration : stages.reduce(.zero) { $0 + $1.duration },
+            gracefulStop: gracefulStop)
         plan.model = .open
         plan.arrivalRate = rate
         plan.stages = stages
@@ -113,8 +120,10 @@ public struct LoadPlan: Sendable, Equatable {
         switch model {
         case .open: return LoadSchedule(constant: arrivalRate, duration: duration)
         case .closed:
-            return LoadSchedule(stages: [LoadStage(duration: rampUp, target: Double(users)),
-                                         LoadStage(duration: duration - rampUp, target: Double(users))])
+            return LoadSchedule(stages: [
+                LoadStage(duration: rampUp, target: Double(users)),
+                LoadStage(duration: duration - rampUp, target: Double(users))
+            ])
         }
     }
 
@@ -193,9 +202,15 @@ public struct TargetURL: Sendable, Equatable, CustomStringConvertible {
     public static func parse(_ text: String) -> Result<TargetURL, ProfileError> {
         let scheme: String
         var rest: Substring
-        if text.hasPrefix("http://") { scheme = "http"; rest = text.dropFirst(7) }
-        else if text.hasPrefix("https://") { scheme = "https"; rest = text.dropFirst(8) }
-        else { return .failure(ProfileError("", "\"\(text)\" must start with http:// or https://")) }
+        if text.hasPrefix("http://") {
+            scheme = "http"
+            rest = text.dropFirst(7)
+        } else if text.hasPrefix("https://") {
+            scheme = "https"
+            rest = text.dropFirst(8)
+        } else {
+            return .failure(ProfileError("", "\"\(text)\" must start with http:// or https://"))
+        }
         let authority = rest.prefix { $0 != "/" }
         rest = rest.dropFirst(authority.count)
         var host = authority

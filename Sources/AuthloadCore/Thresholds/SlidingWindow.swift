@@ -34,8 +34,9 @@ struct SlidingWindow: Sendable {
 
     /// Slides the window on by one interval holding `samples`.
     mutating func push(_ samples: MetricSamples) {
-        let slice = Slice(count: samples.count, errors: samples.errors,
-                          histogram: keepsLatency && samples.count > 0 ? samples.histogram.serialized() : nil)
+        let slice = Slice(
+            count: samples.count, errors: samples.errors,
+            histogram: keepsLatency && samples.count > 0 ? samples.histogram.serialized() : nil)
         if ring.count < length {
             ring.append(slice)
         } else {

@@ -47,8 +47,10 @@ public struct Threshold: Sendable, Equatable {
     /// The metric name that pools every request step of every flow (events, such as pushed statuses, are not requests).
     public static let allSteps = "steps"
 
-    public init(metric: String, bound: Bound, window: Duration? = nil, abortOnFail: Bool = false,
-                abortGrace: Duration = .zero, path: String = "thresholds") {
+    public init(
+        metric: String, bound: Bound, window: Duration? = nil, abortOnFail: Bool = false,
+        abortGrace: Duration = .zero, path: String = "thresholds"
+    ) {
         self.metric = metric
         self.bound = bound
         self.window = window
@@ -87,7 +89,7 @@ extension Profile {
 
     private static func threshold(_ reader: ProfileReader) throws(ProfileError) -> Threshold {
         try reader.rejectUnknownKeys(allowed: [
-            "metric", "percentile", "max", "maxErrorRate", "maxRate", "minThroughput", "window", "abortOnFail", "abortGrace", "samples",
+            "metric", "percentile", "max", "maxErrorRate", "maxRate", "minThroughput", "window", "abortOnFail", "abortGrace", "samples"
         ])
         let metricReader = try reader.required("metric")
         var metric = try metricReader.string()
@@ -115,9 +117,10 @@ extension Profile {
             bounds.append(.throughput(min: value))
         }
         guard bounds.count == 1, let bound = bounds.first else {
-            throw reader.error(bounds.isEmpty
-                ? "needs a bound: \"percentile\" with \"max\", \"maxErrorRate\", or \"minThroughput\""
-                : "give one bound per threshold (percentile+max, maxErrorRate or minThroughput); split it into several thresholds")
+            throw reader.error(
+                bounds.isEmpty
+                    ? "needs a bound: \"percentile\" with \"max\", \"maxErrorRate\", or \"minThroughput\""
+                    : "give one bound per threshold (percentile+max, maxErrorRate or minThroughput); split it into several thresholds")
         }
         var threshold = Threshold(metric: metric, bound: bound, path: reader.path)
         if let window = try reader.optional("window") { threshold.window = try window.positiveDuration() }

@@ -71,8 +71,10 @@ public struct ThresholdEvaluator: Sendable {
     ///   - judgedFrom: windows start at or after this offset (the end of the ramp-up).
     ///   - judgedUntil: windows end at or before this offset (the planned end).
     /// - Throws: a ``ProfileError`` naming `thresholds[i].metric` when a metric is no flow or step.
-    public init(thresholds: [Threshold], catalog: MetricCatalog, interval: Duration,
-                judgedFrom: Duration = .zero, judgedUntil: Duration) throws(ProfileError) {
+    public init(
+        thresholds: [Threshold], catalog: MetricCatalog, interval: Duration,
+        judgedFrom: Duration = .zero, judgedUntil: Duration
+    ) throws(ProfileError) {
         intervalSeconds = interval.seconds
         let first = Int((judgedFrom.seconds / intervalSeconds).rounded(.up))
         let end = Int((judgedUntil.seconds / intervalSeconds + 1e-9).rounded(.down))
@@ -84,7 +86,8 @@ public struct ThresholdEvaluator: Sendable {
             if let length = threshold.window {
                 let intervals = Int((length.seconds / interval.seconds).rounded(.up))
                 guard intervals >= 1, Double(intervals) * intervalSeconds - length.seconds < 1e-9 else {
-                    throw ProfileError("\(threshold.path).window", "must be a whole number of metrics intervals (\(DurationText.format(interval)))")
+                    throw ProfileError(
+                        "\(threshold.path).window", "must be a whole number of metrics intervals (\(DurationText.format(interval)))")
                 }
                 if case .percentile = threshold.bound {
                     window = SlidingWindow(length: intervals, keepsLatency: true)
@@ -119,8 +122,9 @@ public struct ThresholdEvaluator: Sendable {
             entries[position].early!.push(pooled)
             let early = entries[position].early!
             guard early.isFull, judged.contains(index - early.length + 1), judged.contains(index) else { continue }
-            entries[position].latest = Self.value(of: entries[position].threshold.bound, count: early.count, errors: early.errors,
-                                                  histogram: early.histogram, seconds: Double(early.length) * intervalSeconds)
+            entries[position].latest = Self.value(
+                of: entries[position].threshold.bound, count: early.count, errors: early.errors,
+                histogram: early.histogram, seconds: Double(early.length) * intervalSeconds)
         }
     }
 
@@ -150,10 +154,13 @@ public struct ThresholdEvaluator: Sendable {
                 let window = entries[position].window!
                 let start = index - window.length + 1
                 guard window.isFull, judged.contains(start), judged.contains(index) else { continue }
-                let value = Self.value(of: entries[position].threshold.bound, count: window.count, errors: window.errors,
-                                       histogram: window.histogram, seconds: Double(window.length) * intervalSeconds)
+                let value = Self.value(
+                    of: entries[position].threshold.bound, count: window.count, errors: window.errors,
+                    histogram: window.histogram, seconds: Double(window.length) * intervalSeconds)
                 guard let value else { continue }
-                if let worst = entries[position].worst, !Self.isWorse(value, than: worst.value, entries[position].threshold.bound) { continue }
+                if let worst = entries[position].worst, !Self.isWorse(value, than: worst.value, entries[position].threshold.bound) {
+                    continue
+                }
                 entries[position].worst = (value, start)
             }
         }
@@ -170,8 +177,9 @@ public struct ThresholdEvaluator: Sendable {
                 // A whole-run throughput is only known at the end; latency and errors so far are telling.
                 if case .throughput = entry.threshold.bound { continue }
                 let pooled = Self.pool(entry, cumulative)
-                value = Self.value(of: entry.threshold.bound, count: pooled.count, errors: pooled.errors,
-                                   histogram: pooled.histogram, seconds: elapsed.seconds)
+                value = Self.value(
+                    of: entry.threshold.bound, count: pooled.count, errors: pooled.errors,
+                    histogram: pooled.histogram, seconds: elapsed.seconds)
             }
             if let value, !Self.passes(value, entry.threshold.bound) { return entry.threshold }
         }
@@ -189,8 +197,9 @@ public struct ThresholdEvaluator: Sendable {
                 worstStart = Double(worst.start) * intervalSeconds
             } else if entry.window == nil || !judgedAnyWindow(entry) {
                 let pooled = Self.pool(entry, cumulative)
-                measured = Self.value(of: threshold.bound, count: pooled.count, errors: pooled.errors,
-                                      histogram: pooled.histogram, seconds: max(duration.seconds, intervalSeconds))
+                measured = Self.value(
+                    of: threshold.bound, count: pooled.count, errors: pooled.errors,
+                    histogram: pooled.histogram, seconds: max(duration.seconds, intervalSeconds))
             }
             var verdict = ThresholdVerdict(
                 name: threshold.name, metric: threshold.metric, path: threshold.path, kind: Self.kind(threshold.bound),
@@ -206,8 +215,9 @@ public struct ThresholdEvaluator: Sendable {
     func failures(in samples: [MetricSamples], seconds: Double) -> [Threshold] {
         entries.compactMap { entry in
             let pooled = Self.pool(entry, samples)
-            let value = Self.value(of: entry.threshold.bound, count: pooled.count, errors: pooled.errors,
-                                   histogram: pooled.histogram, seconds: seconds)
+            let value = Self.value(
+                of: entry.threshold.bound, count: pooled.count, errors: pooled.errors,
+                histogram: pooled.histogram, seconds: seconds)
             // A stage without samples cannot be inside the SLO.
             guard let value else { return entry.threshold }
             return Self.passes(value, entry.threshold.bound) ? nil : entry.threshold

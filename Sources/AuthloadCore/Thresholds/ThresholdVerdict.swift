@@ -24,8 +24,10 @@ public struct ThresholdVerdict: Codable, Sendable, Equatable {
         case percentile, errorRate, throughput
     }
 
-    public init(name: String, metric: String, path: String, kind: Kind, bound: Double, measured: Double?,
-                windowSeconds: Double? = nil, worstWindowStartSeconds: Double? = nil, passed: Bool, abortedRun: Bool = false) {
+    public init(
+        name: String, metric: String, path: String, kind: Kind, bound: Double, measured: Double?,
+        windowSeconds: Double? = nil, worstWindowStartSeconds: Double? = nil, passed: Bool, abortedRun: Bool = false
+    ) {
         self.name = name
         self.metric = metric
         self.path = path
@@ -61,7 +63,8 @@ public struct ThresholdVerdict: Codable, Sendable, Equatable {
         for _ in 0..<digits { scale *= 10 }
         let scaled = (abs(value) * scale).rounded()
         guard scaled < 1e17 else { return String(value) }
-        let whole = Int(scaled) / Int(scale), fraction = Int(scaled) % Int(scale)
+        let whole = Int(scaled) / Int(scale)
+        let fraction = Int(scaled) % Int(scale)
         let digitsText = String(fraction)
         // With no decimals the fraction is 0 and has no padding (a negative count would trap).
         let padded = String(repeating: "0", count: Swift.max(0, digits - digitsText.count)) + digitsText

@@ -24,7 +24,10 @@ public struct CSVTable: Sendable, Equatable {
         var pending: Unicode.Scalar? = nil
 
         func next() -> Unicode.Scalar? {
-            if let p = pending { pending = nil; return p }
+            if let p = pending {
+                pending = nil
+                return p
+            }
             return chars.next()
         }
         func endRecord() {
@@ -39,7 +42,10 @@ public struct CSVTable: Sendable, Equatable {
             if quoted {
                 if c == "\"" {
                     if let following = next() {
-                        if following == "\"" { field.unicodeScalars.append("\""); continue }
+                        if following == "\"" {
+                            field.unicodeScalars.append("\"")
+                            continue
+                        }
                         pending = following
                     }
                     quoted = false
@@ -64,7 +70,8 @@ public struct CSVTable: Sendable, Equatable {
                 recordLine = line
             case "\"":
                 guard field.isEmpty, !afterQuote else {
-                    throw ProfileError(fileName, "line \(line): a quote inside an unquoted field (quote the whole field and double inner quotes)")
+                    throw ProfileError(
+                        fileName, "line \(line): a quote inside an unquoted field (quote the whole field and double inner quotes)")
                 }
                 quoted = true
             default:
@@ -81,7 +88,9 @@ public struct CSVTable: Sendable, Equatable {
         let header = head.fields.map { $0.trimmingCharacters(in: " \t") }
         for (index, name) in header.enumerated() {
             guard !name.isEmpty else { throw ProfileError(fileName, "line \(head.line): column \(index + 1) of the header has no name") }
-            guard header.firstIndex(of: name) == index else { throw ProfileError(fileName, "line \(head.line): column \"\(name)\" appears twice") }
+            guard header.firstIndex(of: name) == index else {
+                throw ProfileError(fileName, "line \(head.line): column \"\(name)\" appears twice")
+            }
         }
         var rows: [[String]] = []
         for record in records.dropFirst() {
@@ -99,7 +108,8 @@ extension String {
     fileprivate func trimmingCharacters(in set: String) -> String {
         let scalars = unicodeScalars
         guard let first = scalars.firstIndex(where: { !set.unicodeScalars.contains($0) }),
-              let last = scalars.lastIndex(where: { !set.unicodeScalars.contains($0) }) else { return "" }
+            let last = scalars.lastIndex(where: { !set.unicodeScalars.contains($0) })
+        else { return "" }
         return String(scalars[first...last])
     }
 }

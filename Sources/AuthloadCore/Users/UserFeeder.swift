@@ -105,8 +105,10 @@ public struct UserFeeder: Sendable, Equatable {
             }
         }
         if let capacity, users > capacity, case .table(_, let name) = source {
-            throw ProfileError("users.assignment", "unique needs a row per user: \(name) has \(capacity) rows for \(users) users " +
-                               "(add rows, lower load.users, or use sequential)")
+            throw ProfileError(
+                "users.assignment",
+                "unique needs a row per user: \(name) has \(capacity) rows for \(users) users "
+                    + "(add rows, lower load.users, or use sequential)")
         }
     }
 
@@ -154,7 +156,7 @@ public struct UserFeeder: Sendable, Equatable {
         while let brace = rest.firstIndex(of: "{") {
             body(.text(rest[..<brace]))
             let token = rest[brace...].prefix { $0 != "}" }
-            let tokenBody = token.dropFirst()   // "n" or "n:9"
+            let tokenBody = token.dropFirst() // "n" or "n:9"
             if token.endIndex < rest.endIndex, tokenBody.first == "n" {
                 let width = tokenBody == "n" ? 0 : tokenBody.hasPrefix("n:") ? Int(tokenBody.dropFirst(2)) : nil
                 if let width {

@@ -80,7 +80,8 @@ public struct HTTPResponse: Sendable, Hashable {
     public var body: [UInt8]
     public var timing: RequestTiming
 
-    public init(status: Int, reason: String? = nil, headers: HTTPHeaders = [:], body: [UInt8] = [], timing: RequestTiming = RequestTiming()) {
+    public init(status: Int, reason: String? = nil, headers: HTTPHeaders = [:], body: [UInt8] = [], timing: RequestTiming = RequestTiming())
+    {
         self.status = status
         self.reason = reason ?? HTTPResponse.standardReason(for: status)
         self.headers = headers
@@ -132,8 +133,10 @@ public struct RequestTiming: Sendable, Hashable {
     public var total: Duration
     public var reusedConnection: Bool
 
-    public init(connect: Duration = .zero, tlsHandshake: Duration = .zero, timeToFirstByte: Duration = .zero,
-                total: Duration = .zero, reusedConnection: Bool = false) {
+    public init(
+        connect: Duration = .zero, tlsHandshake: Duration = .zero, timeToFirstByte: Duration = .zero,
+        total: Duration = .zero, reusedConnection: Bool = false
+    ) {
         self.connect = connect
         self.tlsHandshake = tlsHandshake
         self.timeToFirstByte = timeToFirstByte
@@ -146,7 +149,8 @@ extension StringProtocol {
     /// ASCII case-insensitive comparison, enough for header names and tokens.
     @inlinable
     public func caseInsensitiveEquals(_ other: some StringProtocol) -> Bool {
-        let a = utf8, b = other.utf8
+        let a = utf8
+        let b = other.utf8
         guard a.count == b.count else { return false }
         return zip(a, b).allSatisfy { x, y in x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A) }
     }
