@@ -76,7 +76,7 @@ public final class ManualClock: Clock, Sendable {
                     state.deadlines.push((deadline, id))
                     return (false, Self.satisfiedWaiters(&state))
                 }
-                waiters.forEach { $0.resume() }
+                for waiter in waiters { waiter.resume() }
                 if resumeNow {
                     if Task.isCancelled { continuation.resume(throwing: CancellationError()) } else { continuation.resume() }
                 }
@@ -157,7 +157,7 @@ public final class ManualClock: Clock, Sendable {
     /// without a task parking (e.g. a task ended).
     public func recheck() {
         let ready = state.withLock { Self.satisfiedWaiters(&$0) }
-        ready.forEach { $0.resume() }
+        for waiter in ready { waiter.resume() }
     }
 
     private static func satisfiedWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {

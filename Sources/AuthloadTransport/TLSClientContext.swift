@@ -48,7 +48,7 @@ public final class TLSClientContext: @unchecked Sendable {
         let store = SSL_CTX_get_cert_store(context)
         for (index, pem) in configuration.trustedCertificatesPEM.enumerated() {
             let certificates = PEM.certificates(pem)
-            defer { certificates.forEach { X509_free($0) } }
+            defer { for certificate in certificates { X509_free(certificate) } }
             guard !certificates.isEmpty else {
                 throw TransportError(.tls, "trusted certificate \(index + 1) holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
             }

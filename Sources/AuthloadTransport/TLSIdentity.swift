@@ -62,7 +62,7 @@ public struct TLSIdentity: Sendable, Equatable {
     /// `openssl x509 -fingerprint -sha256` and browsers show.
     public func sha256Fingerprint() throws(TransportError) -> String {
         let certificates = PEM.certificates(certificatePEM)
-        defer { certificates.forEach { X509_free($0) } }
+        defer { for certificate in certificates { X509_free(certificate) } }
         guard let certificate = certificates.first else { throw TransportError(.tls, "the certificate is not PEM") }
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0

@@ -27,7 +27,7 @@ public final class TLSServerContext: @unchecked Sendable {
 
         // Only the first certificate is used: a self-signed identity has no chain to send.
         let certificates = PEM.certificates(identity.certificatePEM)
-        defer { certificates.forEach { X509_free($0) } }
+        defer { for certificate in certificates { X509_free(certificate) } }
         guard let leaf = certificates.first else {
             throw TransportError(.tls, "the server certificate is not PEM (-----BEGIN CERTIFICATE-----)")
         }

@@ -215,7 +215,8 @@ struct HandshakeRequestCase: Sendable, CustomTestStringConvertible {
             ([], ["v12.stomp"], nil)
         ] as [([String], [String], String?)])
     func protocolSelection(offered: [String], supported: [String], selected: String?) throws {
-        let request = HandshakeRequestCase.request { request in offered.forEach { request.headers.add("Sec-WebSocket-Protocol", $0) } }
+        let request = HandshakeRequestCase.request { request in for name in offered { request.headers.add("Sec-WebSocket-Protocol", name) }
+        }
         let response = try WebSocketHandshake.accept(request: request, supportedProtocols: supported).get()
         #expect(response.headers["Sec-WebSocket-Protocol"] == selected)
     }
