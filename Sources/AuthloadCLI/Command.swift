@@ -1,4 +1,5 @@
 import AuthloadCore
+import Foundation
 
 /// What the user asked for, parsed from the command line before anything runs.
 public enum Command: Equatable, Sendable {
@@ -19,6 +20,12 @@ public enum Command: Equatable, Sendable {
         public var quiet = false
         /// Serve live metrics here (`--metrics-listen`), over the profile's `metrics.listen`.
         public var metricsListen: String?
+        /// This copy's share of a sharded run: `--shard I/N`, or `--shard-from-env`.
+        public var shard: Shard?
+        /// Read the shard from the environment (`JOB_COMPLETION_INDEX` and `AUTHLOAD_SHARD_COUNT`) when the run starts.
+        public var shardFromEnvironment = false
+        /// When to start (`--start-at`): an RFC 3339 UTC time, or an offset such as `+30s` from now.
+        public var startAt: String?
     }
 
     public struct CompareOptions: Equatable, Sendable {
@@ -71,6 +78,19 @@ public enum Command: Equatable, Sendable {
                     }
                     options.users = users
                 case "--quiet", "-q": options.quiet = true
+                case "--shard":
+                    let value = try rest.value(for: argument)
+                    guard let shard = Shard(value) else {
+                        throw CLIError.usage("--shard \"\(value)\": expected I/N with 0 ≤ I < N, e.g. 0/4", command: "run")
+                    }
+                    options.shard = shard
+                case "--shard-from-env": options.shardFromEnvironment = true
+                case "--start-at":
+                    let value = try rest.value(for: argument)
+                    guard StartTime.parse(value, now: Date()) != nil else {
+                        throw CLIError.usage("--start-at \"\(value)\": \(StartTime.expected)", command: "run")
+                    }
+                    options.startAt = value
                 case "--metrics-listen":
                     let value = try rest.value(for: argument)
                     guard ListenAddress(value) != nil else {

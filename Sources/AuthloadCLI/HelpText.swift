@@ -44,6 +44,7 @@ public enum HelpText {
 
     static let run = """
         USAGE: authload run PROFILE [--out DIR] [--duration D] [--users N] [--quiet] [--metrics-listen ADDR]
+                            [--shard I/N | --shard-from-env] [--start-at TIME]
 
         Runs the load described by PROFILE (JSON) and writes report.html, summary.csv,
         timeseries.csv, errors.csv, junit.xml, result.json and, for load.stages,
@@ -86,6 +87,12 @@ public enum HelpText {
                               Serve live metrics for Prometheus at http://ADDR/metrics during the run
                               and metrics.linger (default 5s) after it: PORT (on 127.0.0.1) or
                               HOST:PORT; overrides the profile's metrics.listen
+          --shard I/N         Run shard I of N copies of this profile: users and arrivals n
+                              with n mod N = I, numbered as in the whole run
+          --shard-from-env    The same, from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)
+                              and AUTHLOAD_SHARD_COUNT
+          --start-at TIME     Wait until TIME (RFC 3339 UTC, e.g. 2026-11-24T02:00:00Z, or +30s)
+                              so every shard's intervals line up
 
         LOAD MODELS: "closed" (default): load.users loop flow → think → flow.
         "open": load.arrivalRate ("100/s", "600/m") starts a new user per arrival, who

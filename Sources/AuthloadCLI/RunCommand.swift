@@ -52,9 +52,13 @@ struct RunCommand {
         }
         defer { signals.cancel() }
         if !options.quiet {
-            console.line("authload \(HelpText.version): \(plan.name) — \(Self.describeLoad(plan.load)) against \(targetDescription)")
+            let shard = plan.shard.map { ", shard \($0): its users and arrivals n with n mod \($0.count) = \($0.index)" } ?? ""
+            console.line(
+                "authload \(HelpText.version): \(plan.name) — \(Self.describeLoad(plan.load))\(shard) against \(targetDescription)")
         }
 
+        let startLate = try await waitForStart(plan: plan, control: runner.control)
+        guard let startLate else { return .interrupted }
         let startedAt = Date()
         let directory = options.output ?? Self.defaultDirectory(for: plan.name, at: startedAt)
         let cpuAtStart = ProcessCPU.seconds()
@@ -86,9 +90,10 @@ struct RunCommand {
         outcome.generator.cpuSeconds = cpu
         let wall = endedAt.timeIntervalSince(startedAt) * Double(ProcessInfo.processInfo.activeProcessorCount)
         outcome.generator.cpuShare = wall > 0 ? min(1, cpu / wall) : nil
-        let result = RunResultBuilder.build(
+        var result = RunResultBuilder.build(
             plan: plan, outcome: outcome, startedAt: startedAt, endedAt: endedAt, target: targetDescription,
             tlsVerificationOff: verificationOff)
+        if options.startAt != nil { result.environment.startLateSeconds = startLate }
 
         let files: ReportFiles
         do {
@@ -108,6 +113,32 @@ struct RunCommand {
         return Self.exitCode(for: result, outcome: outcome, console: console)
     }
 
+    /// Waits for `--start-at`, saying so, so that every shard's intervals start on one wall-clock grid.
+    ///
+    /// - Returns: how late the start is (0 without `--start-at`), or nil when a signal came first.
+    private func waitForStart(plan: RunPlan, control: RunControl) async throws(CLIError) -> Double? {
+        guard let text = options.startAt else { return 0 }
+        guard let at = StartTime.parse(text, now: Date()) else {
+            throw CLIError.usage("--start-at \"\(text)\": \(StartTime.expected)", command: "run")
+        }
+        let shard = plan.shard.map { " (shard \($0))" } ?? ""
+        var announced = false
+        while case let remaining = at.timeIntervalSinceNow, remaining > 0 {
+            if control.wasStopRequested {
+                console.line("stopped before the start: nothing was measured")
+                return nil
+            }
+            if !announced && !options.quiet {
+                console.line("waiting until \(ISO8601DateFormatter().string(from: at)) to start\(shard): \(Int(remaining.rounded(.up))) s")
+                announced = true
+            }
+            try? await Task.sleep(for: .seconds(min(remaining, 0.5)))
+        }
+        let late = -at.timeIntervalSinceNow
+        if late > 1 { console.err("warning: started \(String(format: "%.1f", late)) s after --start-at \(text)\(shard)\n") }
+        return late
+    }
+
     /// Serves live metrics when the profile or `--metrics-listen` asks for them.
     private func startMetrics(
         plan: RunPlan, flows: [any Flow], runner: Runner<ContinuousClock>, group: EventLoopGroup,
@@ -116,6 +147,7 @@ struct RunCommand {
         guard let text = options.metricsListen ?? plan.metricsListen, let address = ListenAddress(text) else { return nil }
         let gauges = zip(plan.flows, flows).flatMap { plan, flow in flow.gauges.map { (plan.name, $0.key, $0.value) } }
         let profile = plan.name
+        let shard = plan.shard?.description ?? ""
         let endpoint = MetricsEndpoint(collector: runner.collector) {
             MetricsExposition.RunInfo(
                 profile: profile, version: HelpText.version, cpuSeconds: ProcessCPU.seconds() - cpuAtStart,
@@ -150,6 +182,12 @@ struct RunCommand {
     }
 
     private func applyOverrides(to plan: inout RunPlan) throws(CLIError) {
+        if options.shardFromEnvironment {
+            guard options.shard == nil else { throw CLIError.usage("give --shard or --shard-from-env, not both", command: "run") }
+            plan.shard = try StartTime.shard(fromEnvironment: ProcessInfo.processInfo.environment)
+        } else if let shard = options.shard {
+            plan.shard = shard
+        }
         if let users = options.users {
             guard plan.load.model == .closed, plan.load.stages.isEmpty else {
                 throw CLIError.usage(
@@ -277,7 +315,7 @@ enum RunResultBuilder {
             profileName: plan.name,
             environment: RunEnvironment(
                 authloadVersion: HelpText.version, hostname: ProcessInfo.processInfo.hostName,
-                cores: ProcessInfo.processInfo.activeProcessorCount, target: target),
+                cores: ProcessInfo.processInfo.activeProcessorCount, target: target, shard: plan.shard?.description),
             startedAt: iso.string(from: startedAt), endedAt: iso.string(from: endedAt),
             durationSeconds: outcome.elapsed.seconds, intervalSeconds: plan.interval.seconds,
             status: outcome.stoppedEarly ? .interrupted : outcome.abortedBy != nil ? .aborted : .completed,

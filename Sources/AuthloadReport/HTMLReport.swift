@@ -48,13 +48,17 @@ public enum HTMLReport {
 
     private static func header(_ r: RunResult) -> String {
         let env = r.environment
-        let facts: [(String, String)] = [
+        var facts: [(String, String)] = [
             ("Started", r.startedAt), ("Ended", r.endedAt),
             ("Duration", Format.duration(seconds: r.durationSeconds)),
             ("Interval", Format.duration(seconds: r.intervalSeconds)),
             ("Target", env.target), ("Host", env.hostname),
             ("Cores", Format.count(env.cores)), ("authload", env.authloadVersion)
         ]
+        if let shard = env.shard {
+            let late = env.startLateSeconds.map { $0 > 1 ? ", started \(Format.duration(seconds: $0)) late" : "" } ?? ""
+            facts.append(("Shard", "\(shard) of a sharded run\(late)"))
+        }
         var out = """
             <header class="page-header">
             <p class="eyebrow">authload · load test report</p>

@@ -13,7 +13,11 @@ extension Runner {
         await withTaskGroup(of: Child.self) { group in
             let users = plan.load.users
             let staged = !plan.load.stages.isEmpty
-            for index in 0..<users {
+            // A shard runs its own users by their global numbers, on the profile's own schedule.
+            let shard = plan.shard
+            var owned = 0
+            for index in 0..<users where shard?.owns(index) ?? true {
+                owned += 1
                 // User n starts at (n+1)/users of the ramp: after each k-th of it, exactly k·users/steps are active.
                 let startAt = start.advanced(by: (plan.load.rampUp * (index + 1)) / users)
                 control.taskStarted()
@@ -30,7 +34,7 @@ extension Runner {
                 await self.keepTime(end: end)
                 return .timekeeper
             }
-            var remaining = users
+            var remaining = owned
             var iterations = 0
             while let child = await group.next() {
                 switch child {

@@ -23,7 +23,10 @@ extension Runner {
                 }
                 let schedule = plan.load.schedule
                 let hook = hooks.beforeArrival
-                var number = 0
+                // A shard takes arrivals index, index + count, …: each arrival of the schedule goes to one shard.
+                let step = plan.shard?.count ?? 1
+                let cap = plan.shard?.share(of: plan.load.users) ?? plan.load.users
+                var number = plan.shard?.index ?? 0
                 while let offset = schedule.arrivalOffset(number) {
                     let due = start.advanced(by: offset)
                     guard due < end, await sleepUnlessStopped(until: due) else { break }
@@ -33,7 +36,7 @@ extension Runner {
                     if lag > plan.generator.dropAfter {
                         health.dropped(lag: lag, due: offset, atCap: false)
                     } else {
-                        switch control.admitUser(limit: plan.load.users) {
+                        switch control.admitUser(limit: cap) {
                         case .draining:
                             return
                         case .atCap:
@@ -49,7 +52,7 @@ extension Runner {
                             }
                         }
                     }
-                    number += 1
+                    number += step
                 }
             }
         } catch {

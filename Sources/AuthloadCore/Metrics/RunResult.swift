@@ -97,8 +97,13 @@ public struct RunEnvironment: Codable, Sendable, Equatable {
     public var hostname: String
     public var cores: Int
     public var target: String
+    /// `I/N` when this run was shard I of N (`--shard`); absent otherwise.
+    public var shard: String?
+    /// How far behind its common start (`--start-at`) this run began, seconds; absent without one.
+    public var startLateSeconds: Double?
 
-    public init(authloadVersion: String, hostname: String, cores: Int, target: String) {
+    public init(authloadVersion: String, hostname: String, cores: Int, target: String, shard: String? = nil) {
+        self.shard = shard
         self.authloadVersion = authloadVersion
         self.hostname = hostname
         self.cores = cores

@@ -22,6 +22,8 @@ public struct RunPlan: Sendable {
     public var metricsListen: String?
     /// How long live metrics stay served after the run, so the last scrape sees the final figures (`metrics.linger`).
     public var metricsLinger: Duration = .seconds(5)
+    /// This copy's share of a sharded run (`--shard I/N`); nil runs the whole profile.
+    public var shard: Shard?
     /// Seeds every random choice of the run (think times, flow picks), so runs can be repeated.
     public var seed: UInt64
     /// The profile as written, echoed into reports.
