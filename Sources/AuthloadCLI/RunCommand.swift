@@ -150,8 +150,9 @@ struct RunCommand {
         let shard = plan.shard?.description ?? ""
         let endpoint = MetricsEndpoint(collector: runner.collector) {
             MetricsExposition.RunInfo(
-                profile: profile, version: HelpText.version, cpuSeconds: ProcessCPU.seconds() - cpuAtStart,
-                gauges: gauges.map { (flow: $0.0, name: $0.1, value: $0.2.current) })
+                profile: profile, version: HelpText.version, shard: shard, cpuSeconds: ProcessCPU.seconds() - cpuAtStart,
+                gauges: gauges.map { (flow: $0.0, name: $0.1, value: $0.2.current) },
+                openConnections: OpenSockets.httpConnections, openWebSockets: OpenSockets.webSocketConnections)
         }
         let url = try endpoint.start(at: address, group: group)
         if !address.isLoopback {

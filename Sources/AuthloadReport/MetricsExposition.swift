@@ -38,16 +38,21 @@ public enum MetricsExposition {
         public var cpuSeconds: Double
         /// Each flow gauge's current reading (flow, name, value), e.g. Streem's concurrent refreshes.
         public var gauges: [(flow: String, name: String, value: Int)]
+        /// Client sockets open now: HTTP connections, and WebSockets past their handshake.
+        public var openConnections: Int
+        public var openWebSockets: Int
 
         public init(
             profile: String, version: String, shard: String = "", cpuSeconds: Double = 0,
-            gauges: [(flow: String, name: String, value: Int)] = []
+            gauges: [(flow: String, name: String, value: Int)] = [], openConnections: Int = 0, openWebSockets: Int = 0
         ) {
             self.profile = profile
             self.version = version
             self.shard = shard
             self.cpuSeconds = cpuSeconds
             self.gauges = gauges
+            self.openConnections = openConnections
+            self.openWebSockets = openWebSockets
         }
     }
 
@@ -102,6 +107,9 @@ public enum MetricsExposition {
 
         out.family("authload_active_users", type: "gauge", help: "Virtual users alive at the last interval.")
         out.sample("authload_active_users", [:], Double(snapshot.activeUsers))
+        out.family("authload_open_connections", type: "gauge", help: "Client sockets open now, by kind: HTTP connections and WebSockets.")
+        out.sample("authload_open_connections", ["kind": "http"], Double(run.openConnections))
+        out.sample("authload_open_connections", ["kind": "websocket"], Double(run.openWebSockets))
         out.family("authload_flow_gauge", type: "gauge", help: "A flow's own gauge, e.g. concurrent Streem refreshes.")
         for gauge in run.gauges { out.sample("authload_flow_gauge", ["flow": gauge.flow, "name": gauge.name], Double(gauge.value)) }
         out.family("authload_dropped_arrivals", type: "counter", help: "Arrivals the generator could not start in time.")

@@ -67,6 +67,7 @@ final class ClientConnection: EventHandler {
             throw SocketError.transportError(code, during: "connect")
         }
         loop.register(fd, events: EPOLLOUT.rawValue, handler: self)
+        OpenSockets.http.add(1, ordering: .relaxed)
     }
 
     var isIdle: Bool { state == .open && pending == nil }
@@ -103,6 +104,7 @@ final class ClientConnection: EventHandler {
     func close(failing error: TransportError = TransportError(.closed)) {
         guard state != .closed else { return }
         state = .closed
+        OpenSockets.http.subtract(1, ordering: .relaxed)
         if let watchdog { loop.cancel(watchdog.timer) }
         watchdog = nil
         stream.shutdown()

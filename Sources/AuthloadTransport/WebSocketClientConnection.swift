@@ -224,6 +224,7 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
             return
         }
         phase = .open
+        OpenSockets.webSockets.add(1, ordering: .relaxed)
         for timer in timers { loop.cancel(timer) }
         timers = []
         let frames = WebSocketFrameConnection(stream: stream, loop: loop, role: .client, interest: interest)
@@ -313,6 +314,7 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
     }
 
     func closed(_ closed: WebSocketClosed) {
+        if closure == nil { OpenSockets.webSockets.subtract(1, ordering: .relaxed) }
         // The phase stays open: the frame connection may still be writing the last Close.
         closure = closed
         sharedClosure.withLock { $0 = closed }

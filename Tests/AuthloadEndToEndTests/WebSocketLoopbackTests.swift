@@ -323,3 +323,31 @@ struct WebSocketLoopbackTests {
 private struct PlainService: HTTPService {
     func respond(to request: HTTPRequest) -> ServiceReply { ServiceReply(HTTPResponse(status: 200)) }
 }
+
+@Suite("Open client sockets, as the live metrics count them", .serialized, .timeLimit(.minutes(1)))
+struct OpenSocketsTests {
+    /// Waits, at most 5 s, for the loop to have done what a close asked.
+    func settle(_ done: () -> Bool) async throws {
+        for _ in 0..<100 where !done() { try await Task.sleep(for: .milliseconds(50)) }
+    }
+
+    @Test("a WebSocket counts from its handshake to its close, an HTTP connection from its connect to its close")
+    func counts() async throws {
+        try await WebSocketFixture.with { fixture in
+            let sockets = OpenSockets.webSocketConnections
+            let socket = try await fixture.open()
+            #expect(OpenSockets.webSocketConnections == sockets + 1)
+            await socket.close(code: 1000, reason: "", timeout: .seconds(2))
+            try await settle { OpenSockets.webSocketConnections == sockets }
+            #expect(OpenSockets.webSocketConnections == sockets)
+
+            let connections = OpenSockets.httpConnections
+            let client = SocketTransport(group: fixture.group).makeClient(for: Endpoint(host: "127.0.0.1", port: fixture.port))
+            _ = try await client.execute(HTTPRequest(method: "GET", target: "/plain"), timeout: .seconds(5))
+            #expect(OpenSockets.httpConnections == connections + 1, "kept alive after the response")
+            client.shutdown()
+            try await settle { OpenSockets.httpConnections == connections }
+            #expect(OpenSockets.httpConnections == connections)
+        }
+    }
+}

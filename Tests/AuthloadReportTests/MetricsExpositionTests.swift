@@ -23,8 +23,8 @@ struct MetricsExpositionTests {
     }
 
     static let info = MetricsExposition.RunInfo(
-        profile: "demo", version: "0.1.0", cpuSeconds: 1.5,
-        gauges: [(flow: "streem", name: "concurrent refreshes", value: 3)])
+        profile: "demo", version: "0.1.0", shard: "2/4", cpuSeconds: 1.5,
+        gauges: [(flow: "streem", name: "concurrent refreshes", value: 3)], openConnections: 12, openWebSockets: 5)
 
     func lines(_ format: MetricsExposition.Format) -> [String] {
         MetricsExposition.render(Self.snapshot(), run: Self.info, format: format).split(separator: "\n").map(String.init)
@@ -46,6 +46,9 @@ struct MetricsExpositionTests {
         #expect(text.contains(#"authload_flow_duration_seconds_count{flow="login"} 100"#))
         #expect(text.contains(#"authload_flow_duration_seconds_sum{flow="login"} 50.5"#))
         #expect(text.contains("authload_active_users 7"))
+        #expect(text.contains(#"authload_run_info{profile="demo",shard="2/4",version="0.1.0"} 1"#))
+        #expect(text.contains(#"authload_open_connections{kind="http"} 12"#))
+        #expect(text.contains(#"authload_open_connections{kind="websocket"} 5"#))
         #expect(text.contains("authload_dropped_arrivals_total 2"))
         #expect(text.contains("authload_schedule_lag_max_seconds 0.0015"))
         #expect(text.contains("process_cpu_seconds_total 1.5"))
