@@ -5,7 +5,8 @@ public enum Authload {
             switch try Command.parse(arguments) {
             case .help(let topic):
                 guard let text = HelpText.text(for: topic) else {
-                    throw CLIError.usage("no help for \"\(topic ?? "")\" (commands: run, validate, serve, report, compare)", command: nil)
+                    throw CLIError.usage(
+                        "no help for \"\(topic ?? "")\" (commands: run, validate, serve, report, compare, merge)", command: nil)
                 }
                 console.line(text)
                 return .success
@@ -22,6 +23,8 @@ public enum Authload {
                 return try ReportCommand(path: path, console: console).execute()
             case .compare(let options):
                 return try CompareCommand(options: options, console: console).execute()
+            case .merge(let options):
+                return try MergeCommand(options: options, console: console).execute()
             }
         } catch {
             console.error(error.message)

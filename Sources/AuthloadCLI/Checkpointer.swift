@@ -12,6 +12,7 @@ import Foundation
 struct Checkpointer: Sendable {
     let runner: Runner<ContinuousClock>
     let plan: RunPlan
+    let record: PlanRecord
     let directory: String
     let startedAt: Date
     let target: String
@@ -37,7 +38,7 @@ struct Checkpointer: Sendable {
             let firstNew = written.withLock { $0 }
             guard let outcome = runner.checkpoint(rowsFrom: firstNew) else { continue }
             var result = RunResultBuilder.build(
-                plan: plan, outcome: outcome, startedAt: startedAt, endedAt: Date(),
+                plan: plan, record: record, outcome: outcome, startedAt: startedAt, endedAt: Date(),
                 target: target, tlsVerificationOff: tlsVerificationOff)
             result.status = .running
             do {

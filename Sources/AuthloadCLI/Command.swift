@@ -8,6 +8,7 @@ public enum Command: Equatable, Sendable {
     case serve(ServeOptions)
     case report(path: String)
     case compare(CompareOptions)
+    case merge(MergeOptions)
     case help(topic: String?)
     case version
 
@@ -38,6 +39,16 @@ public enum Command: Equatable, Sendable {
         public var p99: Double?
         public var errorRate: Double?
         public var minLatencyDelta: Duration?
+    }
+
+    public struct MergeOptions: Equatable, Sendable {
+        /// Shards' report directories (or their `result.json`), or directories holding them.
+        public var directories: [String] = []
+        /// The merged report's directory; by default `Reports/<profile>-merged-<UTC timestamp>`.
+        public var output: String?
+        /// Merge the shards there are when some are missing, saying which in the report.
+        public var partial = false
+        public var quiet = false
     }
 
     public struct ServeOptions: Equatable, Sendable {
@@ -143,8 +154,26 @@ public enum Command: Equatable, Sendable {
         case "compare":
             if rest.wantsHelp { return .help(topic: "compare") }
             return .compare(try parseCompare(&rest))
+        case "merge":
+            if rest.wantsHelp { return .help(topic: "merge") }
+            var options = MergeOptions()
+            while let argument = rest.next() {
+                switch argument {
+                case "--out", "-o": options.output = try rest.value(for: argument)
+                case "--partial": options.partial = true
+                case "--quiet", "-q": options.quiet = true
+                default:
+                    guard !argument.hasPrefix("-") else { throw CLIError.usage("unknown option \"\(argument)\"", command: "merge") }
+                    options.directories.append(argument)
+                }
+            }
+            guard !options.directories.isEmpty else {
+                throw CLIError.usage("missing DIR (the shards' report directories, or one directory holding them)", command: "merge")
+            }
+            return .merge(options)
         default:
-            throw CLIError.usage("unknown command \"\(first)\" (commands: run, validate, serve, report, compare, help)", command: nil)
+            throw CLIError.usage(
+                "unknown command \"\(first)\" (commands: run, validate, serve, report, compare, merge, help)", command: nil)
         }
     }
 }

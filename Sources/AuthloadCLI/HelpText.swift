@@ -10,6 +10,7 @@ public enum HelpText {
         case "serve": serve
         case "report": report
         case "compare": compare
+        case "merge": merge
         default: nil
         }
     }
@@ -25,6 +26,7 @@ public enum HelpText {
           serve              Start the embedded staging server (FCSDK login)
           report DIR         Rebuild report.html and the CSVs from DIR/result.json
           compare BASE NEW   Compare two runs' result.json; exit 2 on a regression
+          merge DIR...       One report of a sharded run from every shard's result.json
           help [COMMAND]     Show help for a command
 
         OPTIONS:
@@ -37,6 +39,7 @@ public enum HelpText {
           authload serve --port 8080
           authload serve --port 8443 --tls --cert-out staging.pem
           authload compare Reports/last-good Reports/tonight --p99 30%
+          authload merge Reports/shard-0 Reports/shard-1 --out Reports/merged
 
         EXIT STATUS: 0 pass, 1 run error, 2 threshold failed, 3 generator overloaded,
                      64 bad arguments or profile, 130 interrupted.
@@ -169,5 +172,33 @@ public enum HelpText {
                               the flags above override it
 
         EXIT STATUS: 0 no regression, 2 a regression, 64 bad arguments or unreadable files.
+        """
+
+    static let merge = """
+        USAGE: authload merge DIR... [--out DIR] [--partial] [--quiet]
+
+        Merges the reports of a sharded run (authload run --shard I/N, or --shard-from-env
+        in a Kubernetes Indexed Job) into one report: the one a single generator running the
+        whole profile would have written. Each DIR is a shard's report directory (or its
+        result.json), or a directory whose subdirectories are the shards' (a Job's volume).
+
+        Histograms add exactly (a merged p99 is the p99 of every shard's samples), counts and
+        errors add up, time series line up on the shards' common start (--start-at), and the
+        thresholds are judged again on the merged data, windows included: a merged run can
+        fail a threshold that every shard alone passed. Generator health is listed per
+        shard; the worst shard decides exit 3.
+
+        It refuses, in one line, shards of different profiles, seeds, command-line options,
+        shard counts or intervals, a shard given twice, and missing shards.
+
+        OPTIONS:
+          -o, --out DIR   Where to write the merged report
+                          (default Reports/<profile>-merged-<UTC timestamp>)
+          --partial       Merge the shards there are when some are missing; the report
+                          names the missing ones
+          -q, --quiet     Print only the report's path
+
+        EXIT STATUS: as authload run, judged on the merged data: 0 pass, 2 threshold failed,
+                     3 a shard's generator overloaded, 64 shards that do not belong together.
         """
 }

@@ -1,6 +1,7 @@
 import AuthloadCore
 import AuthloadFlows
 import AuthloadStaging
+import AuthloadWire
 import Foundation
 
 /// A profile read, validated and turned into the pieces a run needs.
@@ -8,6 +9,8 @@ struct LoadedProfile {
     var plan: RunPlan
     var flows: [any Flow]
     var staging: StagingConfiguration?
+    /// SHA-256 of the profile file, hex: shards of one run must have read the same bytes.
+    var sha256: String
 
     /// Reads and validates `path`; every problem is a usage error naming the file and the field.
     static func load(_ path: String) throws(CLIError) -> LoadedProfile {
@@ -40,7 +43,8 @@ struct LoadedProfile {
             try plan.users.check(
                 users: plan.load.identitiesNeeded,
                 flowsNeeding: flows.enumerated().map { ("flows[\($0.offset)]", $0.element.userFields) })
-            return LoadedProfile(plan: plan, flows: flows, staging: staging)
+            let digest = Digest.sha256([UInt8](data)).map { String(format: "%02x", $0) }.joined()
+            return LoadedProfile(plan: plan, flows: flows, staging: staging, sha256: digest)
         } catch {
             throw CLIError(error.path == fileName ? error.description : "\(fileName): \(error)", exitCode: .usage)
         }

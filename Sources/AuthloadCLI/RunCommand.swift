@@ -57,16 +57,26 @@ struct RunCommand {
                 "authload \(HelpText.version): \(plan.name) — \(Self.describeLoad(plan.load))\(shard) against \(targetDescription)")
         }
 
-        let startLate = try await waitForStart(plan: plan, control: runner.control)
+        let commonStart = try options.startAt.map { text throws(CLIError) in
+            guard let at = StartTime.parse(text, now: Date()) else {
+                throw CLIError.usage("--start-at \"\(text)\": \(StartTime.expected)", command: "run")
+            }
+            return at
+        }
+        let startLate = await waitForStart(commonStart, plan: plan, control: runner.control)
         guard let startLate else { return .interrupted }
         let startedAt = Date()
+        let record = PlanRecord(
+            profileSHA256: profile.sha256, overrides: overrides, seed: plan.seed, windowsFromSeconds: plan.load.steadyFrom.seconds,
+            windowsUntilSeconds: plan.load.duration.seconds, commonStartEpochSeconds: commonStart?.timeIntervalSince1970,
+            startedAtEpochSeconds: startedAt.timeIntervalSince1970)
         let directory = options.output ?? Self.defaultDirectory(for: plan.name, at: startedAt)
         let cpuAtStart = ProcessCPU.seconds()
         let metrics = try startMetrics(plan: plan, flows: profile.flows, runner: runner, group: group, cpuAtStart: cpuAtStart)
         defer { metrics?.close() }
         let progress = options.quiet ? nil : ProgressReporter(console: console, plan: plan, runner: runner).start()
         let checkpoints = Checkpointer(
-            runner: runner, plan: plan, directory: directory, startedAt: startedAt,
+            runner: runner, plan: plan, record: record, directory: directory, startedAt: startedAt,
             target: targetDescription, tlsVerificationOff: verificationOff,
             console: console, logs: !options.quiet && !console.isTerminal)
         var outcome = await withTaskGroup(of: RunOutcome?.self) { group in
@@ -91,9 +101,9 @@ struct RunCommand {
         let wall = endedAt.timeIntervalSince(startedAt) * Double(ProcessInfo.processInfo.activeProcessorCount)
         outcome.generator.cpuShare = wall > 0 ? min(1, cpu / wall) : nil
         var result = RunResultBuilder.build(
-            plan: plan, outcome: outcome, startedAt: startedAt, endedAt: endedAt, target: targetDescription,
+            plan: plan, record: record, outcome: outcome, startedAt: startedAt, endedAt: endedAt, target: targetDescription,
             tlsVerificationOff: verificationOff)
-        if options.startAt != nil { result.environment.startLateSeconds = startLate }
+        if commonStart != nil { result.environment.startLateSeconds = startLate }
 
         let files: ReportFiles
         do {
@@ -110,17 +120,14 @@ struct RunCommand {
             if !options.quiet { console.line("metrics: final figures served for \(DurationText.format(plan.metricsLinger))") }
             try? await ContinuousClock().sleep(for: plan.metricsLinger)
         }
-        return Self.exitCode(for: result, outcome: outcome, console: console)
+        return Self.exitCode(for: result, console: console)
     }
 
     /// Waits for `--start-at`, saying so, so that every shard's intervals start on one wall-clock grid.
     ///
     /// - Returns: how late the start is (0 without `--start-at`), or nil when a signal came first.
-    private func waitForStart(plan: RunPlan, control: RunControl) async throws(CLIError) -> Double? {
-        guard let text = options.startAt else { return 0 }
-        guard let at = StartTime.parse(text, now: Date()) else {
-            throw CLIError.usage("--start-at \"\(text)\": \(StartTime.expected)", command: "run")
-        }
+    private func waitForStart(_ at: Date?, plan: RunPlan, control: RunControl) async -> Double? {
+        guard let at, let text = options.startAt else { return 0 }
         let shard = plan.shard.map { " (shard \($0))" } ?? ""
         var announced = false
         while case let remaining = at.timeIntervalSinceNow, remaining > 0 {
@@ -180,6 +187,11 @@ struct RunCommand {
 
     private static func rate(_ value: Double) -> String {
         value == value.rounded() && value < 1e15 ? String(Int(value)) : String(value)
+    }
+
+    /// The options that changed the plan, as a merge compares them across shards.
+    private var overrides: [String] {
+        (options.users.map { ["--users", String($0)] } ?? []) + (options.duration.map { ["--duration", DurationText.format($0)] } ?? [])
     }
 
     private func applyOverrides(to plan: inout RunPlan) throws(CLIError) {
@@ -243,10 +255,13 @@ struct RunCommand {
         return "Reports/\(name)-\(formatter.string(from: date))"
     }
 
-    static func exitCode(for result: RunResult, outcome: RunOutcome, console: Console) -> ExitCode {
-        if outcome.stoppedEarly { return .interrupted }
-        if let threshold = outcome.abortedBy {
-            console.error("threshold failed, run aborted: \(threshold.name) (\(threshold.path))")
+    /// The exit status a run's result implies (a merged run's too): how it ended, then whether anything
+    /// succeeded, then the generator's health, then the thresholds.
+    static func exitCode(for result: RunResult, console: Console) -> ExitCode {
+        if result.status == .interrupted { return .interrupted }
+        if result.status == .aborted {
+            let threshold = result.thresholds.first(where: \.abortedRun)
+            console.error("threshold failed, run aborted: " + (threshold.map { "\($0.name) (\($0.path))" } ?? "abortOnFail"))
             return .thresholdFailed
         }
         let flows = result.metrics.filter { $0.id.step == nil }
@@ -281,7 +296,7 @@ struct RunCommand {
 /// Puts names, times and the environment around what the runner measured.
 enum RunResultBuilder {
     static func build(
-        plan: RunPlan, outcome: RunOutcome, startedAt: Date, endedAt: Date, target: String,
+        plan: RunPlan, record: PlanRecord? = nil, outcome: RunOutcome, startedAt: Date, endedAt: Date, target: String,
         tlsVerificationOff: Bool = false
     ) -> RunResult {
         var notes: [String] = []
@@ -312,7 +327,7 @@ enum RunResultBuilder {
                     + "that hold a session longer than that.")
         }
         let iso = ISO8601DateFormatter()
-        return RunResult(
+        var result = RunResult(
             profileName: plan.name,
             environment: RunEnvironment(
                 authloadVersion: HelpText.version, hostname: ProcessInfo.processInfo.hostName,
@@ -323,5 +338,7 @@ enum RunResultBuilder {
             metrics: outcome.measured.metrics, timeseries: outcome.measured.timeseries,
             errors: outcome.measured.errors, notes: notes, thresholds: outcome.measured.thresholds,
             generator: outcome.generator, capacity: outcome.measured.capacity, peaks: outcome.peaks)
+        result.plan = record
+        return result
     }
 }

@@ -80,7 +80,8 @@ public enum CSVWriter {
     /// `intervals` is how many intervals a row covers: 1, except in a `result.json` of a run longer than two
     /// hours, whose older rows were merged to keep memory constant. A merged row's counts are exact, but its
     /// percentiles are the highest of the merged intervals' — an upper bound, which `percentiles` says
-    /// (`exact` or `upper bound`). A run's own `timeseries.csv` is written as the run goes, one row per
+    /// (`exact` or `upper bound`) — except for series that kept their histograms. The rows of shards merged by
+    /// `authload merge` are marked the same way. A run's own `timeseries.csv` is written as the run goes, one row per
     /// interval, and is never rewritten from merged rows.
     public static func timeseries(_ result: RunResult) -> String {
         timeseries(result, from: 0, header: true)
@@ -105,14 +106,17 @@ public enum CSVWriter {
             }
             for m in interval.metrics {
                 let hasSamples = m.count > 0
+                // Older results mark nothing: their merged rows' percentiles are upper bounds by their span alone.
+                let bound = m.upperBound == true || (interval.intervals > 1 && m.histogram == nil)
                 func latency(_ micros: Int) -> String { hasSamples ? Format.millis(micros: micros) : "" }
                 doc.row(
                     lead: lead,
                     [
                         m.id.flow, m.id.step ?? "", String(m.count), String(m.errors),
                         perSecond(m.count, over: seconds),
-                        latency(m.p50Micros), latency(m.p90Micros), latency(m.p99Micros), latency(m.maxMicros)
-                    ] + span)
+                        latency(m.p50Micros), latency(m.p90Micros), latency(m.p99Micros), latency(m.maxMicros),
+                        String(interval.intervals), bound ? "upper bound" : "exact"
+                    ])
             }
         }
         return doc.text

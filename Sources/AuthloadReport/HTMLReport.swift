@@ -39,6 +39,7 @@ public enum HTMLReport {
         page += charts(model)
         page += errorTable(result)
         page += generatorHealth(result)
+        page += shards(result)
         page += footer(result)
         page += "</main>\n</body>\n</html>\n"
         return page
@@ -59,6 +60,7 @@ public enum HTMLReport {
             let late = env.startLateSeconds.map { $0 > 1 ? ", started \(Format.duration(seconds: $0)) late" : "" } ?? ""
             facts.append(("Shard", "\(shard) of a sharded run\(late)"))
         }
+        if let shards = r.shards { facts.append(("Shards", "merged from \(shards.count) (see Shards below)")) }
         var out = """
             <header class="page-header">
             <p class="eyebrow">authload · load test report</p>

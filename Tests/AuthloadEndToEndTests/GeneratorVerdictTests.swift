@@ -15,7 +15,7 @@ struct GeneratorVerdictTests {
 
     /// FCSDK login at 50 arrivals/s for 30 s against the in-process staging server (10 ms), with a
     /// generator that cannot start anyone for `stall` from 10 s on.
-    func run(stall: Duration, thresholds: [Threshold] = [], errorRate: Double = 0) async -> (RunResult, RunOutcome) {
+    func run(stall: Duration, thresholds: [Threshold] = [], errorRate: Double = 0) async -> RunResult {
         var staging = StagingConfiguration()
         staging.fcsdk.latency = .fixed(.milliseconds(10))
         staging.fcsdk.errorRate = errorRate
@@ -37,17 +37,17 @@ struct GeneratorVerdictTests {
             clock: clock, hooks: hooks)
         let outcome = await clock.drive(runner.control) { await runner.run() }
         let result = RunResultBuilder.build(plan: plan, outcome: outcome, startedAt: Date(), endedAt: Date(), target: "in process")
-        return (result, outcome)
+        return result
     }
 
     @Test("a 2 s generator stall at 50 arrivals/s reports the dropped and late arrivals and exits 3, with a red banner")
     func stallExitsThree() async throws {
-        let (result, outcome) = await run(stall: .seconds(2))
+        let result = await run(stall: .seconds(2))
         let generator = try #require(result.generator)
         #expect(generator.droppedLate == 50)
         #expect(generator.lagP99Micros > generator.maxLagP99Micros)
         let captured = Captured()
-        #expect(RunCommand.exitCode(for: result, outcome: outcome, console: captured.console) == .generatorOverloaded)
+        #expect(RunCommand.exitCode(for: result, console: captured.console) == .generatorOverloaded)
         #expect(captured.err.hasPrefix("error: the generator could not keep its schedule: schedule lag p99 "))
         #expect(result.notes.contains { $0.hasPrefix("The load generator could not keep its schedule") })
         let html = HTMLReport.render(result)
@@ -66,19 +66,19 @@ struct GeneratorVerdictTests {
     @Test("a generator that fell behind exits 3 even when a threshold failed too; one that kept up leaves the verdict to the thresholds")
     func precedence() async throws {
         let strict = [Threshold(metric: "login", bound: .percentile(99, max: .milliseconds(1)), path: "thresholds[0]")]
-        let (stalled, stalledOutcome) = await run(stall: .seconds(2), thresholds: strict)
-        #expect(RunCommand.exitCode(for: stalled, outcome: stalledOutcome, console: Captured().console) == .generatorOverloaded)
+        let stalled = await run(stall: .seconds(2), thresholds: strict)
+        #expect(RunCommand.exitCode(for: stalled, console: Captured().console) == .generatorOverloaded)
 
-        let (steady, steadyOutcome) = await run(stall: .zero, thresholds: strict)
+        let steady = await run(stall: .zero, thresholds: strict)
         #expect(steady.generatorKeptSchedule)
         #expect(steady.generator?.started == 1500)
-        #expect(RunCommand.exitCode(for: steady, outcome: steadyOutcome, console: Captured().console) == .thresholdFailed)
+        #expect(RunCommand.exitCode(for: steady, console: Captured().console) == .thresholdFailed)
         #expect(!HTMLReport.render(steady).contains("generator-bad"))
 
         // When nothing succeeded the broken target is the news: exit 1, whatever the generator did.
-        let (broken, brokenOutcome) = await run(stall: .seconds(2), errorRate: 1)
+        let broken = await run(stall: .seconds(2), errorRate: 1)
         #expect(!broken.generatorKeptSchedule)
-        #expect(RunCommand.exitCode(for: broken, outcome: brokenOutcome, console: Captured().console) == .runError)
+        #expect(RunCommand.exitCode(for: broken, console: Captured().console) == .runError)
     }
 
     @Test("a lag p99 over the limit is judged only from 100 samples on: below that it is one or two worst wake-ups")

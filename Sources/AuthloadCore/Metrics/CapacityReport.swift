@@ -51,6 +51,9 @@ public struct StageResult: Codable, Sendable, Equatable {
     public var p99Micros: Int
     /// The names of the thresholds this stage failed, judged on its samples alone.
     public var failedThresholds: [String]
+    /// Every series' samples that started in the stage, so that `authload merge` can build the stage from
+    /// every shard's; nil in results written before they were kept.
+    public var series: [SeriesSamples]?
 
     public init(
         number: Int, from: Double, target: Double, startSeconds: Double, endSeconds: Double, flows: Int, errors: Int,
@@ -125,16 +128,29 @@ struct StageAccumulator: Sendable {
 
     func report(catalog: MetricCatalog, thresholds: ThresholdEvaluator) -> CapacityReport {
         let results = spans.enumerated().map { position, span in
-            var flows = MetricSamples()
-            for metric in catalog.ids.indices where !catalog.isStep(metric) { flows.merge(samples[position][metric]) }
-            let seconds = (span.end - span.start).seconds
-            return StageResult(
+            StageResult(
                 number: span.number, from: span.from, target: span.target, startSeconds: span.start.seconds,
-                endSeconds: span.end.seconds, flows: flows.count, errors: flows.errors,
-                throughput: seconds > 0 ? Double(flows.count - flows.errors) / seconds : 0,
-                p50Micros: flows.histogram.value(atPercentile: 50), p99Micros: flows.histogram.value(atPercentile: 99),
-                failedThresholds: thresholds.failures(in: samples[position], seconds: seconds).map(\.name))
+                endSeconds: span.end.seconds, samples: samples[position], catalog: catalog, thresholds: thresholds)
         }
         return CapacityReport(unit: unit, stages: results, judged: !thresholds.isEmpty)
+    }
+}
+
+extension StageResult {
+    /// A stage's figures from every series' samples that started in it (indexed as `catalog`): all flows
+    /// pooled give its throughput and percentiles, and `thresholds` are judged on the stage alone.
+    init(
+        number: Int, from: Double, target: Double, startSeconds: Double, endSeconds: Double, samples: [MetricSamples],
+        catalog: MetricCatalog, thresholds: ThresholdEvaluator
+    ) {
+        var flows = MetricSamples()
+        for metric in catalog.ids.indices where !catalog.isStep(metric) { flows.merge(samples[metric]) }
+        let seconds = endSeconds - startSeconds
+        self.init(
+            number: number, from: from, target: target, startSeconds: startSeconds, endSeconds: endSeconds,
+            flows: flows.count, errors: flows.errors, throughput: seconds > 0 ? Double(flows.count - flows.errors) / seconds : 0,
+            p50Micros: flows.histogram.value(atPercentile: 50), p99Micros: flows.histogram.value(atPercentile: 99),
+            failedThresholds: thresholds.failures(in: samples, seconds: seconds).map(\.name))
+        series = zip(catalog.ids, samples).map { SeriesSamples(id: $0, $1) }
     }
 }

@@ -31,6 +31,8 @@ public final class Collector: Sendable {
     private let lag: Int
     private let horizon: Int
     private let health: GeneratorHealth?
+    /// Series whose rows keep their histograms (``ThresholdEvaluator/seriesJudgedInWindows``).
+    private let keptHistograms: Set<Int>
     private let state: Locked<State>
 
     /// - Parameters:
@@ -52,6 +54,7 @@ public final class Collector: Sendable {
         self.recorder = recorder
         self.lag = max(1, lag)
         self.horizon = max(self.lag, horizon ?? lag)
+        keptHistograms = thresholds?.seriesJudgedInWindows ?? []
         let stages = load.map { StageAccumulator(plan: $0, interval: recorder.interval, metricCount: catalog.count) }
         self.state = Locked(
             State(
@@ -82,7 +85,7 @@ public final class Collector: Sendable {
                 totalRequests: state.live.totalRequests + tickSteps.httpRequests,
                 totalErrors: state.live.totalErrors + tickSteps.errors
             )
-            Self.finalize(upTo: completed - lag, state: &state, catalog: catalog, interval: intervalSeconds)
+            Self.finalize(upTo: completed - lag, state: &state, catalog: catalog, interval: intervalSeconds, keeping: keptHistograms)
             state.thresholds.settle(before: completed - horizon)
             if state.abortedBy == nil {
                 state.abortedBy = state.thresholds.abortingFailure(cumulative: state.cumulative, elapsed: recorder.interval * completed)
@@ -153,7 +156,7 @@ public final class Collector: Sendable {
             Self.absorb(drained, into: &state, catalog: catalog, tickSteps: &ignored)
             if state.activeUsers[lastInterval] == nil { state.activeUsers[lastInterval] = activeUsers }
             let last = max(lastInterval, state.window.keys.max() ?? 0)
-            Self.finalize(upTo: last + 1, state: &state, catalog: catalog, interval: intervalSeconds)
+            Self.finalize(upTo: last + 1, state: &state, catalog: catalog, interval: intervalSeconds, keeping: keptHistograms)
             state.thresholds.settle(before: last + 1)
             return Self.measured(
                 state, catalog: catalog, duration: duration,
@@ -210,7 +213,9 @@ public final class Collector: Sendable {
         }
     }
 
-    private static func finalize(upTo end: Int, state: inout State, catalog: MetricCatalog, interval: Double) {
+    private static func finalize(
+        upTo end: Int, state: inout State, catalog: MetricCatalog, interval: Double, keeping keptHistograms: Set<Int>
+    ) {
         guard end > state.firstOpen else { return }
         for index in state.firstOpen..<end {
             let samples = state.window.removeValue(forKey: index)
@@ -219,12 +224,7 @@ public final class Collector: Sendable {
             var metrics: [IntervalMetric] = []
             for (metric, series) in (samples?.metrics ?? []).enumerated() {
                 guard let series, series.count > 0 else { continue }
-                let h = series.histogram
-                metrics.append(
-                    IntervalMetric(
-                        id: catalog.ids[metric], count: series.count, errors: series.errors,
-                        p50Micros: h.value(atPercentile: 50), p90Micros: h.value(atPercentile: 90),
-                        p99Micros: h.value(atPercentile: 99), maxMicros: h.max))
+                metrics.append(IntervalMetric(id: catalog.ids[metric], series, keepingHistograms: keptHistograms.contains(metric)))
             }
             let active = state.activeUsers.removeValue(forKey: index) ?? state.lastActiveUsers
             state.lastActiveUsers = active

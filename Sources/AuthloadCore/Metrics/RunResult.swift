@@ -27,6 +27,10 @@ public struct RunResult: Codable, Sendable, Equatable {
     public var capacity: CapacityReport?
     /// The peaks of the flows' gauges (e.g. concurrent Streem refreshes); empty when no flow keeps one.
     public var peaks: [PeakReading]
+    /// What a merge checks shards against and judges thresholds again with; nil in results written before it.
+    public var plan: PlanRecord?
+    /// The shards a merged run was made of (`authload merge`); nil for a run of one generator.
+    public var shards: [ShardReport]?
 
     public init(
         profileName: String, environment: RunEnvironment, startedAt: String, endedAt: String,
@@ -67,7 +71,7 @@ public struct RunResult: Codable, Sendable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case schemaVersion, profileName, environment, startedAt, endedAt, durationSeconds, intervalSeconds, status
-        case metrics, timeseries, errors, notes, thresholds, generator, capacity, peaks
+        case metrics, timeseries, errors, notes, thresholds, generator, capacity, peaks, plan, shards
     }
 
     public init(from decoder: any Decoder) throws {
@@ -89,6 +93,8 @@ public struct RunResult: Codable, Sendable, Equatable {
         generator = try c.decodeIfPresent(GeneratorReport.self, forKey: .generator)
         capacity = try c.decodeIfPresent(CapacityReport.self, forKey: .capacity)
         peaks = try c.decodeIfPresent([PeakReading].self, forKey: .peaks) ?? []
+        plan = try c.decodeIfPresent(PlanRecord.self, forKey: .plan)
+        shards = try c.decodeIfPresent([ShardReport].self, forKey: .shards)
     }
 }
 
@@ -239,24 +245,33 @@ public struct IntervalRow: Codable, Sendable, Equatable {
     /// The number of the first interval after this row.
     public var end: Int { index + intervals }
 
-    /// This row and the next one as one row of both spans: counts add up, percentiles and maxima take the
-    /// higher of the two (the histograms behind them are gone), active users the peak. The merged row's
-    /// percentiles are therefore upper bounds, not percentiles; its ``span`` says so to every report.
+    /// This row and the next one as one row of both spans: counts add up, active users take the peak, and
+    /// percentiles are exact only for series that kept their histograms; the others take the higher of the
+    /// two, an upper bound that ``IntervalMetric/upperBound`` says so to every report.
     public func merged(with next: IntervalRow) -> IntervalRow {
-        var row = self
+        var row = adding(next)
         row.span = intervals + next.intervals
         row.activeUsers = max(activeUsers, next.activeUsers)
-        for metric in next.metrics {
+        return row
+    }
+
+    /// This row and the same intervals of another shard as one row: counts and users add up, percentiles
+    /// merge exactly where both kept histograms (else the higher, marked as an upper bound), the schedule lag
+    /// is the worse of the two.
+    func adding(_ other: IntervalRow) -> IntervalRow {
+        var row = self
+        row.activeUsers += other.activeUsers
+        for metric in other.metrics {
             if let at = row.metrics.firstIndex(where: { $0.id == metric.id }) {
                 row.metrics[at] = row.metrics[at].merged(with: metric)
             } else {
                 row.metrics.append(metric)
             }
         }
-        if droppedArrivals != nil || next.droppedArrivals != nil {
-            row.droppedArrivals = (droppedArrivals ?? 0) + (next.droppedArrivals ?? 0)
+        if droppedArrivals != nil || other.droppedArrivals != nil {
+            row.droppedArrivals = (droppedArrivals ?? 0) + (other.droppedArrivals ?? 0)
         }
-        if let lag = next.maxScheduleLagMicros { row.maxScheduleLagMicros = max(maxScheduleLagMicros ?? lag, lag) }
+        if let lag = other.maxScheduleLagMicros { row.maxScheduleLagMicros = max(maxScheduleLagMicros ?? lag, lag) }
         return row
     }
 
@@ -276,12 +291,52 @@ public struct IntervalMetric: Codable, Sendable, Equatable {
     public var p90Micros: Int
     public var p99Micros: Int
     public var maxMicros: Int
+    /// The interval's latencies as a serialized ``Histogram``, kept for the series a windowed latency threshold
+    /// judges, so that `authload merge` can judge those windows again exactly; absent for other series.
+    public var histogram: String?
+    /// The failed samples' latencies beside ``histogram``; absent when none failed.
+    public var failedHistogram: String?
+    /// True when the percentiles are the highest of several intervals' or shards' (an upper bound), not
+    /// percentiles of this row's samples; absent when they are exact.
+    public var upperBound: Bool?
 
+    /// This metric and another of the same series as one: counts add up; percentiles are exact where both
+    /// kept their histograms, else the higher of the two, marked ``upperBound``.
     func merged(with other: IntervalMetric) -> IntervalMetric {
-        IntervalMetric(
+        var merged = IntervalMetric(
             id: id, count: count + other.count, errors: errors + other.errors,
             p50Micros: max(p50Micros, other.p50Micros), p90Micros: max(p90Micros, other.p90Micros),
             p99Micros: max(p99Micros, other.p99Micros), maxMicros: max(maxMicros, other.maxMicros))
+        if let mine = try? samples(), let theirs = try? other.samples(), histogram != nil, other.histogram != nil {
+            var both = mine
+            both.merge(theirs)
+            merged = IntervalMetric(id: id, both)
+            merged.upperBound = upperBound == true || other.upperBound == true ? true : nil
+        } else {
+            merged.upperBound = true
+        }
+        return merged
+    }
+
+    /// The figures of `samples`, keeping the histograms when `keepingHistograms`.
+    public init(id: MetricID, _ samples: MetricSamples, keepingHistograms: Bool = true) {
+        let h = samples.histogram
+        self.init(
+            id: id, count: samples.count, errors: samples.errors, p50Micros: h.value(atPercentile: 50),
+            p90Micros: h.value(atPercentile: 90), p99Micros: h.value(atPercentile: 99), maxMicros: h.max)
+        guard keepingHistograms else { return }
+        histogram = h.serialized()
+        if !samples.failures.isEmpty { failedHistogram = samples.failures.serialized() }
+    }
+
+    /// The samples behind this metric: latencies where the histogram was kept, else the count and errors alone.
+    public func samples() throws -> MetricSamples {
+        if let histogram { return try MetricSamples(errors: errors, histogram: histogram, failedHistogram: failedHistogram) }
+        var samples = MetricSamples()
+        // Counts without latencies: the count lives in the histogram, at no meaningful value.
+        samples.histogram.record(1, count: count)
+        samples.errors = errors
+        return samples
     }
 
     public init(id: MetricID, count: Int, errors: Int, p50Micros: Int, p90Micros: Int, p99Micros: Int, maxMicros: Int) {

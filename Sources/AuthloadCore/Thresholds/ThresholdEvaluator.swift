@@ -112,6 +112,12 @@ public struct ThresholdEvaluator: Sendable {
 
     public var isEmpty: Bool { entries.isEmpty }
 
+    /// The series a windowed latency threshold judges: their time-series rows keep histograms, so that
+    /// `authload merge` can judge those windows again on every shard's samples.
+    var seriesJudgedInWindows: Set<Int> {
+        Set(entries.filter { $0.window?.keepsLatency == true }.flatMap(\.metrics))
+    }
+
     /// Feeds interval `index`, whose series hold `samples` (nil: no samples), as the time series closes it;
     /// intervals come in order. Samples finishing later come through ``observeLate(index:samples:)``.
     mutating func observe(index: Int, samples: [MetricSamples?]) {
@@ -206,7 +212,10 @@ public struct ThresholdEvaluator: Sendable {
                 bound: Self.boundValue(threshold.bound), measured: measured, windowSeconds: threshold.window?.seconds,
                 worstWindowStartSeconds: worstStart, passed: measured.map { Self.passes($0, threshold.bound) } ?? false,
                 abortedRun: abortedBy == threshold)
-            if case .percentile = threshold.bound { verdict.samples = threshold.samples }
+            if case .percentile(let p, _) = threshold.bound {
+                verdict.samples = threshold.samples
+                verdict.percentile = p
+            }
             return verdict
         }
     }

@@ -19,6 +19,8 @@ public struct ThresholdVerdict: Codable, Sendable, Equatable {
     public var abortedRun: Bool
     /// A percentile's samples: successful ones (the default) or all; nil for other bounds and older results.
     public var samples: Threshold.Samples?
+    /// The percentile a latency bound judges (e.g. 99); nil for other bounds and older results.
+    public var percentile: Double?
 
     public enum Kind: String, Codable, Sendable {
         case percentile, errorRate, throughput
