@@ -1,7 +1,8 @@
 import AuthloadCore
-import AuthloadReport
 import Foundation
 import Testing
+
+@testable import AuthloadReport
 
 @Suite("Report directory")
 struct ReportWriterTests {
@@ -194,6 +195,32 @@ struct ReportWriterTests {
         ]
         let positions = try keys.map { try #require(text.range(of: "\n  \"\($0)\" :")?.lowerBound) }
         #expect(positions == positions.sorted())
+    }
+
+    @Test("rows are read by authload's own parser, to the same rows JSONDecoder reads, every optional field included")
+    func rowsReadApart() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var result = Fixtures.run()
+        result.timeseries[0].span = 2
+        result.timeseries[1].droppedArrivals = 3
+        result.timeseries[1].maxScheduleLagMicros = 1_234
+        result.timeseries[2].metrics[0].histogram = Fixtures.histogram([1_000, 2_000])
+        result.timeseries[2].metrics[0].failedHistogram = Fixtures.histogram([2_000])
+        result.timeseries[2].metrics[0].upperBound = true
+        result.timeseries[2].metrics.append(Fixtures.metric("login", nil, count: 4))
+        let files = try ReportWriter.write(result, to: dir)
+        let data = try Data(contentsOf: URL(fileURLWithPath: files.resultJSON))
+        let decoder = JSONDecoder()
+        let apart = try #require(ReportWriter.decodeRowsApart(JSONValue.parse(data), decoder: decoder), "the fast path reads it")
+        #expect(apart == result)
+        #expect(apart.timeseries == (try decoder.decode(RunResult.self, from: data)).timeseries)
+        // A row it cannot read goes to JSONDecoder, which names the field.
+        let text = try String(contentsOfFile: files.resultJSON, encoding: .utf8)
+        try text.replacingOccurrences(of: "\"activeUsers\" : 10", with: "\"activeUsers\" : \"ten\"").write(
+            toFile: files.resultJSON, atomically: false, encoding: .utf8)
+        let error = try #require(throws: ReportError.self) { try ReportWriter.load(resultJSON: files.resultJSON) }
+        #expect(error.message.hasPrefix("field \"timeseries[1].activeUsers\": expected Int"), "\(error)")
     }
 
     @Test("atomic writes leave no temporary files behind, also when replacing an earlier report")

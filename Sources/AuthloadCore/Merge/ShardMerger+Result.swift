@@ -7,7 +7,7 @@ extension ShardMerger {
         let shift = Int((earliestStart / interval).rounded())
         var series = TimeSeries()
         for key in rows.keys.sorted() {
-            var row = rows[key]!
+            var row = exact(rows[key]!)
             row.index -= shift
             row.startSeconds = Double(row.index) * interval
             series.append(row)
@@ -35,6 +35,27 @@ extension ShardMerger {
             return shard
         }
         return result
+    }
+
+    /// `row` with the exact figures of the series whose histograms the shards kept: their percentiles are those
+    /// of every shard's samples of the row's intervals, and the row keeps the merged histogram.
+    private func exact(_ row: IntervalRow) -> IntervalRow {
+        var row = row
+        for position in row.metrics.indices {
+            let id = row.metrics[position].id
+            let kept = (row.index..<row.end).flatMap { keptHistograms[$0]?[id] ?? [] }
+            guard !kept.isEmpty else { continue }
+            var samples = MetricSamples()
+            for (all, failed) in kept {
+                // A damaged row histogram is left out of the percentiles; the row's count still holds its samples.
+                if let histogram = try? Histogram(serialized: all) { samples.histogram.merge(histogram) }
+                if let failed, let histogram = try? Histogram(serialized: failed) { samples.failures.merge(histogram) }
+            }
+            samples.errors = row.metrics[position].errors
+            // Exact over the row's whole span, however many intervals or shards it covers.
+            row.metrics[position] = IntervalMetric(id: id, samples)
+        }
+        return row
     }
 
     /// What a reader of the merged report must know first: which shards, how they were lined up.

@@ -41,6 +41,9 @@ public struct ShardMerger: Sendable {
     private(set) var errors: [ErrorKey: Int] = [:]
     /// Rows keyed by their first interval on the merged grid, counted from the first shard's start.
     private(set) var rows: [Int: IntervalRow] = [:]
+    /// The histograms rows kept (series a windowed latency threshold judges), by row and series, from every
+    /// shard: added up once per row when the merge is built, not once per shard.
+    private(set) var keptHistograms: [Int: [MetricID: [(all: String, failed: String?)]]] = [:]
     /// Per capacity stage, every series' samples; nil once a shard came without them.
     private(set) var stageSeries: [[MetricSamples]]?
     private(set) var shards: [ShardReport] = []
@@ -155,6 +158,13 @@ public struct ShardMerger: Sendable {
         for var row in result.timeseries {
             row.index += offset
             row.startSeconds = Double(row.index) * interval
+            for position in row.metrics.indices {
+                guard let histogram = row.metrics[position].histogram else { continue }
+                keptHistograms[row.index, default: [:]][row.metrics[position].id, default: []].append(
+                    (histogram, row.metrics[position].failedHistogram))
+                row.metrics[position].histogram = nil
+                row.metrics[position].failedHistogram = nil
+            }
             place(row)
         }
         let start = Double(offset) * interval

@@ -307,7 +307,7 @@ public struct IntervalMetric: Codable, Sendable, Equatable {
             id: id, count: count + other.count, errors: errors + other.errors,
             p50Micros: max(p50Micros, other.p50Micros), p90Micros: max(p90Micros, other.p90Micros),
             p99Micros: max(p99Micros, other.p99Micros), maxMicros: max(maxMicros, other.maxMicros))
-        if let mine = try? samples(), let theirs = try? other.samples(), histogram != nil, other.histogram != nil {
+        if histogram != nil, other.histogram != nil, let mine = try? samples(), let theirs = try? other.samples() {
             var both = mine
             both.merge(theirs)
             merged = IntervalMetric(id: id, both)
