@@ -91,7 +91,8 @@ public enum HelpText {
                               and metrics.linger (default 5s) after it: PORT (on 127.0.0.1) or
                               HOST:PORT; overrides the profile's metrics.listen
           --shard I/N         Run shard I of N copies of this profile: users and arrivals n
-                              with n mod N = I, numbered as in the whole run
+                              with n mod N = I, numbered as in the whole run; then
+                              authload merge makes one report of all N
           --shard-from-env    The same, from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)
                               and AUTHLOAD_SHARD_COUNT
           --start-at TIME     Wait until TIME (RFC 3339 UTC, e.g. 2026-11-24T02:00:00Z, or +30s)

@@ -9,8 +9,8 @@ struct LoadedProfile {
     var plan: RunPlan
     var flows: [any Flow]
     var staging: StagingConfiguration?
-    /// SHA-256 of the profile file, hex: shards of one run must have read the same bytes.
-    var sha256: String
+    /// The profile file's digest (``PlanRecord/profileDigest``): shards of one run must have read the same bytes.
+    var digest: String
 
     /// Reads and validates `path`; every problem is a usage error naming the file and the field.
     static func load(_ path: String) throws(CLIError) -> LoadedProfile {
@@ -43,8 +43,8 @@ struct LoadedProfile {
             try plan.users.check(
                 users: plan.load.identitiesNeeded,
                 flowsNeeding: flows.enumerated().map { ("flows[\($0.offset)]", $0.element.userFields) })
-            let digest = Digest.sha256([UInt8](data)).map { String(format: "%02x", $0) }.joined()
-            return LoadedProfile(plan: plan, flows: flows, staging: staging, sha256: digest)
+            let digest = Digest.sha256([UInt8](data)).prefix(8).map { String(format: "%02x", $0) }.joined()
+            return LoadedProfile(plan: plan, flows: flows, staging: staging, digest: digest)
         } catch {
             throw CLIError(error.path == fileName ? error.description : "\(fileName): \(error)", exitCode: .usage)
         }

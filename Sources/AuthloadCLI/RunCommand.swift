@@ -67,7 +67,7 @@ struct RunCommand {
         guard let startLate else { return .interrupted }
         let startedAt = Date()
         let record = PlanRecord(
-            profileSHA256: profile.sha256, overrides: overrides, seed: plan.seed, windowsFromSeconds: plan.load.steadyFrom.seconds,
+            profileDigest: profile.digest, overrides: overrides, seed: plan.seed, windowsFromSeconds: plan.load.steadyFrom.seconds,
             windowsUntilSeconds: plan.load.duration.seconds, commonStartEpochSeconds: commonStart?.timeIntervalSince1970,
             startedAtEpochSeconds: startedAt.timeIntervalSince1970)
         let directory = options.output ?? Self.defaultDirectory(for: plan.name, at: startedAt)

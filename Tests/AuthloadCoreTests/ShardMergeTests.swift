@@ -44,7 +44,7 @@ struct ShardMergeTests {
             metrics: measured.metrics, timeseries: measured.timeseries, errors: measured.errors,
             thresholds: measured.thresholds)
         result.plan = PlanRecord(
-            profileSHA256: "abc", overrides: [], seed: seed, windowsFromSeconds: 0, windowsUntilSeconds: Double(seconds),
+            profileDigest: "abc", overrides: [], seed: seed, windowsFromSeconds: 0, windowsUntilSeconds: Double(seconds),
             commonStartEpochSeconds: 1_800_000_000, startedAtEpochSeconds: startedAt)
         return result
     }
@@ -134,6 +134,7 @@ struct ShardMergeTests {
             ("count", "shard-1: shard count 3 (shard 1/3) differs from shard-0's 4: these are shards of different runs"),
             ("interval", "shard-1: metrics interval 2.0 s differs from shard-0's 1.0 s: these are shards of different runs"),
             ("profile", "shard-1: profile \"q\" differs from shard-0's \"p\": these are shards of different runs"),
+            ("file", "shard-1: profile file (digest def) differs from shard-0's (abc): these are shards of different runs"),
             ("duplicate", "shard-1 and shard-0 are both shard 0/4: each index must run once"),
             ("unsharded", "shard-1: not a shard of a sharded run (it was run without --shard or --shard-from-env)")
         ])
@@ -146,6 +147,10 @@ struct ShardMergeTests {
         case "count": second = try Self.result(samples, thresholds: [], shard: "1/3")
         case "interval": second = try Self.result(samples, thresholds: [], shard: "1/4", intervalSeconds: 2)
         case "profile": second = try Self.result(samples, thresholds: [], shard: "1/4", profile: "q")
+        case "file":
+            var other = try Self.result(samples, thresholds: [], shard: "1/4")
+            other.plan?.profileDigest = "def"
+            second = other
         case "duplicate": second = try Self.result(samples, thresholds: [], shard: "0/4")
         default: second = try Self.result(samples, thresholds: [])
         }

@@ -100,8 +100,8 @@ public struct ShardMerger: Sendable {
         guard result.profileName == first.profileName else {
             throw differ("profile", "\"\(result.profileName)\"", "\"\(first.profileName)\"")
         }
-        guard plan.profileSHA256 == reference.plan.profileSHA256 else {
-            throw differ("profile file (sha256", "\(plan.profileSHA256.prefix(12))…)", "(\(reference.plan.profileSHA256.prefix(12))…)")
+        guard plan.profileDigest == reference.plan.profileDigest else {
+            throw differ("profile file (digest", "\(plan.profileDigest))", "(\(reference.plan.profileDigest))")
         }
         guard plan.overrides == reference.plan.overrides else {
             let text = { (options: [String]) in options.isEmpty ? "(none)" : options.joined(separator: " ") }

@@ -1,8 +1,9 @@
 /// What `authload merge` needs of each shard beyond its figures: that the shards ran one plan, and how to
 /// judge that plan's thresholds again on the merged data.
 public struct PlanRecord: Codable, Sendable, Equatable {
-    /// SHA-256 of the profile file's bytes, hex.
-    public var profileSHA256: String
+    /// The profile file's bytes, identified by the first 64 bits of their SHA-256, in hex: enough to tell two
+    /// profiles apart, and too short to pass for a token (the reports hold no long hex runs).
+    public var profileDigest: String
     /// Command-line options that changed the plan (`--users 100`, `--duration 1m`); empty when none did.
     public var overrides: [String]
     public var seed: UInt64
@@ -17,10 +18,10 @@ public struct PlanRecord: Codable, Sendable, Equatable {
     public var startedAtEpochSeconds: Double
 
     public init(
-        profileSHA256: String, overrides: [String], seed: UInt64, windowsFromSeconds: Double, windowsUntilSeconds: Double,
+        profileDigest: String, overrides: [String], seed: UInt64, windowsFromSeconds: Double, windowsUntilSeconds: Double,
         commonStartEpochSeconds: Double?, startedAtEpochSeconds: Double
     ) {
-        self.profileSHA256 = profileSHA256
+        self.profileDigest = profileDigest
         self.overrides = overrides
         self.seed = seed
         self.windowsFromSeconds = windowsFromSeconds
