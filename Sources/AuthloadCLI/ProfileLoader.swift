@@ -1,6 +1,7 @@
 import AuthloadCore
 import AuthloadFlows
 import AuthloadStaging
+import AuthloadTransport
 import AuthloadWire
 import Foundation
 
@@ -21,7 +22,7 @@ struct LoadedProfile {
         guard let text = String(data: data, encoding: .utf8) else {
             throw CLIError("\(fileName): not UTF-8 text", exitCode: .usage)
         }
-        do {
+        do throws(ProfileError) {
             // Files a profile names (users.csv) are found from the current directory, then from the profile's.
             let profileDirectory = (path as NSString).deletingLastPathComponent
             let plan = try Profile.parse(text, fileName: fileName) { name in
@@ -37,6 +38,11 @@ struct LoadedProfile {
             case .embedded(let options):
                 staging = try StagingConfiguration.read(options)
                 basePath = ""
+            }
+            if let invalid = SocketTransportConfiguration.invalidSourceAddress(in: plan.sourceAddresses) {
+                throw ProfileError(
+                    "connections.sourceAddresses[\(invalid.index)]",
+                    "\"\(invalid.address)\" is not a numeric IPv4 or IPv6 address (e.g. \"127.0.0.2\")")
             }
             let flows = try plan.flows.map { plan throws(ProfileError) in try FlowCatalog.make(plan, target: basePath) }
             try Runner<ContinuousClock>.validate(plan, flows: flows)

@@ -31,7 +31,8 @@ struct RunCommand {
             group: group,
             configuration: SocketTransportConfiguration(
                 connectTimeout: plan.timeouts.connect, idleTimeout: idleTimeout,
-                tls: TLSClientConfiguration(insecureSkipVerify: plan.insecureSkipTLSVerify)),
+                tls: TLSClientConfiguration(insecureSkipVerify: plan.insecureSkipTLSVerify),
+                sourceAddresses: plan.sourceAddresses),
             sharedConnections: sharedConnections)
         let verificationOff = endpoint.tls && plan.insecureSkipTLSVerify
         if verificationOff {

@@ -44,27 +44,24 @@ final class ClientConnection: EventHandler {
     private let idleTimeout: Int64
     private let onClose: (ClientConnection) -> Void
 
-    /// - Parameter makeStream: wraps the connected socket: ``PlainStream`` for TCP, a TLS stream for HTTPS.
+    /// - Parameters:
+    ///   - source: the local address to connect from (`connections.sourceAddresses`); the system's choice when nil.
+    ///   - target: `host:port`, for messages.
+    ///   - makeStream: wraps the connected socket: ``PlainStream`` for TCP, a TLS stream for HTTPS.
     init(
-        loop: EventLoop, address: SocketAddress, idleTimeout: Duration,
+        loop: EventLoop, address: SocketAddress, source: SocketAddress? = nil, target: String = "", idleTimeout: Duration,
         makeStream: (Int32) throws(TransportError) -> any ByteStream = { PlainStream(fd: $0) },
         onClose: @escaping (ClientConnection) -> Void
     ) throws(TransportError) {
         self.loop = loop
         self.idleTimeout = Monotonic.nanoseconds(idleTimeout)
         self.onClose = onClose
-        fd = try Sockets.makeTCP(family: address.family)
+        fd = try Sockets.connect(to: address, from: source, target: target)
         do {
             stream = try makeStream(fd)
         } catch {
             Glibc.close(fd)
             throw error
-        }
-        let result = address.withSockaddr { Glibc.connect(fd, $0, $1) }
-        if result != 0 && errno != EINPROGRESS {
-            let code = errno
-            Glibc.close(fd)
-            throw SocketError.transportError(code, during: "connect")
         }
         loop.register(fd, events: EPOLLOUT.rawValue, handler: self)
         OpenSockets.http.add(1, ordering: .relaxed)

@@ -7,14 +7,43 @@ public struct SocketTransportConfiguration: Sendable {
     public var connectTimeout: Duration
     public var idleTimeout: Duration
     public var tls: TLSClientConfiguration
+    /// Local addresses to connect from, taken in turn per connection (`connections.sourceAddresses`): each holds a
+    /// port range of its own toward a server address. Empty: the system chooses.
+    public var sourceAddresses: [String]
 
     public init(
         connectTimeout: Duration = .seconds(5), idleTimeout: Duration = .seconds(30),
-        tls: TLSClientConfiguration = TLSClientConfiguration()
+        tls: TLSClientConfiguration = TLSClientConfiguration(), sourceAddresses: [String] = []
     ) {
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
         self.tls = tls
+        self.sourceAddresses = sourceAddresses
+    }
+
+    /// The first source address that is no numeric IPv4 or IPv6 address, with its position; nil when all are.
+    public static func invalidSourceAddress(in addresses: [String]) -> (index: Int, address: String)? {
+        addresses.enumerated().first { SocketAddress(numericHost: $0.element, port: 0) == nil }.map { ($0.offset, $0.element) }
+    }
+}
+
+/// The source addresses of a transport, handed out in turn, one per new connection.
+final class SourceAddresses: Sendable {
+    private let addresses: [SocketAddress]
+    private let next = Locked(0)
+
+    /// Nil for no addresses (the system chooses); invalid ones are left out (the profile checked them).
+    init?(_ texts: [String]) {
+        addresses = texts.compactMap { SocketAddress(numericHost: $0, port: 0) }
+        guard !addresses.isEmpty else { return nil }
+    }
+
+    func take() -> SocketAddress {
+        addresses[
+            next.withLock { turn in
+                defer { turn = (turn + 1) % addresses.count }
+                return turn
+            }]
     }
 }
 
@@ -34,6 +63,7 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
     private let address = Locked<SocketAddress?>(nil)
     private let configuration: SocketTransportConfiguration
     private let tls: LazyTLSClientContext
+    private let sources: SourceAddresses?
     private var connection: ClientConnection?
     private var cancelled = false
     /// WebSockets this client opened, dropped by ``shutdown()`` if still open; weak so closed ones go.
@@ -41,8 +71,9 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
 
     init(
         loop: EventLoop, endpoint: Endpoint, resolver: Resolver, configuration: SocketTransportConfiguration,
-        tls: LazyTLSClientContext
+        tls: LazyTLSClientContext, sources: SourceAddresses? = nil
     ) {
+        self.sources = sources
         self.loop = loop
         self.endpoint = endpoint
         self.hostHeader = endpoint.hostHeader
@@ -115,7 +146,7 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
         connection?.close()
         do {
             let fresh = try ClientConnection(
-                loop: loop, address: address, idleTimeout: configuration.idleTimeout,
+                loop: loop, address: address, source: sources?.take(), target: target, idleTimeout: configuration.idleTimeout,
                 makeStream: makeStream
             ) { [weak self] closed in
                 if self?.connection === closed { self?.connection = nil }
@@ -134,6 +165,9 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
             request.continuation.resume(throwing: error)
         }
     }
+
+    /// `host:port`, for the message when no local port is free; built only then.
+    private var target: String { "\(endpoint.host):\(endpoint.port)" }
 
     private func makeStream(_ fd: Int32) throws(TransportError) -> any ByteStream {
         endpoint.tls ? try tls.get().makeStream(fd: fd, host: endpoint.host) : PlainStream(fd: fd)
@@ -162,7 +196,7 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
         return try await loop.suspend { (opener: LoopWaiter<ClientWebSocket>) in
             do {
                 let connection = try WebSocketClientConnection(
-                    loop: self.loop, address: address, upgrade: upgrade, opener: opener,
+                    loop: self.loop, address: address, source: self.sources?.take(), target: self.target, upgrade: upgrade, opener: opener,
                     makeStream: self.makeStream)
                 opening.withLock { $0 = connection }
                 self.webSockets.removeAll { $0.connection == nil || $0.connection?.closure != nil }

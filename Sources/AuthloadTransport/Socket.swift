@@ -46,6 +46,16 @@ struct SocketAddress: Sendable {
         withUnsafeBytes(of: storage) { body($0.baseAddress!.assumingMemoryBound(to: sockaddr.self), length) }
     }
 
+    /// The numeric host, e.g. `127.0.0.2` or `::1`.
+    var host: String {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        withUnsafeBytes(of: storage) { raw in
+            let offset = family == AF_INET6 ? 8 : 4
+            _ = inet_ntop(family, raw.baseAddress! + offset, &text, socklen_t(text.count))
+        }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// The port in host byte order.
     var port: Int {
         withUnsafeBytes(of: storage) { raw in
@@ -58,15 +68,48 @@ struct SocketAddress: Sendable {
 enum SocketError {
     static func text(_ code: Int32) -> String { String(cString: strerror(code)) }
 
-    /// Maps a failed socket call to the transport error a flow will classify.
-    static func transportError(_ code: Int32, during operation: String) -> TransportError {
+    /// The errno's name (`EADDRNOTAVAIL`) for the errors a load generator meets, else its number.
+    static func name(_ code: Int32) -> String {
+        let names: [Int32: String] = [
+            EADDRNOTAVAIL: "EADDRNOTAVAIL", EADDRINUSE: "EADDRINUSE", EMFILE: "EMFILE", ENFILE: "ENFILE", ENOBUFS: "ENOBUFS",
+            ENOMEM: "ENOMEM", ECONNREFUSED: "ECONNREFUSED", ECONNRESET: "ECONNRESET", ECONNABORTED: "ECONNABORTED", EPIPE: "EPIPE",
+            ETIMEDOUT: "ETIMEDOUT", EHOSTUNREACH: "EHOSTUNREACH", ENETUNREACH: "ENETUNREACH", ENETDOWN: "ENETDOWN",
+            EACCES: "EACCES", EPERM: "EPERM", EINVAL: "EINVAL", EAFNOSUPPORT: "EAFNOSUPPORT"
+        ]
+        return names[code] ?? "errno \(code)"
+    }
+
+    /// Maps a failed socket call to the transport error a flow will classify: the call, the errno by name and
+    /// its text, and for the limits a load generator meets, what to change. Every part is stable, so the error
+    /// breakdown groups by cause.
+    ///
+    /// - Parameter target: `host:port` the call was for, when it helps to say (connect).
+    static func transportError(_ code: Int32, during operation: String, target: String? = nil) -> TransportError {
         switch code {
-        case ECONNREFUSED: TransportError(.connectionRefused, operation)
-        case ECONNRESET, EPIPE: TransportError(.connectionReset, operation)
-        case ETIMEDOUT: TransportError(.connectTimeout, operation)
-        case EHOSTUNREACH, ENETUNREACH: TransportError(.other, "\(operation): \(text(code))")
-        default: TransportError(.other, "\(operation): \(text(code))")
+        case ECONNREFUSED: return TransportError(.connectionRefused, operation)
+        case ECONNRESET, EPIPE: return TransportError(.connectionReset, operation)
+        case ETIMEDOUT: return TransportError(.connectTimeout, operation)
+        default: break
         }
+        let cause = "\(operation): \(name(code)) (\(text(code)))"
+        let advice: String
+        switch code {
+        case EADDRNOTAVAIL where operation == "connect":
+            advice =
+                "no free local port\(target.map { " for \($0)" } ?? ""): every closed connection holds its port in TIME_WAIT "
+                + "for a minute; keep connections for the user's life (connections.lifetime \"user\"), spread them over more "
+                + "source addresses (connections.sourceAddresses), or widen net.ipv4.ip_local_port_range"
+        case EADDRNOTAVAIL:
+            advice = "the address is not one of this machine's: connections.sourceAddresses must name local addresses"
+        case EMFILE, ENFILE:
+            advice =
+                "out of file descriptors: raise `ulimit -n` (authload raises the soft limit to the hard one) or run fewer users per process"
+        case ENOBUFS, ENOMEM:
+            advice = "the kernel is out of socket memory: fewer connections per process, or more generators (--shard)"
+        default:
+            return TransportError(.other, cause)
+        }
+        return TransportError(.other, "\(cause): \(advice)")
     }
 }
 
@@ -75,14 +118,7 @@ enum Sockets {
     /// A new non-blocking TCP socket with Nagle off (requests are small and latency-sensitive).
     static func makeTCP(family: Int32) throws(TransportError) -> Int32 {
         let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else {
-            let code = errno
-            throw TransportError(
-                .other,
-                code == EMFILE || code == ENFILE
-                    ? "out of file descriptors (\(text(code))); raise `ulimit -n` or lower the user count"
-                    : "socket: \(text(code))")
-        }
+        guard fd >= 0 else { throw SocketError.transportError(errno, during: "socket") }
         _ = authload_set_nonblocking(fd)
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -90,6 +126,33 @@ enum Sockets {
     }
 
     static func text(_ code: Int32) -> String { SocketError.text(code) }
+
+    /// Linux's IP_BIND_ADDRESS_NO_PORT: a bound source address takes its port at connect, from the 4-tuple, so
+    /// one source address holds a port range per server address rather than one port range in all.
+    private static let bindAddressNoPort: Int32 = 24
+
+    /// A non-blocking TCP socket connecting to `address`, from `source` when given: how every client
+    /// connection (HTTP and WebSocket) starts. The connect completes when the socket turns writable.
+    ///
+    /// - Parameter target: `host:port`, for the message when no local port is free.
+    static func connect(to address: SocketAddress, from source: SocketAddress?, target: String) throws(TransportError) -> Int32 {
+        let fd = try makeTCP(family: address.family)
+        if let source {
+            var one: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_IP), bindAddressNoPort, &one, socklen_t(MemoryLayout<Int32>.size))
+            guard source.withSockaddr({ bind(fd, $0, $1) }) == 0 else {
+                let code = errno
+                Glibc.close(fd)
+                throw SocketError.transportError(code, during: "bind \(source.host)")
+            }
+        }
+        if address.withSockaddr({ Glibc.connect(fd, $0, $1) }) != 0 && errno != EINPROGRESS {
+            let code = errno
+            Glibc.close(fd)
+            throw SocketError.transportError(code, during: "connect", target: target)
+        }
+        return fd
+    }
 
     /// Raises the open-file limit to the hard limit: thousands of users hold thousands of sockets.
     @discardableResult

@@ -19,6 +19,7 @@ public final class SocketTransport: Transport {
     private let tls: LazyTLSClientContext
     private let pool: Locked<[Endpoint: ConnectionPool]>?
     private let poolSize: Int
+    private let sources: SourceAddresses?
 
     /// - Parameter sharedConnections: when set, every client for an endpoint borrows from one pool of
     ///   this many connections instead of holding its own.
@@ -29,6 +30,7 @@ public final class SocketTransport: Transport {
         self.group = group
         self.configuration = configuration
         self.tls = LazyTLSClientContext(configuration: configuration.tls)
+        self.sources = SourceAddresses(configuration.sourceAddresses)
         self.pool = sharedConnections == nil ? nil : Locked([:])
         self.poolSize = sharedConnections ?? 0
     }
@@ -43,14 +45,14 @@ public final class SocketTransport: Transport {
             // A user running on a loop keeps its connection there: its requests then take no thread hop.
             return ConnectionClient(
                 loop: group.current ?? group.next(), endpoint: endpoint, resolver: resolver,
-                configuration: configuration, tls: tls)
+                configuration: configuration, tls: tls, sources: sources)
         }
         return pool.withLock { pools in
             if let existing = pools[endpoint] { return existing }
             let created = ConnectionPool(size: poolSize) { [self] in
                 ConnectionClient(
                     loop: self.group.next(), endpoint: endpoint, resolver: self.resolver, configuration: self.configuration,
-                    tls: self.tls)
+                    tls: self.tls, sources: self.sources)
             }
             pools[endpoint] = created
             return created

@@ -51,23 +51,17 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
     ///
     /// - Parameter makeStream: wraps the connected socket: ``PlainStream`` for `ws://`, a TLS stream for `wss://`.
     init(
-        loop: EventLoop, address: SocketAddress, upgrade: Upgrade, opener: LoopWaiter<ClientWebSocket>,
-        makeStream: (Int32) throws(TransportError) -> any ByteStream = { PlainStream(fd: $0) }
+        loop: EventLoop, address: SocketAddress, source: SocketAddress? = nil, target: String = "", upgrade: Upgrade,
+        opener: LoopWaiter<ClientWebSocket>, makeStream: (Int32) throws(TransportError) -> any ByteStream = { PlainStream(fd: $0) }
     ) throws(TransportError) {
         self.loop = loop
         self.upgrade = upgrade
-        fd = try Sockets.makeTCP(family: address.family)
+        fd = try Sockets.connect(to: address, from: source, target: target)
         do {
             stream = try makeStream(fd)
         } catch {
             Glibc.close(fd)
             throw error
-        }
-        let result = address.withSockaddr { Glibc.connect(fd, $0, $1) }
-        if result != 0 && errno != EINPROGRESS {
-            let code = errno
-            Glibc.close(fd)
-            throw SocketError.transportError(code, during: "connect")
         }
         self.opener = opener
         loop.register(fd, events: EPOLLOUT.rawValue, handler: self)

@@ -125,6 +125,7 @@ extension Runner {
             }
             health.woke(lag: wake.duration(to: clock.now), due: runStart.duration(to: wake), shard: user.index)
         }
+        leave(user)
         return iterations
     }
 }

@@ -86,5 +86,7 @@ extension Runner {
 
     private func visit(_ user: isolated VirtualUser, due: C.Instant, runStart: C.Instant) async {
         await iterate(pickFlow(&user.random), user: user, runStart: runStart, due: due)
+        // An arrival's life is one flow.
+        leave(user)
     }
 }

@@ -149,8 +149,15 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
     @inline(__always)
     func iterate(_ flowIndex: Int, user: isolated VirtualUser, runStart: C.Instant, due: C.Instant? = nil) async {
         let flowStart = due ?? clock.now
-        let client = transport.makeClient(for: endpoint)
-        defer { client.shutdown() }
+        let client: any HTTPClient
+        if plan.connectionLifetime == .user {
+            // Kept alive across iterations; ``leave(_:)`` closes it when the user's life ends.
+            client = user.client ?? transport.makeClient(for: endpoint)
+            user.client = client
+        } else {
+            client = transport.makeClient(for: endpoint)
+        }
+        defer { if plan.connectionLifetime == .iteration { client.shutdown() } }
         let context = FlowContext(
             clock: clock, client: client, stepTimeout: plan.timeouts.step,
             deadline: flowStart.advanced(by: plan.timeouts.flow), recorder: recorder,
@@ -159,6 +166,12 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         recorder.record(
             metric: catalog.flowMetric(flowIndex), startOffset: runStart.duration(to: flowStart),
             latency: flowStart.duration(to: clock.now), outcome: outcome, shard: user.index)
+    }
+
+    /// Ends a user's life: closes the connections it kept across iterations, if it kept any.
+    func leave(_ user: isolated VirtualUser) {
+        user.client?.shutdown()
+        user.client = nil
     }
 
     func pickFlow(_ random: inout SplitMix64) -> Int {

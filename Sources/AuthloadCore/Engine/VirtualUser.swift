@@ -13,6 +13,9 @@ public actor VirtualUser {
     public var sessionID: String?
     /// Seeded per user so runs repeat; flows may draw from it too.
     public var random: SplitMix64
+    /// The user's client when its connections last its whole life (`connections.lifetime` `user`); nil otherwise,
+    /// and between its lives.
+    var client: (any HTTPClient)?
     /// Where the actor runs; `executorOwner` keeps it alive, since an unowned reference does not.
     private nonisolated let executor: UnownedSerialExecutor
     private nonisolated let executorOwner: any AnyObject & Sendable

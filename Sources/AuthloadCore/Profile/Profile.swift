@@ -53,6 +53,7 @@ public enum Profile {
             seed = UInt64(value)
         }
         let targetReader = try root.required("target")
+        let connectionsReader = try root.optional("connections")
         var plan = RunPlan(
             name: name,
             target: try target(targetReader),
@@ -60,7 +61,7 @@ public enum Profile {
             flows: try flows(root.required("flows")),
             users: try users(root.optional("users"), seed: seed, readFile: readFile),
             timeouts: timeouts,
-            connections: try connections(root.optional("connections")),
+            connections: try connections(connectionsReader),
             thresholds: try thresholds(root.optional("thresholds")),
             interval: interval,
             seed: seed,
@@ -68,6 +69,19 @@ public enum Profile {
             insecureSkipTLSVerify: try targetReader.optional("insecureSkipTLSVerify")?.bool() ?? false
         )
         plan.generator = try generator(root.optional("generator"))
+        if let connectionsReader {
+            if let lifetime = try connectionsReader.optional("lifetime") {
+                guard case .perUser = plan.connections else { throw lifetime.error("only means something with \"policy\": \"per-user\"") }
+                plan.connectionLifetime = ConnectionLifetime(rawValue: try lifetime.oneOf(ConnectionLifetime.allCases.map(\.rawValue)))!
+            }
+            if let sources = try connectionsReader.optional("sourceAddresses") {
+                plan.sourceAddresses = try sources.elements().map { element throws(ProfileError) in
+                    let address = try element.string()
+                    guard !address.isEmpty else { throw element.error("must be a local IP address, e.g. \"127.0.0.2\"") }
+                    return address
+                }
+            }
+        }
         plan.checkpoint = checkpoint
         plan.metricsListen = listen
         plan.metricsLinger = linger
@@ -172,7 +186,7 @@ public enum Profile {
 
     static func connections(_ reader: ProfileReader?) throws(ProfileError) -> ConnectionPolicy {
         guard let reader else { return .perUser(idleTimeout: .seconds(30)) }
-        try reader.rejectUnknownKeys(allowed: ["policy", "poolSize", "idleTimeout"])
+        try reader.rejectUnknownKeys(allowed: ["policy", "poolSize", "idleTimeout", "lifetime", "sourceAddresses"])
         let policy = try reader.optional("policy")?.oneOf(["per-user", "shared"]) ?? "per-user"
         if policy == "shared" {
             return .shared(connections: try reader.optional("poolSize")?.positiveInt() ?? 64)

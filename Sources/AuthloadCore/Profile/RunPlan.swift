@@ -22,6 +22,10 @@ public struct RunPlan: Sendable {
     public var metricsListen: String?
     /// How long live metrics stay served after the run, so the last scrape sees the final figures (`metrics.linger`).
     public var metricsLinger: Duration = .seconds(5)
+    /// Whether a per-user connection lasts one flow iteration or the user's whole life (`connections.lifetime`).
+    public var connectionLifetime = ConnectionLifetime.iteration
+    /// Local addresses connections are made from, in turn (`connections.sourceAddresses`); empty: the system's choice.
+    public var sourceAddresses: [String] = []
     /// This copy's share of a sharded run (`--shard I/N`); nil runs the whole profile.
     public var shard: Shard?
     /// Seeds every random choice of the run (think times, flow picks), so runs can be repeated.
@@ -180,6 +184,16 @@ public struct Timeouts: Sendable, Equatable {
         self.flow = flow
         self.connect = connect
     }
+}
+
+/// How long a user keeps its connections (`connections.lifetime`).
+public enum ConnectionLifetime: String, Sendable, Equatable, CaseIterable {
+    /// A new connection for every flow iteration, closed after it: a new app session per login. The default, because
+    /// an authentication flow is the start of a session, and a server's connection handling is part of what it costs.
+    case iteration
+    /// One connection for the user's whole life, kept alive across iterations up to `idleTimeout` (what k6 and
+    /// browsers do): for flows that model an app already running.
+    case user
 }
 
 public enum ConnectionPolicy: Sendable, Equatable {

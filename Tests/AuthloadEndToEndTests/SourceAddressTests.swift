@@ -1,0 +1,87 @@
+import AuthloadCore
+import Foundation
+import Testing
+
+@testable import AuthloadTransport
+
+/// A Python 3, for its standard library's HTTP server.
+private let python3 = ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+/// `connections.sourceAddresses`, and socket errors that name their cause and what to change.
+@Suite("Source addresses and socket errors", .serialized, .timeLimit(.minutes(1)))
+struct SourceAddressTests {
+    @Test(
+        "connections go out from each source address in turn, as a real server sees them", .enabled(if: python3 != nil || Interop.required))
+    func sourceAddressesInTurn() async throws {
+        let python = [try #require(python3, "AUTHLOAD_REQUIRE_INTEROP=1, but no python3")]
+        let group = try EventLoopGroup(loops: 1)
+        defer { group.shutdown() }
+        let port = try PrometheusTools.freePort(group)
+        // Python's own HTTP server: it logs each request's client address ("127.0.0.2 - - [...] "GET / ...").
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: python[0])
+        server.arguments = Array(python.dropFirst()) + ["-u", "-m", "http.server", "--bind", "127.0.0.1", String(port)]
+        server.currentDirectoryURL = FileManager.default.temporaryDirectory
+        let log = Pipe()
+        server.standardError = log
+        server.standardOutput = FileHandle.nullDevice
+        try server.run()
+        // SIGKILL: a child of the test process may inherit a mask that blocks SIGTERM.
+        defer { kill(server.processIdentifier, SIGKILL) }
+        let transport = SocketTransport(
+            group: group, configuration: SocketTransportConfiguration(sourceAddresses: ["127.0.0.2", "127.0.0.3", "127.0.0.4"]))
+        var answered = 0
+        for attempt in 0..<100 where answered < 6 {
+            // A new client per request: a new connection, the next source address (the server may not be up yet).
+            let client = transport.makeClient(for: Endpoint(host: "127.0.0.1", port: port))
+            defer { client.shutdown() }
+            do {
+                let response = try await client.execute(HTTPRequest(method: "GET", target: "/?n=\(attempt)"), timeout: .seconds(5))
+                #expect(response.status == 200)
+                answered += 1
+            } catch let error as TransportError where error.kind == .connectionRefused {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        #expect(answered == 6)
+        kill(server.processIdentifier, SIGKILL)
+        server.waitUntilExit()
+        let text = String(decoding: log.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let peers = text.split(separator: "\n").filter { $0.contains("\"GET /?n=") }.map { String($0.prefix { $0 != " " }) }
+        #expect(peers.count == 6)
+        #expect(Set(peers) == ["127.0.0.2", "127.0.0.3", "127.0.0.4"], "\(peers)")
+    }
+
+    @Test("a source address that is not this machine's fails with the call, the errno and what to change")
+    func foreignSourceAddress() async throws {
+        let group = try EventLoopGroup(loops: 1)
+        defer { group.shutdown() }
+        let transport = SocketTransport(group: group, configuration: SocketTransportConfiguration(sourceAddresses: ["192.0.2.1"]))
+        let client = transport.makeClient(for: Endpoint(host: "127.0.0.1", port: 9))
+        defer { client.shutdown() }
+        let error = try await #require(throws: TransportError.self) {
+            try await client.execute(HTTPRequest(method: "GET", target: "/"), timeout: .seconds(5))
+        }
+        #expect(
+            error.description
+                == "socket error: bind 192.0.2.1: EADDRNOTAVAIL (Cannot assign requested address): the address is not one of this "
+                + "machine's: connections.sourceAddresses must name local addresses")
+        #expect(SocketTransportConfiguration.invalidSourceAddress(in: ["127.0.0.2", "::1", "host.example"])! == (2, "host.example"))
+    }
+
+    @Test("the limits a load generator meets are named by errno, with the fix; other errnos by name and text")
+    func errnoAdvice() {
+        let ports = SocketError.transportError(EADDRNOTAVAIL, during: "connect", target: "127.0.0.1:18080")
+        #expect(ports.kind == .other)
+        #expect(
+            ports.detail
+                == "connect: EADDRNOTAVAIL (Cannot assign requested address): no free local port for 127.0.0.1:18080: every closed "
+                + "connection holds its port in TIME_WAIT for a minute; keep connections for the user's life (connections.lifetime "
+                + "\"user\"), spread them over more source addresses (connections.sourceAddresses), or widen net.ipv4.ip_local_port_range")
+        #expect(
+            SocketError.transportError(EMFILE, during: "socket").detail.hasPrefix(
+                "socket: EMFILE (Too many open files): out of file descriptors: raise `ulimit -n`"))
+        #expect(SocketError.transportError(ENETUNREACH, during: "connect").detail == "connect: ENETUNREACH (Network is unreachable)")
+        #expect(SocketError.transportError(ECONNREFUSED, during: "connect") == TransportError(.connectionRefused, "connect"))
+    }
+}
