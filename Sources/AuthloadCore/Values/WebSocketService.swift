@@ -1,6 +1,6 @@
 /// The WebSocket side of a staging service, the same behind a socket or in process.
 ///
-/// The host (the socket server, or ``SimulatedTransport``) checks the RFC 6455 handshake, then asks the
+/// The host (the socket server, or `SimulatedTransport` in AuthloadTesting) checks the RFC 6455 handshake, then asks the
 /// service whether to accept. An accepted session hears every data message through its handler and
 /// talks back through its ``WebSocketPeer``; the host does the framing, pings and closing handshake.
 public protocol WebSocketService: Sendable {
