@@ -23,25 +23,30 @@ struct SourceAddressTests {
         server.arguments = Array(python.dropFirst()) + ["-u", "-m", "http.server", "--bind", "127.0.0.1", String(port)]
         server.currentDirectoryURL = FileManager.default.temporaryDirectory
         let log = Pipe()
+        let ready = Pipe()
         server.standardError = log
-        server.standardOutput = FileHandle.nullDevice
+        server.standardOutput = ready
         try server.run()
         // SIGKILL: a child of the test process may inherit a mask that blocks SIGTERM.
         defer { kill(server.processIdentifier, SIGKILL) }
+        // It says "Serving HTTP on …" once it listens (-u: unbuffered); no retrying on a timer until then.
+        var banner = ""
+        while !banner.contains("Serving HTTP") {
+            let data = ready.fileHandleForReading.availableData
+            guard !data.isEmpty else { break }
+            banner += String(decoding: data, as: UTF8.self)
+        }
+        #expect(banner.contains("Serving HTTP"), "\(banner)")
         let transport = SocketTransport(
             group: group, configuration: SocketTransportConfiguration(sourceAddresses: ["127.0.0.2", "127.0.0.3", "127.0.0.4"]))
         var answered = 0
-        for attempt in 0..<100 where answered < 6 {
-            // A new client per request: a new connection, the next source address (the server may not be up yet).
+        for attempt in 0..<6 {
+            // A new client per request: a new connection, the next source address.
             let client = transport.makeClient(for: Endpoint(host: "127.0.0.1", port: port))
             defer { client.shutdown() }
-            do {
-                let response = try await client.execute(HTTPRequest(method: "GET", target: "/?n=\(attempt)"), timeout: .seconds(5))
-                #expect(response.status == 200)
-                answered += 1
-            } catch let error as TransportError where error.kind == .connectionRefused {
-                try await Task.sleep(for: .milliseconds(50))
-            }
+            let response = try await client.execute(HTTPRequest(method: "GET", target: "/?n=\(attempt)"), timeout: .seconds(5))
+            #expect(response.status == 200)
+            answered += 1
         }
         #expect(answered == 6)
         kill(server.processIdentifier, SIGKILL)

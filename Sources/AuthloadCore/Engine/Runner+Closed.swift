@@ -101,7 +101,7 @@ extension Runner {
     /// Runs one flow in a child task on the user's executor, so that the flow's async frames (a deep stack while it
     /// runs) are freed when it ends. A task keeps the memory its frames once took until the task itself ends, and a
     /// user thinking for 30 s between logins would hold all of it the whole time: 10,000 idle users took 222 MB with
-    /// the flow inline, 151 MB apart. A child task per iteration costs a little CPU, so a user with no think time,
+    /// the flow inline, 160 MB apart. A child task per iteration costs a little CPU, so a user with no think time,
     /// which goes straight on to its next flow, runs its flows inline.
     private func iterateApart(_ flow: Int, user: isolated VirtualUser, runStart: C.Instant) async {
         let executor = transport.executor(forUser: user.index)

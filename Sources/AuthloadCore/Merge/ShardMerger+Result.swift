@@ -29,7 +29,7 @@ extension ShardMerger {
             generator: generator(), capacity: capacity, peaks: peaks)
         result.plan = reference.plan
         result.plan?.startedAtEpochSeconds = startedAt!.epoch
-        result.shards = shards.sorted { Shard($0.shard)!.index < Shard($1.shard)!.index }.map {
+        result.shards = orderedShards.map {
             var shard = $0
             shard.intervalOffset -= shift
             return shard
@@ -57,6 +57,9 @@ extension ShardMerger {
         }
         return row
     }
+
+    /// The shards by index, whatever order they were added in.
+    private var orderedShards: [ShardReport] { shards.sorted { Shard($0.shard)!.index < Shard($1.shard)!.index } }
 
     /// What a reader of the merged report must know first: which shards, how they were lined up.
     private func headline(reference: Reference, missing: [String]) -> [String] {
@@ -128,9 +131,9 @@ extension ShardMerger {
         let thresholds = first.thresholds.compactMap(\.threshold)
         guard let plan = reference?.plan, thresholds.count == first.thresholds.count,
             var evaluator = try? ThresholdEvaluator(
-                thresholds: thresholds, catalog: catalog, interval: .microseconds(Int64((first.intervalSeconds * 1e6).rounded())),
-                judgedFrom: .microseconds(Int64((plan.windowsFromSeconds * 1e6).rounded())),
-                judgedUntil: .microseconds(Int64((plan.windowsUntilSeconds * 1e6).rounded())))
+                thresholds: thresholds, catalog: catalog, interval: Duration(roundedSeconds: first.intervalSeconds),
+                judgedFrom: Duration(roundedSeconds: plan.windowsFromSeconds),
+                judgedUntil: Duration(roundedSeconds: plan.windowsUntilSeconds))
         else {
             if !first.thresholds.isEmpty {
                 notes.append("The shards' thresholds could not be judged again (written by an older authload): they are left out.")
@@ -138,13 +141,14 @@ extension ShardMerger {
             return ([], ThresholdEvaluator())
         }
         let none = [MetricSamples?](repeating: nil, count: catalog.count)
+        let positions = Dictionary(uniqueKeysWithValues: catalog.ids.enumerated().map { ($1, $0) })
         var next = 0
         var coarse = false
         for row in rows {
             for index in next..<max(next, row.index) { evaluator.observe(index: index, samples: none) }
             var samples = none
             for metric in row.metrics {
-                guard let position = catalog.ids.firstIndex(of: metric.id), let recorded = try? metric.samples() else { continue }
+                guard let position = positions[metric.id], let recorded = try? metric.samples() else { continue }
                 samples[position] = recorded
             }
             evaluator.observe(index: row.index, samples: samples)
@@ -158,13 +162,7 @@ extension ShardMerger {
                 "Windowed thresholds were judged on rows that cover several intervals (a run past \(TimeSeries.defaultMaxRows) intervals): their windows are approximate."
             )
         }
-        let cumulative = series.map { samples in
-            var judged = samples
-            judged.errorCounts = [:]
-            return judged
-        }
-        var verdicts = evaluator.verdicts(
-            cumulative: cumulative, duration: .microseconds(Int64((duration * 1e6).rounded())), abortedBy: nil)
+        var verdicts = evaluator.verdicts(cumulative: series, duration: Duration(roundedSeconds: duration), abortedBy: nil)
         for position in verdicts.indices where abortedThresholds.contains(verdicts[position].path) { verdicts[position].abortedRun = true }
         return (verdicts, evaluator)
     }
@@ -199,7 +197,7 @@ extension ShardMerger {
             lagSamples: lag.totalCount, lagHistogram: lag.serialized(), lagP50Micros: lag.value(atPercentile: 50),
             lagP99Micros: lag.value(atPercentile: 99), lagMaxMicros: lag.max, cpuSeconds: cpu.isEmpty ? nil : cpu.reduce(0, +),
             maxLagP99Micros: limits.maxLagP99Micros, maxDroppedRate: limits.maxDroppedRate, dropAfterMicros: limits.dropAfterMicros)
-        for shard in shards.sorted(by: { Shard($0.shard)!.index < Shard($1.shard)!.index }) {
+        for shard in orderedShards {
             for problem in shard.generator?.problems ?? [] { merged.problems.append("shard \(shard.shard): \(problem)") }
             if let late = shard.startLateSeconds, late * 1e6 > Double(limits.maxLagP99Micros) {
                 merged.problems.append(
@@ -224,7 +222,7 @@ extension ThresholdVerdict {
         case .throughput: rule = .throughput(min: bound)
         }
         var threshold = Threshold(
-            metric: metric, bound: rule, window: windowSeconds.map { .microseconds(Int64(($0 * 1e6).rounded())) }, path: path)
+            metric: metric, bound: rule, window: windowSeconds.map(Duration.init(roundedSeconds:)), path: path)
         threshold.samples = samples ?? .all
         return threshold
     }

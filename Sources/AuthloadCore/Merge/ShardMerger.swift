@@ -41,6 +41,8 @@ public struct ShardMerger: Sendable {
     private(set) var errors: [ErrorKey: Int] = [:]
     /// Rows keyed by their first interval on the merged grid, counted from the first shard's start.
     private(set) var rows: [Int: IntervalRow] = [:]
+    /// The most intervals one row of ``rows`` covers, so an overlap is looked for only where it can be.
+    private(set) var widestRow = 1
     /// The histograms rows kept (series a windowed latency threshold judges), by row and series, from every
     /// shard: added up once per row when the merge is built, not once per shard.
     private(set) var keptHistograms: [Int: [MetricID: [(all: String, failed: String?)]]] = [:]
@@ -76,7 +78,10 @@ public struct ShardMerger: Sendable {
         if let reference {
             try Self.check(result, plan: plan, shard: shard, from: source, against: reference)
         } else {
-            reference = Reference(source: source, result: result, plan: plan, count: shard.count)
+            // Its rows are merged like every shard's; the reference keeps the rest, not a second copy of them.
+            var kept = result
+            kept.timeseries = []
+            reference = Reference(source: source, result: kept, plan: plan, count: shard.count)
             series = Array(repeating: MetricSamples(), count: result.metrics.count)
             stageSeries = result.capacity.map {
                 Array(repeating: Array(repeating: MetricSamples(), count: result.metrics.count), count: $0.stages.count)
@@ -157,7 +162,6 @@ public struct ShardMerger: Sendable {
         }
         for var row in result.timeseries {
             row.index += offset
-            row.startSeconds = Double(row.index) * interval
             for position in row.metrics.indices {
                 guard let histogram = row.metrics[position].histogram else { continue }
                 keptHistograms[row.index, default: [:]][row.metrics[position].id, default: []].append(
@@ -207,9 +211,10 @@ public struct ShardMerger: Sendable {
             rows[row.index] = existing.adding(row)
             return
         }
-        let overlapping = rows.values.filter { $0.index < row.end && row.index < $0.end }
+        let overlapping = (row.index - widestRow + 1..<row.end).compactMap { rows[$0] }.filter { row.index < $0.end }
         guard !overlapping.isEmpty else {
             rows[row.index] = row
+            widestRow = max(widestRow, row.intervals)
             return
         }
         var covering = row
@@ -219,7 +224,6 @@ public struct ShardMerger: Sendable {
             let end = max(covering.end, other.end)
             covering = covering.adding(other)
             covering.index = start
-            covering.startSeconds = other.startSeconds < row.startSeconds ? other.startSeconds : covering.startSeconds
             covering.span = end - start
             covering.metrics = covering.metrics.map {
                 var metric = $0
@@ -228,6 +232,7 @@ public struct ShardMerger: Sendable {
             }
         }
         rows[covering.index] = covering
+        widestRow = max(widestRow, covering.intervals)
     }
 
     /// The merged run.

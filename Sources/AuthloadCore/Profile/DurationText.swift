@@ -23,7 +23,7 @@ public enum DurationText {
             }
             let seconds = value * scale
             guard seconds < 1e9 else { return nil }
-            total += .microseconds(Int64((seconds * 1e6).rounded()))
+            total += Duration(roundedSeconds: seconds)
         }
         return total
     }
@@ -60,6 +60,11 @@ extension Duration {
     public var seconds: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) * 1e-18
+    }
+
+    /// `seconds` to the nearest microsecond: the way back from ``seconds`` for the figures `result.json` holds.
+    public init(roundedSeconds seconds: Double) {
+        self = .microseconds(Int64((seconds * 1e6).rounded()))
     }
 }
 
