@@ -11,10 +11,24 @@ struct MergeCommand {
     func execute() throws(CLIError) -> ExitCode {
         let shards = try shardFiles()
         var merger = ShardMerger()
-        for (source, file) in shards {
-            let result: RunResult
-            do { result = try ReportWriter.load(resultJSON: file) } catch { throw CLIError("\(error)", exitCode: .usage) }
-            do { try merger.add(result, from: source) } catch { throw CLIError(error.description, exitCode: .usage) }
+        // Reading a shard's result.json is most of a merge: as many are read at once as there are cores, and
+        // added in the order given; memory holds those few, never every shard.
+        let width = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4))
+        for start in stride(from: 0, to: shards.count, by: width) {
+            let batch = Array(shards[start..<min(start + width, shards.count)])
+            let loaded = Locked([Result<RunResult, CLIError>?](repeating: nil, count: batch.count))
+            DispatchQueue.concurrentPerform(iterations: batch.count) { position in
+                let result = Result { () throws(CLIError) -> RunResult in
+                    do { return try ReportWriter.load(resultJSON: batch[position].1) } catch {
+                        throw CLIError("\(error)", exitCode: .usage)
+                    }
+                }
+                loaded.withLock { $0[position] = result }
+            }
+            for (position, read) in loaded.withLock({ $0 }).enumerated() {
+                let result = try read!.get()
+                do { try merger.add(result, from: batch[position].0) } catch { throw CLIError(error.description, exitCode: .usage) }
+            }
         }
         let merged: RunResult
         do { merged = try merger.merged(partial: options.partial) } catch { throw CLIError(error.description, exitCode: .usage) }
