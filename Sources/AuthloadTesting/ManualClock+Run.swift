@@ -31,3 +31,23 @@ extension ManualClock {
         return await task.value
     }
 }
+
+extension ManualClock {
+    /// Returns once the run is quiet: it has live tasks and every one of them is parked on this clock.
+    public func waitUntilQuiet(_ control: RunControl) async {
+        control.observeTaskEnds { [self] in recheck() }
+        await waitUntilQuiet { sleepers in control.liveTasks > 0 && sleepers == control.liveTasks }
+    }
+
+    /// Moves the clock from deadline to deadline up to `instant`, each time once the run has gone quiet.
+    ///
+    /// For a run whose number of sleepers varies, where ``run(until:sleepers:)`` needs a number known in advance:
+    /// waiting users of the closed model are entries in a heap, not sleeping tasks.
+    public func run(until instant: Instant, quiet control: RunControl) async {
+        while now < instant {
+            await waitUntilQuiet(control)
+            guard let next = nextDeadline else { return }
+            advance(to: min(next, instant))
+        }
+    }
+}

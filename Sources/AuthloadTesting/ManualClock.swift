@@ -36,7 +36,7 @@ public final class ManualClock: Clock, Sendable {
         var sleepers: [UInt64: Sleeper] = [:]
         /// Deadlines in a min-heap, so a run with thousands of sleepers finds the next one in O(log n);
         /// entries of cancelled sleepers stay until they surface and are skipped then.
-        var deadlines = DeadlineHeap()
+        var deadlines = MinHeap<SleeperDeadline>()
         var sleeperWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var quietWaiters: [(isQuiet: @Sendable (Int) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
 
@@ -73,7 +73,7 @@ public final class ManualClock: Clock, Sendable {
                 let (resumeNow, waiters) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
                     if deadline <= state.now || Task.isCancelled { return (true, []) }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
-                    state.deadlines.push((deadline, id))
+                    state.deadlines.push(SleeperDeadline(deadline: deadline, id: id))
                     return (false, Self.satisfiedWaiters(&state))
                 }
                 for waiter in waiters { waiter.resume() }
@@ -174,41 +174,12 @@ public final class ManualClock: Clock, Sendable {
     }
 }
 
-/// A binary min-heap of (deadline, sleeper id), ordered by deadline, then by id (the order of going to sleep).
-struct DeadlineHeap {
-    private var items: [(deadline: ManualClock.Instant, id: UInt64)] = []
+/// A sleeper's place in the deadline heap: by deadline, then by id (the order of going to sleep).
+struct SleeperDeadline: Comparable {
+    var deadline: ManualClock.Instant
+    var id: UInt64
 
-    var top: (deadline: ManualClock.Instant, id: UInt64)? { items.first }
-
-    private static func less(_ a: (deadline: ManualClock.Instant, id: UInt64), _ b: (deadline: ManualClock.Instant, id: UInt64)) -> Bool {
+    static func < (a: SleeperDeadline, b: SleeperDeadline) -> Bool {
         a.deadline < b.deadline || (a.deadline == b.deadline && a.id < b.id)
-    }
-
-    mutating func push(_ item: (deadline: ManualClock.Instant, id: UInt64)) {
-        items.append(item)
-        var child = items.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard Self.less(items[child], items[parent]) else { break }
-            items.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    mutating func pop() {
-        guard !items.isEmpty else { return }
-        items.swapAt(0, items.count - 1)
-        items.removeLast()
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1
-            let right = left + 1
-            var smallest = parent
-            if left < items.count, Self.less(items[left], items[smallest]) { smallest = left }
-            if right < items.count, Self.less(items[right], items[smallest]) { smallest = right }
-            guard smallest != parent else { return }
-            items.swapAt(parent, smallest)
-            parent = smallest
-        }
     }
 }

@@ -48,7 +48,7 @@ struct ConnectionLifetimeTests {
         plan.connectionLifetime = lifetime
         let runner = Runner(plan: plan, flows: [PingFlow()], transport: transport, endpoint: endpoint, clock: clock)
         let run = Task { await runner.run() }
-        await clock.run(until: clock.now.advanced(by: .seconds(10)), sleepers: 5 + 2)
+        await clock.run(until: clock.now.advanced(by: .seconds(10)), quiet: runner.control)
         let outcome = await run.value
         return (transport.made.withLock { $0 }, transport.closed.withLock { $0 }, outcome.iterations)
     }

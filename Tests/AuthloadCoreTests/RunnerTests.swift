@@ -2,9 +2,6 @@ import AuthloadCore
 import AuthloadTesting
 import Testing
 
-/// The runner's sleepers while it is quiet: one per user, plus its timekeeper and its collector.
-private func quietSleepers(users: Int) -> Int { users + 2 }
-
 @Suite("Closed-model runner on a manual clock", .timeLimit(.minutes(1)))
 struct RunnerTests {
     let clock = ManualClock()
@@ -21,14 +18,14 @@ struct RunnerTests {
             plan: plan, flows: [PingFlow()], transport: transport(latency: .milliseconds(50)), endpoint: endpoint, clock: clock)
         let run = Task { await runner.run() }
         let start = clock.now
-        await clock.waitForSleepers(quietSleepers(users: 100))
+        await clock.waitUntilQuiet(runner.control)
         #expect(runner.control.activeUsers == 0)
         for second in 1...10 {
-            await clock.run(until: start.advanced(by: .seconds(second)), sleepers: quietSleepers(users: 100))
-            await clock.waitForSleepers(quietSleepers(users: 100))
+            await clock.run(until: start.advanced(by: .seconds(second)), quiet: runner.control)
+            await clock.waitUntilQuiet(runner.control)
             #expect(runner.control.activeUsers == 10 * second, "after \(second) s")
         }
-        await clock.run(until: start.advanced(by: .seconds(20)), sleepers: quietSleepers(users: 100))
+        await clock.run(until: start.advanced(by: .seconds(20)), quiet: runner.control)
         let outcome = await run.value
         #expect(outcome.elapsed == .seconds(20))
         #expect(runner.control.activeUsers == 0)
@@ -42,7 +39,7 @@ struct RunnerTests {
         let runner = Runner(
             plan: plan, flows: [PingFlow()], transport: transport(latency: .milliseconds(50)), endpoint: endpoint, clock: clock)
         let run = Task { await runner.run() }
-        await clock.run(until: clock.now.advanced(by: .seconds(3600)), sleepers: quietSleepers(users: users))
+        await clock.run(until: clock.now.advanced(by: .seconds(3600)), quiet: runner.control)
         let outcome = await run.value
 
         #expect(outcome.iterations == users * 3600)
@@ -63,7 +60,7 @@ struct RunnerTests {
         let runner = Runner(plan: plan, flows: [PingFlow()], transport: transport(latency: .seconds(15)), endpoint: endpoint, clock: clock)
         let run = Task { await runner.run() }
         // Iterations start at 0, 11 and 22 s (10 s timeout + 1 s think); the third ends at 32 s, inside the grace.
-        await clock.run(until: clock.now.advanced(by: .seconds(32)), sleepers: quietSleepers(users: 1))
+        await clock.run(until: clock.now.advanced(by: .seconds(32)), quiet: runner.control)
         let outcome = await run.value
         let first = try #require(outcome.measured.metrics.first { $0.id.step == "first" })
         #expect(first.count == 3)
@@ -80,11 +77,11 @@ struct RunnerTests {
         let runner = Runner(plan: plan, flows: [PingFlow()], transport: transport(latency: .seconds(1)), endpoint: endpoint, clock: clock)
         let run = Task { await runner.run() }
         let start = clock.now
-        await clock.run(until: start.advanced(by: .milliseconds(2_700)), sleepers: quietSleepers(users: 4))
-        await clock.waitForSleepers(quietSleepers(users: 4))
+        await clock.run(until: start.advanced(by: .milliseconds(2_700)), quiet: runner.control)
+        await clock.waitUntilQuiet(runner.control)
         // Iteration 1 ran 0–2 s, think until 2.5 s; iteration 2 is 200 ms into its first step and ends at 4.5 s.
         runner.control.requestStop()
-        await clock.run(until: start.advanced(by: .milliseconds(4_500)), sleepers: quietSleepers(users: 4))
+        await clock.run(until: start.advanced(by: .milliseconds(4_500)), quiet: runner.control)
         let outcome = await run.value
         #expect(outcome.stoppedEarly)
         #expect(outcome.iterations == 8)
@@ -98,7 +95,7 @@ struct RunnerTests {
         let plan = RunPlan.closed(users: 2, duration: .seconds(5), think: .zero, stepTimeout: .seconds(60), grace: .seconds(2))
         let runner = Runner(plan: plan, flows: [PingFlow()], transport: transport(latency: .seconds(30)), endpoint: endpoint, clock: clock)
         let run = Task { await runner.run() }
-        await clock.run(until: clock.now.advanced(by: .seconds(7)), sleepers: quietSleepers(users: 2))
+        await clock.run(until: clock.now.advanced(by: .seconds(7)), quiet: runner.control)
         let outcome = await run.value
         let flow = try #require(outcome.measured.metrics.first { $0.id.step == nil })
         #expect(flow.count == 2)

@@ -3,9 +3,6 @@ import Testing
 
 @testable import AuthloadCore
 
-/// The runner's sleepers while it is quiet: one per user, plus its timekeeper and its collector.
-private func quietSleepers(users: Int) -> Int { users + 2 }
-
 @Suite("Thresholds judged on a manual clock", .timeLimit(.minutes(2)))
 struct ThresholdRunTests {
     let clock = ManualClock()
@@ -34,7 +31,7 @@ struct ThresholdRunTests {
         ]
         let runner = Runner(plan: plan, flows: [PingFlow()], transport: transport, endpoint: endpoint, clock: clock)
         let run = Task { await runner.run() }
-        await clock.run(until: start.advanced(by: .seconds(1800)), sleepers: quietSleepers(users: 10))
+        await clock.run(until: start.advanced(by: .seconds(1800)), quiet: runner.control)
         let outcome = await run.value
 
         let verdicts = outcome.measured.thresholds
@@ -72,12 +69,12 @@ struct ThresholdRunTests {
         let run = Task { await runner.run() }
         // Window 16–20 s (one failing interval in five: 20 %) is final once interval 20 is 3 intervals old
         // (2 s step timeout + 1): at the 24 s tick.
-        await clock.run(until: start.advanced(by: .seconds(23)), sleepers: quietSleepers(users: 5))
-        await clock.waitForSleepers(quietSleepers(users: 5))
+        await clock.run(until: start.advanced(by: .seconds(23)), quiet: runner.control)
+        await clock.waitUntilQuiet(runner.control)
         #expect(runner.collector.abortingThreshold == nil)
         #expect(!runner.control.wasStopRequested)
         // The 24 s tick aborts: the run drains at once (nothing in flight) and ends.
-        await clock.run(until: start.advanced(by: .seconds(24)), sleepers: quietSleepers(users: 5))
+        await clock.run(until: start.advanced(by: .seconds(24)), quiet: runner.control)
         let outcome = await run.value
 
         #expect(outcome.abortedBy == threshold)
@@ -101,7 +98,7 @@ struct ThresholdRunTests {
         ]
         let runner = Runner(plan: plan, flows: [PingFlow()], transport: transport, endpoint: endpoint, clock: clock)
         let run = Task { await runner.run() }
-        await clock.run(until: clock.now.advanced(by: .seconds(60)), sleepers: quietSleepers(users: 10))
+        await clock.run(until: clock.now.advanced(by: .seconds(60)), quiet: runner.control)
         let outcome = await run.value
         let verdicts = outcome.measured.thresholds
         #expect(verdicts.map(\.passed) == [true, false, true, false])

@@ -46,7 +46,7 @@ struct StreemLoadTests {
             endpoint: Endpoint(host: "staging", port: 80), clock: clock)
         let task = Task { await runner.run() }
         // Quiet, every user sleeps once (in a pause or a request), beside the runner's timekeeper and collector.
-        await clock.run(until: clock.now.advanced(by: duration), sleepers: users + 2)
+        await clock.run(until: clock.now.advanced(by: duration), quiet: runner.control)
         return Run(outcome: await task.value, flow: flow)
     }
 

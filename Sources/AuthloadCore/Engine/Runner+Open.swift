@@ -6,9 +6,6 @@
 /// started — when `maxUsers` users are alive or the generator gets to it more than
 /// `generator.dropAfter` late. Every user is a child of the run's task group.
 extension Runner {
-    /// Thrown by the timekeeper when the grace period ends with flows still running: it cancels the group.
-    private struct GraceExpired: Error {}
-
     func runArrivals(start: C.Instant, end: C.Instant) async -> Int {
         let started = Locked(0)
         // The generator (this task) counts as live before any child can park, or a driver could see a quiet run
