@@ -17,45 +17,14 @@ extension Runner {
             guard let due = firstArrival(index, after: start, runStart: start), due < end else { continue }
             _ = waiting.push(.init(due: due, index: index, user: nil, active: false))
         }
-        // This task schedules the users: it counts as live, parked on the clock between wakes.
-        control.taskStarted()
-        do {
-            try await withThrowingDiscardingTaskGroup { group in
+        let tasks = UserTasks()
+        await withTaskCancellationHandler {
+            await withTaskGroup(of: Void.self) { group in
                 // The timekeeper's live-task count is held by run() until the run has wound down.
                 group.addTask {
-                    if await !self.keepTime(end: end) { throw GraceExpired() }
+                    if await !self.keepTime(end: end) { tasks.cancelAll() }
                 }
-                var everyoneLeft = false
-                while true {
-                    let now = clock.now
-                    guard now < end, !control.wasStopRequested, !Task.isCancelled else { break }
-                    while let entry = waiting.popDue(now: now) {
-                        control.taskStarted()
-                        // On a socket transport the user's task and actor run on the event loop that carries its requests.
-                        let executor = transport.executor(forUser: entry.index)
-                        group.addTask(executorPreference: executor) {
-                            defer {
-                                waiting.taskEnded()
-                                self.control.taskEnded()
-                            }
-                            let done = await self.resume(entry, waiting: waiting, runStart: start, end: end, executor: executor)
-                            iterations.withLock { $0 += done }
-                        }
-                    }
-                    if !owned.isEmpty && waiting.isEmpty {
-                        everyoneLeft = true
-                        break
-                    }
-                    let (target, early) = waiting.nextWake(limit: end)
-                    let clock = self.clock
-                    let control = self.control
-                    await race(
-                        { try? await clock.sleep(until: target, tolerance: nil) },
-                        { await control.stopRequested.wait() },
-                        { await early.wait() })
-                    waiting.woke(early)
-                }
-                control.taskEnded()
+                let everyoneLeft = await schedule(waiting, tasks: tasks, iterations: iterations, start: start, end: end, owned: owned.count)
                 // Whoever still waits ends here, without another flow.
                 for entry in waiting.close() where entry.active {
                     if let user = entry.user { await leave(user) }
@@ -63,11 +32,50 @@ extension Runner {
                 }
                 // Every user left before the end (a staged schedule that went to zero): nothing to wait for.
                 if everyoneLeft { group.cancelAll() }
+                await tasks.waitUntilNoneRun()
             }
-        } catch {
-            // The grace period ran out: the group has cancelled whatever was still running.
+        } onCancel: {
+            tasks.cancelAll()
         }
         return iterations.withLock { $0 }
+    }
+
+    /// Starts each waiting user's turn as it falls due, until the end, a stop request, or every user has left.
+    ///
+    /// This is the run's task: it counts as live while it schedules, parked on the clock between wakes.
+    ///
+    /// - Returns: whether every user left before the end.
+    private func schedule(
+        _ waiting: WaitingUsers<C.Instant>, tasks: UserTasks, iterations: Locked<Int>, start: C.Instant, end: C.Instant, owned: Int
+    ) async -> Bool {
+        control.taskStarted()
+        defer { control.taskEnded() }
+        while true {
+            let now = clock.now
+            guard now < end, !control.wasStopRequested, !Task.isCancelled else { return false }
+            while let entry = waiting.popDue(now: now) {
+                control.taskStarted()
+                // On a socket transport the user's task and actor run on the event loop that carries its requests.
+                let executor = transport.executor(forUser: entry.index)
+                tasks.start(entry.index, executorPreference: executor) {
+                    defer {
+                        waiting.taskEnded()
+                        self.control.taskEnded()
+                    }
+                    let done = await self.resume(entry, waiting: waiting, runStart: start, end: end, executor: executor)
+                    iterations.withLock { $0 += done }
+                }
+            }
+            if owned > 0 && waiting.isEmpty { return true }
+            let (target, early) = waiting.nextWake(limit: end)
+            let clock = self.clock
+            let control = self.control
+            await race(
+                { try? await clock.sleep(until: target, tolerance: nil) },
+                { await control.stopRequested.wait() },
+                { await early.wait() })
+            waiting.woke(early)
+        }
     }
 
     /// When user `index` next starts a life after `instant`: its point on the ramp, or the next time a stage's
