@@ -98,8 +98,12 @@ final class ClientConnection: EventHandler {
     }
 
     /// Closes the socket; a request still pending fails with `error`.
-    func close(failing error: TransportError = TransportError(.closed)) {
+    ///
+    /// - Parameter reset: close with a reset, leaving no TIME_WAIT (``Sockets/resetOnClose(_:)``); only for an
+    ///   idle connection, which has nothing in flight.
+    func close(failing error: TransportError = TransportError(.closed), reset: Bool = false) {
         guard state != .closed else { return }
+        if reset, isIdle { Sockets.resetOnClose(fd) }
         state = .closed
         OpenSockets.http.subtract(1, ordering: .relaxed)
         if let watchdog { loop.cancel(watchdog.timer) }
@@ -145,7 +149,7 @@ final class ClientConnection: EventHandler {
                 watch(until: request.deadline)
             }
         } else if let idleDeadline {
-            if now >= idleDeadline { close() } else { watch(until: idleDeadline) }
+            if now >= idleDeadline { close(reset: true) } else { watch(until: idleDeadline) }
         }
     }
 

@@ -212,7 +212,7 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
 
     func shutdown() {
         loop.execute {
-            self.connection?.close()
+            self.connection?.close(reset: true)
             for webSocket in self.webSockets { webSocket.connection?.abort() }
             self.webSockets = []
         }

@@ -109,7 +109,9 @@ enum SocketError {
         default:
             return TransportError(.other, cause)
         }
-        return TransportError(.other, "\(cause): \(advice)")
+        let limit =
+            code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM || (code == EADDRNOTAVAIL && operation == "connect")
+        return TransportError(limit ? .generatorLimit : .other, "\(cause): \(advice)")
     }
 }
 
@@ -152,6 +154,19 @@ enum Sockets {
             throw SocketError.transportError(code, during: "connect", target: target)
         }
         return fd
+    }
+
+    /// Makes closing `fd` reset the connection (SO_LINGER with a zero timeout) instead of the FIN handshake that
+    /// leaves the closing side holding the 4-tuple in TIME_WAIT for a minute.
+    ///
+    /// For a client connection closed while idle: HTTP/1.1 lets a client drop an idle connection at any time,
+    /// nothing is in flight to lose, and the server ends up with no state either way (the side that closes first
+    /// is the one that waits). Without it, a generator that logs in thousands of times a second over a new
+    /// connection each time holds tens of thousands of TIME_WAIT sockets, and the kernel's search for a free
+    /// local port at every connect grows with them (42 % of the generator's CPU at 50,000 users).
+    static func resetOnClose(_ fd: Int32) {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
     }
 
     /// Raises the open-file limit to the hard limit: thousands of users hold thousands of sockets.

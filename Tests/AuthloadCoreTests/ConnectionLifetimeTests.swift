@@ -94,5 +94,10 @@ struct ConnectionLifetimeTests {
             Outcome(ports).detail == "socket error: connect: EADDRNOTAVAIL (Cannot assign requested address): no free local port for a:1")
         #expect(Outcome(TransportError(.connectionRefused, "connect")).detail == "connection refused")
         #expect(Outcome(TransportError(.other)).detail == "socket error")
+        // The generator's own limit: named as such, and not an HTTP request, since none was sent.
+        let files = TransportError(.generatorLimit, "socket: EMFILE (Too many open files): out of file descriptors")
+        #expect(Outcome(files).detail == "generator limit: socket: EMFILE (Too many open files): out of file descriptors")
+        #expect(!CountingClient<ManualClock>.reachedTheWire(files))
+        #expect(CountingClient<ManualClock>.reachedTheWire(TransportError(.timeout)))
     }
 }

@@ -77,7 +77,10 @@ struct SourceAddressTests {
     @Test("the limits a load generator meets are named by errno, with the fix; other errnos by name and text")
     func errnoAdvice() {
         let ports = SocketError.transportError(EADDRNOTAVAIL, during: "connect", target: "127.0.0.1:18080")
-        #expect(ports.kind == .other)
+        // The generator's own limits are a kind of their own: the server is not to blame, and nothing was sent.
+        #expect(ports.kind == .generatorLimit)
+        #expect(SocketError.transportError(EMFILE, during: "socket").kind == .generatorLimit)
+        #expect(SocketError.transportError(ENETUNREACH, during: "connect").kind == .other)
         #expect(
             ports.detail
                 == "connect: EADDRNOTAVAIL (Cannot assign requested address): no free local port for 127.0.0.1:18080: every closed "

@@ -4,7 +4,7 @@
 /// after a 429, one call of a two-call refresh, a WebSocket upgrade — and the count matches what the
 /// server's access log sees. A request counts once it is handed to the transport, except when the
 /// transport says it never left: the connection was refused, timed out while connecting, the host name did
-/// not resolve, or the TLS handshake failed. A request that times out waiting for its answer counts.
+/// not resolve, the TLS handshake failed, or the generator could not open a connection at all. A request that times out waiting for its answer counts.
 struct CountingClient<C: Clock>: HTTPClient where C.Duration == Duration {
     let base: any HTTPClient
     let clock: C
@@ -47,7 +47,7 @@ struct CountingClient<C: Clock>: HTTPClient where C.Duration == Duration {
     static func reachedTheWire(_ error: any Error) -> Bool {
         guard let error = error as? TransportError else { return !(error is CancellationError) }
         switch error.kind {
-        case .connectionRefused, .connectTimeout, .nameResolution, .tls, .cancelled: return false
+        case .connectionRefused, .connectTimeout, .nameResolution, .tls, .cancelled, .generatorLimit: return false
         default: return true
         }
     }

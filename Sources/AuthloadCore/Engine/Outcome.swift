@@ -34,7 +34,7 @@ public struct Outcome: Sendable, Hashable, CustomStringConvertible {
             // The kind alone ("tls") would not say which check failed or how to fix it; the few TLS details are stable texts.
             case .tls: self.init(.transportError, error.description)
             // A socket error says which call failed, with which errno, and what to change (stable texts).
-            case .other where !error.detail.isEmpty: self.init(.transportError, error.description)
+            case .other where !error.detail.isEmpty, .generatorLimit: self.init(.transportError, error.description)
             default: self.init(.transportError, error.kind.rawValue)
             }
         case is CancellationError: self = .cancelled

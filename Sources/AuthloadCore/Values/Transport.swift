@@ -31,6 +31,9 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         case tls = "tls"
         case closed = "connection closed"
         case cancelled = "cancelled"
+        /// The generator ran out of something it needs to open a connection (file descriptors, local ports, socket
+        /// memory): the request never left, and the server is not to blame.
+        case generatorLimit = "generator limit"
         case other = "socket error"
     }
 
