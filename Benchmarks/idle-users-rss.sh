@@ -33,7 +33,7 @@ cat > "$work/idle.json" <<JSON
   "name": "idle-users",
   "target": { "baseURL": "$url" },
   "load": { "users": $users, "rampUp": "${ramp}s", "duration": "$duration",
-            "thinkTime": { "min": "${think_min}s", "max": "${think_max}s" }, "gracefulStop": "5s" },
+            "thinkTime": { "min": "${think_min}s", "max": "${think_max}s" }, "gracefulStop": "10s" },
   "flows": [ { "name": "login", "kind": "fcsdk-login", "hold": { "min": "1s", "max": "5s" } } ]
 }
 JSON

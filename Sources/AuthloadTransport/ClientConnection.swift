@@ -45,11 +45,11 @@ final class ClientConnection: EventHandler {
     private let onClose: (ClientConnection) -> Void
 
     /// - Parameters:
-    ///   - source: the local address to connect from (`connections.sourceAddresses`); the system's choice when nil.
+    ///   - source: where to connect from (`connections.sourceAddresses`, and a local port); the system's choice when nil.
     ///   - target: `host:port`, for messages.
     ///   - makeStream: wraps the connected socket: ``PlainStream`` for TCP, a TLS stream for HTTPS.
     init(
-        loop: EventLoop, address: SocketAddress, source: SocketAddress? = nil, target: String = "", idleTimeout: Duration,
+        loop: EventLoop, address: SocketAddress, source: SourceAddresses? = nil, target: String = "", idleTimeout: Duration,
         makeStream: (Int32) throws(TransportError) -> any ByteStream = { PlainStream(fd: $0) },
         onClose: @escaping (ClientConnection) -> Void
     ) throws(TransportError) {

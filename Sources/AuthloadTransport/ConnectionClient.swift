@@ -27,26 +27,6 @@ public struct SocketTransportConfiguration: Sendable {
     }
 }
 
-/// The source addresses of a transport, handed out in turn, one per new connection.
-final class SourceAddresses: Sendable {
-    private let addresses: [SocketAddress]
-    private let next = Locked(0)
-
-    /// Nil for no addresses (the system chooses); invalid ones are left out (the profile checked them).
-    init?(_ texts: [String]) {
-        addresses = texts.compactMap { SocketAddress(numericHost: $0, port: 0) }
-        guard !addresses.isEmpty else { return nil }
-    }
-
-    func take() -> SocketAddress {
-        addresses[
-            next.withLock { turn in
-                defer { turn = (turn + 1) % addresses.count }
-                return turn
-            }]
-    }
-}
-
 /// One simulated device's HTTP connection to one endpoint, kept alive between its requests.
 ///
 /// Its connection lives on one event loop and is touched only there (hence `@unchecked Sendable`:
@@ -146,7 +126,7 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
         connection?.close()
         do {
             let fresh = try ClientConnection(
-                loop: loop, address: address, source: sources?.take(), target: target, idleTimeout: configuration.idleTimeout,
+                loop: loop, address: address, source: sources, target: target, idleTimeout: configuration.idleTimeout,
                 makeStream: makeStream
             ) { [weak self] closed in
                 if self?.connection === closed { self?.connection = nil }
@@ -196,7 +176,7 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
         return try await loop.suspend { (opener: LoopWaiter<ClientWebSocket>) in
             do {
                 let connection = try WebSocketClientConnection(
-                    loop: self.loop, address: address, source: self.sources?.take(), target: self.target, upgrade: upgrade, opener: opener,
+                    loop: self.loop, address: address, source: self.sources, target: self.target, upgrade: upgrade, opener: opener,
                     makeStream: self.makeStream)
                 opening.withLock { $0 = connection }
                 self.webSockets.removeAll { $0.connection == nil || $0.connection?.closure != nil }

@@ -19,7 +19,7 @@ public final class SocketTransport: Transport {
     private let tls: LazyTLSClientContext
     private let pool: Locked<[Endpoint: ConnectionPool]>?
     private let poolSize: Int
-    private let sources: SourceAddresses?
+    private let sources: SourceAddresses
 
     /// - Parameter sharedConnections: when set, every client for an endpoint borrows from one pool of
     ///   this many connections instead of holding its own.

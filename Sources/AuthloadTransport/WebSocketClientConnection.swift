@@ -51,7 +51,7 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
     ///
     /// - Parameter makeStream: wraps the connected socket: ``PlainStream`` for `ws://`, a TLS stream for `wss://`.
     init(
-        loop: EventLoop, address: SocketAddress, source: SocketAddress? = nil, target: String = "", upgrade: Upgrade,
+        loop: EventLoop, address: SocketAddress, source: SourceAddresses? = nil, target: String = "", upgrade: Upgrade,
         opener: LoopWaiter<ClientWebSocket>, makeStream: (Int32) throws(TransportError) -> any ByteStream = { PlainStream(fd: $0) }
     ) throws(TransportError) {
         self.loop = loop

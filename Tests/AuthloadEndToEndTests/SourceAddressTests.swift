@@ -92,4 +92,40 @@ struct SourceAddressTests {
         #expect(SocketError.transportError(ENETUNREACH, during: "connect").detail == "connect: ENETUNREACH (Network is unreachable)")
         #expect(SocketError.transportError(ECONNREFUSED, during: "connect") == TransportError(.connectionRefused, "connect"))
     }
+
+    @Test("connections take local ports in turn over the range, and the source addresses in turn")
+    func portsInTurn() throws {
+        let sources = SourceAddresses(["127.0.0.2", "127.0.0.3"], ports: 40_000...40_002)
+        let taken = (0..<4).map { _ in sources.take(family: AF_INET) }
+        #expect(taken.map(\.host) == ["127.0.0.2", "127.0.0.3", "127.0.0.2", "127.0.0.3"])
+        // Consecutive ports from a random start, wrapping within the range.
+        for (a, b) in zip(taken, taken.dropFirst()) { #expect(b.port == (a.port == 40_002 ? 40_000 : a.port + 1)) }
+        #expect(sources.addressOnly(family: AF_INET)?.port == 0)
+        let none = SourceAddresses([], ports: 50_000...50_000)
+        #expect(none.take(family: AF_INET).host == "0.0.0.0" && none.take(family: AF_INET).port == 50_000)
+        #expect(none.take(family: AF_INET6).host == "::")
+        #expect(none.addressOnly(family: AF_INET) == nil)
+    }
+
+    @Test("a connection comes from a port it was given; a port in use costs one more try")
+    func takenPortIsSkipped() throws {
+        // A listener holds a port that no other socket may bind, whatever SO_REUSEADDR says.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = try #require(SocketAddress(numericHost: "127.0.0.1", port: 0))
+        var length = address.length
+        let listening = withUnsafeMutableBytes(of: &address.storage) { raw in
+            let pointer = raw.baseAddress!.assumingMemoryBound(to: sockaddr.self)
+            return bind(listener, pointer, length) == 0 && listen(listener, 8) == 0 && getsockname(listener, pointer, &length) == 0
+        }
+        try #require(listening)
+        let held = address.port
+        let fd = try Sockets.connect(to: address, from: SourceAddresses([], ports: held...held + 1), target: "127.0.0.1:\(held)")
+        defer { close(fd) }
+        var local = sockaddr_storage()
+        var localLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutableBytes(of: &local) { getsockname(fd, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), &localLength) }
+        let port = withUnsafeBytes(of: local) { Int(UInt16(bigEndian: $0.load(fromByteOffset: 2, as: UInt16.self))) }
+        #expect(port != held)
+    }
 }

@@ -1,0 +1,45 @@
+import AuthloadCore
+import Foundation
+
+/// Where a transport's connections come from: its source addresses in turn (`connections.sourceAddresses`; the
+/// unspecified address when there are none), each time with the next local port of the system's ephemeral range,
+/// so that a connect need not search for a free one (``Sockets/connect(to:from:target:)``).
+final class SourceAddresses: Sendable {
+    private let addresses: [SocketAddress]
+    private let ports: ClosedRange<Int>
+    private let next = Locked((address: 0, port: 0))
+
+    /// Invalid addresses are left out (the profile checked them).
+    init(_ texts: [String], ports: ClosedRange<Int> = SourceAddresses.ephemeralPorts()) {
+        addresses = texts.compactMap { SocketAddress(numericHost: $0, port: 0) }
+        self.ports = ports
+        // Each process starts at its own point of the range, so shards on one machine do not follow each other.
+        next.withLock { $0.port = Int.random(in: 0..<ports.count) }
+    }
+
+    /// The next address and port to connect from toward an address of `family`.
+    func take(family: Int32) -> SocketAddress {
+        let (address, port) = next.withLock { turn in
+            defer { turn = ((turn.address + 1) % max(addresses.count, 1), (turn.port + 1) % ports.count) }
+            return (turn.address, ports.lowerBound + turn.port)
+        }
+        return (addresses.isEmpty ? Self.unspecified(family) : addresses[address]).withPort(port)
+    }
+
+    /// The next address with no port (the kernel picks one at connect), or nil when there are no addresses.
+    func addressOnly(family: Int32) -> SocketAddress? {
+        addresses.isEmpty ? nil : take(family: family).withPort(0)
+    }
+
+    private static func unspecified(_ family: Int32) -> SocketAddress {
+        SocketAddress(numericHost: family == AF_INET6 ? "::" : "0.0.0.0", port: 0)!
+    }
+
+    /// The system's ephemeral port range (`net.ipv4.ip_local_port_range`; Linux's default when unreadable).
+    static func ephemeralPorts() -> ClosedRange<Int> {
+        let text = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""
+        let bounds = text.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        guard bounds.count == 2, bounds[0] > 0, bounds[0] < bounds[1], bounds[1] <= 65535 else { return 32768...60999 }
+        return bounds[0]...bounds[1]
+    }
+}
