@@ -75,4 +75,25 @@ struct WaitingUsersTests {
         #expect(outcome.iterations == 2_000)
         #expect(runner.control.activeUsers == 0)
     }
+
+    @Test("user tasks: cancelAll reaches the tasks running and those started after it; the wait ends when none runs")
+    func userTasksCancelAndWait() async {
+        let tasks = UserTasks()
+        let gate = AsyncFlag()
+        let cancelled = Locked(0)
+        for key in 0..<3 {
+            tasks.start(key, executorPreference: nil) {
+                await gate.wait()
+                if Task.isCancelled { cancelled.withLock { $0 += 1 } }
+            }
+        }
+        tasks.cancelAll()
+        tasks.start(3, executorPreference: nil) {
+            if Task.isCancelled { cancelled.withLock { $0 += 1 } }
+        }
+        await tasks.waitUntilNoneRun()
+        #expect(cancelled.withLock { $0 } == 4)
+        // Nothing runs: the wait returns at once.
+        await tasks.waitUntilNoneRun()
+    }
 }

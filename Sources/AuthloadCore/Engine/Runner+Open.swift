@@ -4,58 +4,65 @@
 /// its flow's time counts from that due instant: when the server stalls, or the generator starts the
 /// user late, the wait shows in full (no coordinated omission). An arrival is dropped — counted, not
 /// started — when `maxUsers` users are alive or the generator gets to it more than
-/// `generator.dropAfter` late. Every user is a child of the run's task group.
+/// `generator.dropAfter` late. Every arrival runs in a task of its own (``UserTasks``).
 extension Runner {
     func runArrivals(start: C.Instant, end: C.Instant) async -> Int {
         let started = Locked(0)
-        // The generator (this task) counts as live before any child can park, or a driver could see a quiet run
-        // that has not started; it stops counting when it stops generating, not when its children end.
-        control.taskStarted()
-        do {
-            try await withThrowingDiscardingTaskGroup { group in
-                defer { control.taskEnded() }
+        let tasks = UserTasks()
+        await withTaskCancellationHandler {
+            await withTaskGroup(of: Void.self) { group in
                 // The timekeeper's live-task count is held by run() until the run has wound down.
                 group.addTask {
-                    if await !self.keepTime(end: end) { throw GraceExpired() }
+                    if await !self.keepTime(end: end) { tasks.cancelAll() }
                 }
-                let schedule = plan.load.schedule
-                let hook = hooks.beforeArrival
-                // A shard takes arrivals index, index + count, …: each arrival of the schedule goes to one shard.
-                let step = plan.shard?.count ?? 1
-                let cap = plan.shard?.share(of: plan.load.users) ?? plan.load.users
-                var number = plan.shard?.index ?? 0
-                while let offset = schedule.arrivalOffset(number) {
-                    let due = start.advanced(by: offset)
-                    guard due < end, await sleepUnlessStopped(until: due) else { break }
-                    if let hook { await hook(number, offset) }
-                    guard clock.now < end, !Task.isCancelled, !control.wasStopRequested else { break }
-                    let lag = due.duration(to: clock.now)
-                    if lag > plan.generator.dropAfter {
-                        health.dropped(lag: lag, due: offset, atCap: false)
-                    } else {
-                        switch control.admitUser(limit: cap) {
-                        case .draining:
-                            return
-                        case .atCap:
-                            health.dropped(lag: lag, due: offset, atCap: true)
-                        case .admitted:
-                            let arrival = number
-                            control.taskStarted()
-                            // On a socket transport the visit runs on the event loop that carries its requests.
-                            let executor = transport.executor(forUser: arrival)
-                            group.addTask(executorPreference: executor) {
-                                defer { self.control.taskEnded() }
-                                if await self.visit(arrival, due: due, runStart: start, executor: executor) { started.withLock { $0 += 1 } }
-                            }
-                        }
-                    }
-                    number += step
-                }
+                await generate(start: start, end: end, tasks: tasks, started: started)
+                await tasks.waitUntilNoneRun()
             }
-        } catch {
-            // The grace period ended: the group has cancelled whatever was still running.
+        } onCancel: {
+            tasks.cancelAll()
         }
         return started.withLock { $0 }
+    }
+
+    /// Starts each arrival in a task of its own as it falls due, until the end or a stop request.
+    private func generate(start: C.Instant, end: C.Instant, tasks: UserTasks, started: Locked<Int>) async {
+        // The generator (this task) counts as live before any arrival can park, or a driver could see a quiet run
+        // that has not started; it stops counting when it stops generating, not when its arrivals end.
+        control.taskStarted()
+        defer { control.taskEnded() }
+        let schedule = plan.load.schedule
+        let hook = hooks.beforeArrival
+        // A shard takes arrivals index, index + count, …: each arrival of the schedule goes to one shard.
+        let step = plan.shard?.count ?? 1
+        let cap = plan.shard?.share(of: plan.load.users) ?? plan.load.users
+        var number = plan.shard?.index ?? 0
+        while let offset = schedule.arrivalOffset(number) {
+            let due = start.advanced(by: offset)
+            guard due < end, await sleepUnlessStopped(until: due) else { return }
+            if let hook { await hook(number, offset) }
+            guard clock.now < end, !Task.isCancelled, !control.wasStopRequested else { return }
+            let lag = due.duration(to: clock.now)
+            if lag > plan.generator.dropAfter {
+                health.dropped(lag: lag, due: offset, atCap: false)
+            } else {
+                switch control.admitUser(limit: cap) {
+                case .draining:
+                    return
+                case .atCap:
+                    health.dropped(lag: lag, due: offset, atCap: true)
+                case .admitted:
+                    let arrival = number
+                    control.taskStarted()
+                    // On a socket transport the visit runs on the event loop that carries its requests.
+                    let executor = transport.executor(forUser: arrival)
+                    tasks.start(arrival, executorPreference: executor) {
+                        defer { self.control.taskEnded() }
+                        if await self.visit(arrival, due: due, runStart: start, executor: executor) { started.withLock { $0 += 1 } }
+                    }
+                }
+            }
+            number += step
+        }
     }
 
     /// Sleeps until `deadline` unless a stop request comes first; false when one did (or the task was cancelled).

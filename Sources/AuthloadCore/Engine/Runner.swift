@@ -195,9 +195,6 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
     }
 }
 
-/// Thrown by a run's timekeeper when the grace period ends with flows still running: it cancels the users' group.
-struct GraceExpired: Error {}
-
 /// What ``Runner/run()`` returns.
 public struct RunOutcome: Sendable {
     public var measured: MeasuredRun

@@ -22,6 +22,8 @@ final class UserTasks: Sendable {
     func start(_ key: Int, executorPreference executor: (any TaskExecutor)?, _ operation: @escaping @Sendable () async -> Void) {
         state.withLock { $0.running += 1 }
         let task = Task(executorPreference: executor) {
+            // Started after cancelAll(): the task runs cancelled from its first line.
+            if self.state.withLock({ $0.cancelled }) { withUnsafeCurrentTask { $0?.cancel() } }
             await operation()
             self.ended(key)
         }

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The open model on one core: FCSDK login (no hold) at a fixed arrival rate over a 64-connection shared pool,
+# against nginx pinned to the other core. Prints completed flows/s, the schedule lag, dropped arrivals and the
+# generator's health; passes when the run ends with exit 0 (health green, no error).
+#
+#   bash Benchmarks/open-model-nginx.sh [arrivals per second] [seconds]
+#
+# Past saturation (e.g. 40000), compare the completed flows/s with the best rate a lower run reached.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rate=${1:-20000}
+seconds=${2:-30}
+port=${BENCH_PORT:-18091}
+
+command -v nginx >/dev/null || { apt-get update -qq && apt-get install -y -qq nginx >/dev/null; }
+swift build -c release --product authload >/dev/null
+work=$(mktemp -d)
+chmod 755 "$work"
+cat > "$work/nginx.conf" <<CONF
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/error.log;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    keepalive_requests 100000000;
+    server {
+        listen 127.0.0.1:$port backlog=4096;
+        default_type application/json;
+        location = /csdk-sample/SDK/login { return 200 '{"sessionid":"\$request_id"}'; }
+        location ^~ /csdk-sample/SDK/login/id/ { return 200 '{}'; }
+    }
+}
+CONF
+taskset -c 0 nginx -c "$work/nginx.conf"
+trap 'kill $(cat "$work/nginx.pid") 2>/dev/null || true; rm -rf "$work"' EXIT
+sleep 0.5
+
+cat > "$work/open.json" <<JSON
+{
+  "name": "open-model",
+  "target": { "baseURL": "http://127.0.0.1:$port" },
+  "load": { "model": "open", "arrivalRate": "$rate/s", "duration": "${seconds}s", "gracefulStop": "5s" },
+  "flows": [ { "name": "login", "kind": "fcsdk-login" } ],
+  "connections": { "policy": "shared", "poolSize": 64 }
+}
+JSON
+
+status=0
+taskset -c 1 .build/release/authload run "$work/open.json" --out "$work/report" --quiet > "$work/stdout" 2> "$work/stderr" || status=$?
+read -r flows errors < <(awk -F, '$1 == "login" && $2 == "" { print $3, $4 }' "$work/report/summary.csv")
+echo "arrivals: $rate/s for ${seconds}s  flows: $flows ($((flows / seconds))/s)  errors: $errors  exit: $status"
+python3 - "$work/report/result.json" <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1]))["generator"]
+lag = g.get("scheduleLag", {})
+print("schedule lag p50 %.1f ms p99 %.1f ms  dropped %s  health %s" % (
+    lag.get("p50Micros", 0) / 1000, lag.get("p99Micros", 0) / 1000, g.get("dropped"), g.get("status", g.get("healthy"))))
+PY
+grep -E '^(error|warning|note)' "$work/stderr" || true
+[ "$status" -eq 0 ] || { echo "FAIL"; exit 1; }
+echo "OK"
