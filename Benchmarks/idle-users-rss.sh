@@ -21,12 +21,7 @@ budget_kb=$(( users > 40000 ? users * 5 : 200 * 1024 ))
 swift build -c release --product authload >/dev/null
 work=$(mktemp -d)
 echo '{ "fcsdk": { "latency": { "fixed": "5ms" } } }' > "$work/serve.json"
-.build/release/authload serve --port 0 --config "$work/serve.json" > "$work/serve.log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
-for _ in $(seq 50); do grep -q 'listening on' "$work/serve.log" && break; sleep 0.1; done
-url=$(grep -o 'http://[0-9.:]*' "$work/serve.log" | head -1)
-[ -n "$url" ] || { cat "$work/serve.log"; echo "FAIL: the staging server did not start"; exit 1; }
+source Benchmarks/serve-target.sh
 
 cat > "$work/idle.json" <<JSON
 {

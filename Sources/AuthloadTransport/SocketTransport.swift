@@ -64,7 +64,7 @@ public final class SocketTransport: Transport {
 final class ConnectionPool: HTTPClient {
     private struct State {
         var idle: [ConnectionClient]
-        var waiters: [CheckedContinuation<ConnectionClient, Never>] = []
+        var waiters = FIFOQueue<CheckedContinuation<ConnectionClient, Never>>()
     }
 
     private let state: Locked<State>
@@ -120,7 +120,7 @@ final class ConnectionPool: HTTPClient {
                 state.idle.append(client)
                 return nil
             }
-            return state.waiters.removeFirst()
+            return state.waiters.popFirst()
         }
         waiter?.resume(returning: client)
     }

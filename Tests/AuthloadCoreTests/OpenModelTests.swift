@@ -44,6 +44,24 @@ struct OpenModelTests {
         #expect(outcome.generator.lagMaxMicros <= 1, "virtual time: every arrival started when due (1 µs is the lowest slot)")
     }
 
+    @Test("past 1,000 arrivals a second the generator wakes once a millisecond: every arrival starts, at most 1 ms late")
+    func arrivalsBatchPerMillisecond() async throws {
+        // 5,000 arrivals/s for 2 s, 10 ms flows: five arrivals fall due in each millisecond.
+        let transport = SimulatedTransport(clock: clock) { _, _ in ServiceReply(HTTPResponse(status: 200), after: .milliseconds(10)) }
+        let runner = Runner(
+            plan: .open(rate: 5_000, duration: .seconds(2)), flows: [SingleRequestFlow()], transport: transport, endpoint: endpoint,
+            clock: clock)
+        let outcome = await clock.drive(runner.control) { await runner.run() }
+        #expect(outcome.generator.started == 10_000 && outcome.generator.dropped == 0)
+        #expect(outcome.iterations == 10_000)
+        // Batched: most arrivals wait for the millisecond's wake, none longer than it.
+        #expect((700...1_000).contains(outcome.generator.lagMaxMicros), "lag max \(outcome.generator.lagMaxMicros) µs")
+        #expect(outcome.generator.keptSchedule)
+        // Each flow counts from its own due instant: the batch's wait is in its latency.
+        let flow = try flowSummary(outcome)
+        #expect(flow.p99Micros > 10_400 && flow.p99Micros <= 11_000, "flow p99 \(flow.p99Micros) µs")
+    }
+
     @Test("arrivals are due at start + k / rate, and a user cap drops what it cannot start")
     func arrivalsAndCap() async throws {
         // 10 arrivals/s, each flow takes 950 ms, at most 5 users alive: half the arrivals find the cap reached.
