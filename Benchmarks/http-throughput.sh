@@ -6,6 +6,7 @@
 # the generator CPU time per request, as medians of $runs runs.
 #
 #   bash Benchmarks/http-throughput.sh [duration-seconds] [runs] [baseline-binary]
+#   BENCH_CLOSE=1 bash Benchmarks/http-throughput.sh   # a new connection per request
 #
 # With a baseline binary (e.g. a copy of an earlier .build/release/authload), every run measures wrk,
 # the baseline and this build back to back against the same nginx, alternating which authload goes
@@ -20,6 +21,13 @@ if [ -n "$baseline" ] && [ ! -x "$baseline" ]; then echo "not an executable: $ba
 
 swift build -c release --product authload >/dev/null
 source Benchmarks/nginx-target.sh
+# BENCH_CLOSE=1: a new connection per request on both sides — wrk sends `Connection: close`, authload's users
+# (per-user connections, lifetime `iteration`) open one for each flow of one GET.
+wrk_headers=()
+if [ -n "${BENCH_CLOSE:-}" ]; then
+    wrk_headers=(-H "Connection: close")
+    sed -i 's|"connections": {[^}]*}|"connections": { "policy": "per-user", "lifetime": "iteration" }|' "$work/bench.json"
+fi
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 cpu_seconds() { awk -F: '/User time|System time/ { s += $2 } END { print s }' "$1"; }
@@ -44,7 +52,7 @@ summary() {
 }
 
 for i in $(seq "$runs"); do
-    /usr/bin/time -v taskset -c 1 wrk -t1 -c50 -d"${duration}s" "http://127.0.0.1:$port/small.json" > "$work/wrk.out" 2> "$work/wrk.time"
+    /usr/bin/time -v taskset -c 1 wrk -t1 -c50 -d"${duration}s" ${wrk_headers[@]+"${wrk_headers[@]}"} "http://127.0.0.1:$port/small.json" > "$work/wrk.out" 2> "$work/wrk.time"
     rps=$(awk '/Requests\/sec/ { print $2 }' "$work/wrk.out")
     total=$(awk '/requests in/ { print $1 }' "$work/wrk.out")
     echo "$rps" >> "$work/wrk.rps"
