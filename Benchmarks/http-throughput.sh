@@ -21,13 +21,6 @@ if [ -n "$baseline" ] && [ ! -x "$baseline" ]; then echo "not an executable: $ba
 
 swift build -c release --product authload >/dev/null
 source Benchmarks/nginx-target.sh
-# BENCH_CLOSE=1: a new connection per request on both sides — wrk sends `Connection: close`, authload's users
-# (per-user connections, lifetime `iteration`) open one for each flow of one GET.
-wrk_headers=()
-if [ -n "${BENCH_CLOSE:-}" ]; then
-    wrk_headers=(-H "Connection: close")
-    sed -i 's|"connections": {[^}]*}|"connections": { "policy": "per-user", "lifetime": "iteration" }|' "$work/bench.json"
-fi
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 cpu_seconds() { awk -F: '/User time|System time/ { s += $2 } END { print s }' "$1"; }

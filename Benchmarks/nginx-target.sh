@@ -1,7 +1,10 @@
 # Sourced by the HTTP benchmarks: one nginx worker pinned to CPU 0 serving a small JSON file on
 # 127.0.0.1:$port, and an authload profile for it in $work/bench.json (50 users, shared pool of 50
-# keep-alive connections, no think time). Expects $duration and $port; sets $work and an EXIT trap
-# that stops nginx and removes $work.
+# keep-alive connections, no think time). Expects $duration and $port; sets $work, $wrk_headers and an EXIT
+# trap that stops nginx and removes $work.
+#
+# BENCH_CLOSE=1: a new connection per request on both sides — wrk sends `Connection: close`, authload's users
+# (per-user connections, lifetime `iteration`) open one for each flow of one GET.
 
 need=()
 command -v nginx >/dev/null || need+=(nginx)
@@ -41,3 +44,9 @@ cat > "$work/bench.json" <<JSON
   "timeouts": { "step": "5s" }
 }
 JSON
+
+wrk_headers=()
+if [ -n "${BENCH_CLOSE:-}" ]; then
+    wrk_headers=(-H "Connection: close")
+    sed -i 's|"connections": {[^}]*}|"connections": { "policy": "per-user", "lifetime": "iteration" }|' "$work/bench.json"
+fi
