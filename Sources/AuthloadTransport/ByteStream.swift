@@ -42,6 +42,23 @@ protocol ByteStream: AnyObject {
     func shutdown()
 }
 
+extension ByteStream {
+    /// Writes `bytes` from offset `written` on, as far as the socket takes them now; `written` advances by what went.
+    ///
+    /// The one write loop of every connection (HTTP client and server, WebSocket client and frames).
+    ///
+    /// - Returns: `.done` with the total once all of `bytes` is written; otherwise what stopped the writing.
+    func write(_ bytes: [UInt8], from written: inout Int) -> StreamResult {
+        while written < bytes.count {
+            let offset = written
+            let result = bytes.withUnsafeBytes { write(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+            guard case .done(let count) = result else { return result }
+            written += count
+        }
+        return .done(written)
+    }
+}
+
 /// A TCP socket in the clear.
 final class PlainStream: ByteStream {
     let fd: Int32

@@ -188,25 +188,12 @@ final class ClientConnection: EventHandler {
 
     private func flush() {
         guard let request = pending, written < request.bytes.count else { return }
-        while written < request.bytes.count {
-            let result = request.bytes.withUnsafeBytes { buffer in
-                stream.write(UnsafeRawBufferPointer(rebasing: buffer[written...]))
-            }
-            switch result {
-            case .done(let count):
-                written += count
-            case .wouldBlock(let interest):
-                setInterest(EPOLLIN.rawValue | interest)
-                return
-            case .end:
-                failOrRetry(TransportError(.closed, "the server closed the connection"))
-                return
-            case .failed(let error):
-                failOrRetry(error)
-                return
-            }
+        switch stream.write(request.bytes, from: &written) {
+        case .done: setInterest(EPOLLIN.rawValue)
+        case .wouldBlock(let interest): setInterest(EPOLLIN.rawValue | interest)
+        case .end: failOrRetry(TransportError(.closed, "the server closed the connection"))
+        case .failed(let error): failOrRetry(error)
         }
-        setInterest(EPOLLIN.rawValue)
     }
 
     /// Changes what epoll reports only when it changes: most requests fit one `send`.

@@ -306,20 +306,14 @@ private final class ServerConnection: EventHandler {
     }
 
     private func flush() {
-        while written < output.count {
-            let result = output.withUnsafeBytes { buffer in
-                stream.write(UnsafeRawBufferPointer(rebasing: buffer[written...]))
-            }
-            switch result {
-            case .done(let count):
-                written += count
-            case .wouldBlock(let interest):
-                setInterest(EPOLLIN.rawValue | interest)
-                return
-            case .end, .failed:
-                close()
-                return
-            }
+        switch stream.write(output, from: &written) {
+        case .done: break
+        case .wouldBlock(let interest):
+            setInterest(EPOLLIN.rawValue | interest)
+            return
+        case .end, .failed:
+            close()
+            return
         }
         output.removeAll(keepingCapacity: true)
         written = 0

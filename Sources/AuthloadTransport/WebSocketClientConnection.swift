@@ -142,23 +142,12 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
     }
 
     private func writeUpgrade() {
-        while written < upgrade.bytes.count {
-            let result = upgrade.bytes.withUnsafeBytes { stream.write(UnsafeRawBufferPointer(rebasing: $0[written...])) }
-            switch result {
-            case .done(let count):
-                written += count
-            case .wouldBlock(let wanted):
-                setInterest(EPOLLIN.rawValue | wanted)
-                return
-            case .end:
-                fail(TransportError(.closed, "the server closed the connection before the WebSocket handshake was sent"))
-                return
-            case .failed(let error):
-                fail(error)
-                return
-            }
+        switch stream.write(upgrade.bytes, from: &written) {
+        case .done: setInterest(EPOLLIN.rawValue)
+        case .wouldBlock(let wanted): setInterest(EPOLLIN.rawValue | wanted)
+        case .end: fail(TransportError(.closed, "the server closed the connection before the WebSocket handshake was sent"))
+        case .failed(let error): fail(error)
         }
-        setInterest(EPOLLIN.rawValue)
     }
 
     private func readResponse() {

@@ -132,23 +132,17 @@ final class WebSocketFrameConnection {
 
     private func flush() {
         guard started, !isDropped else { return }
-        while written < output.count {
-            let result = output.withUnsafeBytes { buffer in
-                stream.write(UnsafeRawBufferPointer(rebasing: buffer[written...]))
+        switch stream.write(output, from: &written) {
+        case .done: break
+        case .wouldBlock(let wanted):
+            setInterest(EPOLLIN.rawValue | wanted)
+            if dropAfterFlush && lingerTimer == nil {
+                lingerTimer = loop.schedule(at: Monotonic.now + Monotonic.nanoseconds(Self.linger)) { [weak self] in self?.drop() }
             }
-            switch result {
-            case .done(let count):
-                written += count
-            case .wouldBlock(let wanted):
-                setInterest(EPOLLIN.rawValue | wanted)
-                if dropAfterFlush && lingerTimer == nil {
-                    lingerTimer = loop.schedule(at: Monotonic.now + Monotonic.nanoseconds(Self.linger)) { [weak self] in self?.drop() }
-                }
-                return
-            case .end, .failed:
-                ended()
-                return
-            }
+            return
+        case .end, .failed:
+            ended()
+            return
         }
         // One large message should not pin its buffer for the life of an idle socket.
         if output.capacity > 64 * 1024 { output = [] } else { output.removeAll(keepingCapacity: true) }
