@@ -57,6 +57,37 @@ extension ByteStream {
         }
         return .done(written)
     }
+
+    /// Reads what the socket holds into `buffer`, handing each chunk to `consume` for as long as it returns true.
+    ///
+    /// The one read loop of every connection. A short read ends it (the socket is drained: the next `recv` would
+    /// only say EAGAIN) unless TLS holds decrypted input that epoll cannot see.
+    func read(into buffer: UnsafeMutableRawBufferPointer, while consume: (UnsafeRawBufferPointer) -> Bool) -> ReadStop {
+        while true {
+            switch read(into: buffer) {
+            case .done(let count):
+                guard consume(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) else { return .stopped }
+                if count < buffer.count && !hasBufferedInput { return .drained }
+            case .wouldBlock(let interest):
+                // TLS may need the socket writable to go on reading.
+                return interest == EPOLLIN.rawValue ? .drained : .wants(interest)
+            case .end: return .end
+            case .failed(let error): return .failed(error)
+            }
+        }
+    }
+}
+
+/// Why ``ByteStream/read(into:while:)`` stopped.
+enum ReadStop {
+    /// The consumer had enough (it may have closed the connection).
+    case stopped
+    /// Nothing more to read now; epoll reports the socket when there is.
+    case drained
+    /// TLS needs the socket ready for this (EPOLLOUT) to go on reading.
+    case wants(UInt32)
+    case end
+    case failed(TransportError)
 }
 
 /// A TCP socket in the clear.

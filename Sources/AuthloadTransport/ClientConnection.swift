@@ -204,29 +204,21 @@ final class ClientConnection: EventHandler {
     }
 
     private func readAvailable() {
-        while state == .open {
-            switch stream.read(into: loop.readBuffer) {
-            case .done(let count):
-                if pending != nil, pending?.firstByte == nil { pending?.firstByte = Monotonic.now }
-                guard pending != nil else {
-                    fail(.badResponse(.unsolicitedBytes))
-                    return
-                }
-                parser.feed(UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]))
-                if !deliverParsed() { return }
-                // A short read drained the socket: skip the recv that would only say EAGAIN.
-                if count < loop.readBuffer.count && !stream.hasBufferedInput { return }
-            case .wouldBlock(let interest):
-                // TLS may need the socket writable to go on reading.
-                if interest != EPOLLIN.rawValue { setInterest(EPOLLIN.rawValue | interest) }
-                return
-            case .end:
-                endOfStream()
-                return
-            case .failed(let error):
-                failOrRetry(error)
-                return
+        guard state == .open else { return }
+        let stop = stream.read(into: loop.readBuffer) { chunk in
+            if pending != nil, pending?.firstByte == nil { pending?.firstByte = Monotonic.now }
+            guard pending != nil else {
+                fail(.badResponse(.unsolicitedBytes))
+                return false
             }
+            parser.feed(chunk)
+            return deliverParsed() && state == .open
+        }
+        switch stop {
+        case .stopped, .drained: break
+        case .wants(let interest): setInterest(EPOLLIN.rawValue | interest)
+        case .end: endOfStream()
+        case .failed(let error): failOrRetry(error)
         }
     }
 

@@ -182,19 +182,16 @@ private final class ServerConnection: EventHandler {
     }
 
     private func readAvailable() {
-        while !closed && webSocket == nil {
-            switch stream.read(into: loop.readBuffer) {
-            case .done(let count):
-                parser.feed(UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]))
-                serveParsed()
-                if count < loop.readBuffer.count && !stream.hasBufferedInput { return }
-            case .wouldBlock(let interest):
-                if interest != EPOLLIN.rawValue { setInterest(EPOLLIN.rawValue | interest) }
-                return
-            case .end, .failed:
-                close()
-                return
-            }
+        guard !closed && webSocket == nil else { return }
+        let stop = stream.read(into: loop.readBuffer) { chunk in
+            parser.feed(chunk)
+            serveParsed()
+            return !closed && webSocket == nil
+        }
+        switch stop {
+        case .stopped, .drained: break
+        case .wants(let interest): setInterest(EPOLLIN.rawValue | interest)
+        case .end, .failed: close()
         }
     }
 

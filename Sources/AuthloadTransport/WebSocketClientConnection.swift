@@ -151,27 +151,22 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
     }
 
     private func readResponse() {
-        while phase == .upgrading {
-            switch stream.read(into: loop.readBuffer) {
-            case .done(let count):
-                if firstByte == nil { firstByte = Monotonic.now }
-                parser.feed(UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]))
-                if parseResponse() { return }
-                if count < loop.readBuffer.count && !stream.hasBufferedInput { return }
-            case .wouldBlock(let wanted):
-                if wanted != EPOLLIN.rawValue { setInterest(EPOLLIN.rawValue | wanted) }
-                return
-            case .end:
-                // A rejection may be delimited by the close itself.
-                parser.endOfStream()
-                if !parseResponse() {
-                    fail(TransportError(.closed, "the server closed the connection before answering the WebSocket handshake"))
-                }
-                return
-            case .failed(let error):
-                fail(error)
-                return
+        guard phase == .upgrading else { return }
+        let stop = stream.read(into: loop.readBuffer) { chunk in
+            if firstByte == nil { firstByte = Monotonic.now }
+            parser.feed(chunk)
+            return !parseResponse() && phase == .upgrading
+        }
+        switch stop {
+        case .stopped, .drained: break
+        case .wants(let wanted): setInterest(EPOLLIN.rawValue | wanted)
+        case .end:
+            // A rejection may be delimited by the close itself.
+            parser.endOfStream()
+            if !parseResponse() {
+                fail(TransportError(.closed, "the server closed the connection before answering the WebSocket handshake"))
             }
+        case .failed(let error): fail(error)
         }
     }
 

@@ -87,20 +87,15 @@ final class WebSocketFrameConnection {
     }
 
     private func readAvailable() {
-        while !isDropped {
-            switch stream.read(into: loop.readBuffer) {
-            case .done(let count):
-                perform(channel.received(UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count])))
-                // A short read drained the socket: skip the recv that would only say EAGAIN.
-                if count < loop.readBuffer.count && !stream.hasBufferedInput { return }
-            case .wouldBlock(let wanted):
-                // TLS may need the socket writable to go on reading.
-                if wanted != EPOLLIN.rawValue { setInterest(EPOLLIN.rawValue | wanted) }
-                return
-            case .end, .failed:
-                ended()
-                return
-            }
+        guard !isDropped else { return }
+        let stop = stream.read(into: loop.readBuffer) { chunk in
+            perform(channel.received(chunk))
+            return !isDropped
+        }
+        switch stop {
+        case .stopped, .drained: break
+        case .wants(let wanted): setInterest(EPOLLIN.rawValue | wanted)
+        case .end, .failed: ended()
         }
     }
 
