@@ -4,8 +4,10 @@
 # generator's health; passes when the run ends with exit 0 (health green, no error).
 #
 #   bash Benchmarks/open-model-nginx.sh [arrivals per second] [seconds]
+#   bash Benchmarks/open-model-nginx.sh closed [seconds]   # the reference: 64 users, no think time, same pool
 #
-# Past saturation (e.g. 40000), compare the completed flows/s with the best rate a lower run reached.
+# Past saturation (e.g. 40000), compare the completed flows/s with the best rate a lower run reached. Prints the
+# generator's CPU time per HTTP request too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rate=${1:-20000}
@@ -36,20 +38,29 @@ taskset -c 0 nginx -c "$work/nginx.conf"
 trap 'kill $(cat "$work/nginx.pid") 2>/dev/null || true; rm -rf "$work"' EXIT
 sleep 0.5
 
+if [ "$rate" = closed ]; then
+    load="{ \"users\": 64, \"duration\": \"${seconds}s\", \"gracefulStop\": \"5s\" }"
+else
+    load="{ \"model\": \"open\", \"arrivalRate\": \"$rate/s\", \"duration\": \"${seconds}s\", \"gracefulStop\": \"5s\" }"
+fi
 cat > "$work/open.json" <<JSON
 {
   "name": "open-model",
   "target": { "baseURL": "http://127.0.0.1:$port" },
-  "load": { "model": "open", "arrivalRate": "$rate/s", "duration": "${seconds}s", "gracefulStop": "5s" },
+  "load": $load,
   "flows": [ { "name": "login", "kind": "fcsdk-login" } ],
   "connections": { "policy": "shared", "poolSize": 64 }
 }
 JSON
 
 status=0
-${BENCH_PERF:+perf record -g -F 999 -o /tmp/open.perf} taskset -c 1 .build/release/authload run "$work/open.json" --out "$work/report" --quiet > "$work/stdout" 2> "$work/stderr" || status=$?
-read -r flows errors < <(awk -F, '$1 == "login" && $2 == "" { print $3, $4 }' "$work/report/summary.csv")
-echo "arrivals: $rate/s for ${seconds}s  flows: $flows ($((flows / seconds))/s)  errors: $errors  exit: $status"
+/usr/bin/time -v -o "$work/time" ${BENCH_PERF:+perf record -g -F 999 -o /tmp/open.perf} taskset -c 1 .build/release/authload run "$work/open.json" --out "$work/report" --quiet > "$work/stdout" 2> "$work/stderr" || status=$?
+read -r flows errors requests < <(awk -F, '$1 == "login" && $2 == "" { print $3, $4, $16 }' "$work/report/summary.csv")
+cpu=$(awk -F: '/User time|System time/ { s += $2 } END { print s }' "$work/time")
+label="$rate arrivals/s"
+[ "$rate" != closed ] || label="closed, 64 users"
+echo "$label for ${seconds}s  flows: $flows ($((flows / seconds))/s)  errors: $errors  exit: $status" \
+    " CPU per HTTP request: $(awk -v c="$cpu" -v r="$requests" 'BEGIN { printf "%.1f", c / r * 1e6 }') µs"
 python3 - "$work/report/result.json" <<'PY'
 import json, sys
 g = json.load(open(sys.argv[1]))["generator"]
