@@ -62,6 +62,26 @@ struct OpenModelTests {
         #expect(flow.p99Micros > 10_400 && flow.p99Micros <= 11_000, "flow p99 \(flow.p99Micros) µs")
     }
 
+    @Test("arrivals due before the end that a stalled generator reaches only after it are counted dropped, not lost")
+    func stallPastTheEnd() async throws {
+        let start = clock.now
+        let clock = self.clock
+        // 1 s flows: the run is still draining (and the manual clock still moving) when the generator wakes.
+        let transport = SimulatedTransport(clock: clock) { _, _ in ServiceReply(HTTPResponse(status: 200), after: .seconds(1)) }
+        // 10 arrivals/s for 10 s; the generator stalls at the arrival due at 9.5 s until 10.2 s, past the end.
+        let hooks = RunHooks { number, _ in
+            if number == 95 { try? await clock.sleep(until: start.advanced(by: .milliseconds(10_200))) }
+        }
+        let runner = Runner(
+            plan: .open(rate: 10, duration: .seconds(10)), flows: [SingleRequestFlow()], transport: transport, endpoint: endpoint,
+            clock: clock, hooks: hooks)
+        let outcome = await clock.drive(runner.control) { await runner.run() }
+        #expect(outcome.generator.due == 100)
+        #expect(outcome.generator.started == 95)
+        #expect(outcome.generator.droppedLate == 5)
+        #expect(outcome.iterations == 95)
+    }
+
     @Test("arrivals are due at start + k / rate, and a user cap drops what it cannot start")
     func arrivalsAndCap() async throws {
         // 10 arrivals/s, each flow takes 950 ms, at most 5 users alive: half the arrivals find the cap reached.

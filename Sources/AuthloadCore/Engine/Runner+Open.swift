@@ -59,6 +59,9 @@ extension Runner {
             } else {
                 switch control.admitUser(limit: cap) {
                 case .draining:
+                    // The run reached its end while the generator was behind: what was due before it, from this
+                    // arrival on, was never started, and is counted dropped (late) rather than lost.
+                    if !control.wasStopRequested { dropRemaining(from: number, step: step, start: start, end: end) }
                     return
                 case .atCap:
                     health.dropped(lag: lag, due: offset, atCap: true)
@@ -73,6 +76,16 @@ extension Runner {
                     }
                 }
             }
+            number += step
+        }
+    }
+
+    /// Counts arrival `number` and every later one due before `end` as dropped late.
+    private func dropRemaining(from number: Int, step: Int, start: C.Instant, end: C.Instant) {
+        let schedule = plan.load.schedule
+        var number = number
+        while let offset = schedule.arrivalOffset(number), start.advanced(by: offset) < end {
+            health.dropped(lag: start.advanced(by: offset).duration(to: clock.now), due: offset, atCap: false)
             number += step
         }
     }
