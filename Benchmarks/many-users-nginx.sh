@@ -16,32 +16,9 @@ lifetime=${3:-iteration}
 sources=${4:-}
 port=${BENCH_PORT:-18090}
 
-command -v nginx >/dev/null || { apt-get update -qq && apt-get install -y -qq nginx >/dev/null; }
 swift build -c release --product authload >/dev/null
-work=$(mktemp -d)
-chmod 755 "$work"
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
-worker_rlimit_nofile 65536;
-pid $work/nginx.pid;
-error_log $work/error.log;
-events { worker_connections 30000; }
-http {
-    log_format line '\$request_method \$status';
-    access_log $work/access.log line buffer=256k;
-    keepalive_timeout 75s;
-    keepalive_requests 1000000;
-    server {
-        listen 127.0.0.1:$port backlog=4096;
-        default_type application/json;
-        location = /csdk-sample/SDK/login { return 200 '{"sessionid":"\$request_id"}'; }
-        location ^~ /csdk-sample/SDK/login/id/ { return 200 '{}'; }
-    }
-}
-CONF
-nginx -c "$work/nginx.conf"
-trap 'kill $(cat "$work/nginx.pid") 2>/dev/null || true; rm -rf "$work"' EXIT
-sleep 0.5
+nginx_log=1
+source Benchmarks/nginx-login.sh
 
 source_list=""
 if [ -n "$sources" ]; then source_list=", \"sourceAddresses\": [\"${sources//,/\", \"}\"]"; fi

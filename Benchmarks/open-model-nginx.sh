@@ -14,29 +14,9 @@ rate=${1:-20000}
 seconds=${2:-30}
 port=${BENCH_PORT:-18091}
 
-command -v nginx >/dev/null || { apt-get update -qq && apt-get install -y -qq nginx >/dev/null; }
 swift build -c release --product authload >/dev/null
-work=$(mktemp -d)
-chmod 755 "$work"
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/error.log;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    keepalive_requests 100000000;
-    server {
-        listen 127.0.0.1:$port backlog=4096;
-        default_type application/json;
-        location = /csdk-sample/SDK/login { return 200 '{"sessionid":"\$request_id"}'; }
-        location ^~ /csdk-sample/SDK/login/id/ { return 200 '{}'; }
-    }
-}
-CONF
-taskset -c 0 nginx -c "$work/nginx.conf"
-trap 'kill $(cat "$work/nginx.pid") 2>/dev/null || true; rm -rf "$work"' EXIT
-sleep 0.5
+nginx_cpu=0
+source Benchmarks/nginx-login.sh
 
 if [ "$rate" = closed ]; then
     load="{ \"users\": 64, \"duration\": \"${seconds}s\", \"gracefulStop\": \"5s\" }"

@@ -101,15 +101,18 @@ enum SocketError {
         default: break
         }
         let cause = "\(operation): \(name(code)) (\(text(code)))"
+        if code == EADDRNOTAVAIL && operation != "connect" {
+            return TransportError(
+                .other, "\(cause): the address is not one of this machine's: connections.sourceAddresses must name local addresses")
+        }
+        // What is left with advice is a limit of the generator's own, with what to change.
         let advice: String
         switch code {
-        case EADDRNOTAVAIL where operation == "connect":
+        case EADDRNOTAVAIL:
             advice =
                 "no free local port\(target.map { " for \($0)" } ?? ""): every closed connection holds its port in TIME_WAIT "
                 + "for a minute; keep connections for the user's life (connections.lifetime \"user\"), spread them over more "
                 + "source addresses (connections.sourceAddresses), or widen net.ipv4.ip_local_port_range"
-        case EADDRNOTAVAIL:
-            advice = "the address is not one of this machine's: connections.sourceAddresses must name local addresses"
         case EMFILE, ENFILE:
             advice =
                 "out of file descriptors: raise `ulimit -n` (authload raises the soft limit to the hard one) or run fewer users per process"
@@ -118,9 +121,7 @@ enum SocketError {
         default:
             return TransportError(.other, cause)
         }
-        let limit =
-            code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM || (code == EADDRNOTAVAIL && operation == "connect")
-        return TransportError(limit ? .generatorLimit : .other, "\(cause): \(advice)")
+        return TransportError(.generatorLimit, "\(cause): \(advice)")
     }
 }
 

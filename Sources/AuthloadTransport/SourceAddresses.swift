@@ -31,9 +31,10 @@ final class SourceAddresses: Sendable {
         addresses.isEmpty ? nil : take(family: family).withPort(0)
     }
 
-    private static func unspecified(_ family: Int32) -> SocketAddress {
-        SocketAddress(numericHost: family == AF_INET6 ? "::" : "0.0.0.0", port: 0)!
-    }
+    private static let anyIPv4 = SocketAddress(numericHost: "0.0.0.0", port: 0)!
+    private static let anyIPv6 = SocketAddress(numericHost: "::", port: 0)!
+
+    private static func unspecified(_ family: Int32) -> SocketAddress { family == AF_INET6 ? anyIPv6 : anyIPv4 }
 
     /// The system's ephemeral port range (`net.ipv4.ip_local_port_range`; Linux's default when unreadable).
     static func ephemeralPorts() -> ClosedRange<Int> {

@@ -110,16 +110,10 @@ struct SourceAddressTests {
     @Test("a connection comes from a port it was given; a port in use costs one more try")
     func takenPortIsSkipped() throws {
         // A listener holds a port that no other socket may bind, whatever SO_REUSEADDR says.
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(listener) }
-        var address = try #require(SocketAddress(numericHost: "127.0.0.1", port: 0))
-        var length = address.length
-        let listening = withUnsafeMutableBytes(of: &address.storage) { raw in
-            let pointer = raw.baseAddress!.assumingMemoryBound(to: sockaddr.self)
-            return bind(listener, pointer, length) == 0 && listen(listener, 8) == 0 && getsockname(listener, pointer, &length) == 0
-        }
-        try #require(listening)
-        let held = address.port
+        let listener = try RawListener()
+        defer { listener.close() }
+        let held = listener.port
+        let address = try #require(SocketAddress(numericHost: "127.0.0.1", port: held))
         let fd = try Sockets.connect(to: address, from: SourceAddresses([], ports: held...held + 1), target: "127.0.0.1:\(held)")
         defer { close(fd) }
         var local = sockaddr_storage()

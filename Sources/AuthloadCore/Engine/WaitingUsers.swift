@@ -62,14 +62,13 @@ final class WaitingUsers<Instant: InstantProtocol>: Sendable {
     ///
     /// - Returns: false once the scheduler has closed the heap: the caller lets the user go itself.
     func push(_ entry: Entry) -> Bool {
-        let flag = state.withLock { state -> AsyncFlag?? in
-            guard !state.closed else { return .none }
+        let (accepted, flag) = state.withLock { state -> (Bool, AsyncFlag?) in
+            guard !state.closed else { return (false, nil) }
             state.heap.push(entry)
-            return .some(state.takeWake(dueBefore: entry.due))
+            return (true, state.takeWake(dueBefore: entry.due))
         }
-        guard let flag else { return false }
         wake(flag)
-        return true
+        return accepted
     }
 
     /// The next entry due by `now`, counted as running; nil when none is.
