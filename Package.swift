@@ -34,6 +34,7 @@ let package = Package(
         .testTarget(name: "AuthloadCoreTests", dependencies: ["AuthloadCore", "AuthloadTesting"]),
         .testTarget(name: "AuthloadWireTests", dependencies: ["AuthloadWire"]),
         .testTarget(name: "AuthloadReportTests", dependencies: ["AuthloadReport"]),
+        .testTarget(name: "AuthloadTransportTests", dependencies: ["AuthloadTransport", "AuthloadWire"]),
         .testTarget(name: "AuthloadFlowsTests", dependencies: ["AuthloadFlows", "AuthloadStaging", "AuthloadTesting", "AuthloadWire"]),
         .testTarget(
             name: "AuthloadEndToEndTests",

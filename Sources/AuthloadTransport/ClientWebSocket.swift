@@ -20,19 +20,19 @@ struct ClientWebSocket: WebSocketConnection {
 
     func receiveQueued(timeout: Duration) async throws -> ReceivedWebSocketMessage {
         let connection = self.connection
-        let deadline = Monotonic.now + Monotonic.nanoseconds(timeout)
+        let deadline = MonotonicInstant.now + timeout
         let stamped = try await connection.loop.suspend { waiter in
             connection.receive(waiter, deadline: deadline, timeout: timeout)
         } onCancel: { waiter in
             waiter.resume(.failure(CancellationError()))
             connection.pruneReceivers()
         }
-        return ReceivedWebSocketMessage(stamped.message, queued: .nanoseconds(Monotonic.now - stamped.arrived))
+        return ReceivedWebSocketMessage(stamped.message, queued: MonotonicInstant.now - stamped.arrived)
     }
 
     func close(code: Int, reason: String, timeout: Duration) async {
         let connection = self.connection
-        let deadline = Monotonic.now + Monotonic.nanoseconds(timeout)
+        let deadline = MonotonicInstant.now + timeout
         // Not cancellable: a closing handshake is bounded by its timeout and should not be left half done.
         await withCheckedContinuation { continuation in
             connection.loop.execute {

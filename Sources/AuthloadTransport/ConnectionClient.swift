@@ -80,7 +80,7 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
         request.serialize(into: &bytes, host: hostHeader)
         do {
             return try await send(bytes, method: request.method, address: address, timeout: timeout, isolation: isolation)
-        } catch let error as TransportError where error.kind == .closed && error.detail == ClientConnection.staleDetail {
+        } catch let error as TransportError where error.kind == .closed && error.detail == ClientConnection.State.staleDetail {
             return try await send(bytes, method: request.method, address: address, timeout: timeout, isolation: isolation)
         }
     }
@@ -91,21 +91,23 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
         isolation: isolated (any Actor)?
     ) async throws -> HTTPResponse {
         try Task.checkCancellation()
-        let start = Monotonic.now
-        let deadline = start + Monotonic.nanoseconds(timeout)
-        let connectDeadline = start + Monotonic.nanoseconds(min(timeout, configuration.connectTimeout))
+        let start = MonotonicInstant.now
+        let deadline = start + timeout
+        let connectDeadline = start + min(timeout, configuration.connectTimeout)
         return try await withTaskCancellationHandler(
             operation: {
                 try await withUnsafeThrowingContinuation(isolation: isolation) {
                     (continuation: UnsafeContinuation<HTTPResponse, any Error>) in
-                    let request = PendingRequest(
-                        bytes: bytes, method: method, deadline: deadline,
-                        continuation: continuation, start: start)
+                    let request = PendingRequest(bytes: bytes, continuation: continuation)
                     // A user whose actor runs on this loop (see `EventLoop+Executor.swift`) starts its request at once.
                     if loop.inLoop {
-                        startOnLoop(request, address: address, connectDeadline: connectDeadline)
+                        startOnLoop(
+                            request, method: method, address: address, at: start, deadline: deadline, connectDeadline: connectDeadline)
                     } else {
-                        loop.execute { self.startOnLoop(request, address: address, connectDeadline: connectDeadline) }
+                        loop.execute {
+                            self.startOnLoop(
+                                request, method: method, address: address, at: start, deadline: deadline, connectDeadline: connectDeadline)
+                        }
                     }
                 }
             },
@@ -114,36 +116,33 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
             }, isolation: isolation)
     }
 
-    private func startOnLoop(_ request: PendingRequest, address: SocketAddress, connectDeadline: Int64) {
+    private func startOnLoop(
+        _ request: PendingRequest, method: String, address: SocketAddress, at start: MonotonicInstant,
+        deadline: MonotonicInstant, connectDeadline: MonotonicInstant
+    ) {
         if cancelled {
-            request.continuation.resume(throwing: CancellationError())
+            request.fail(CancellationError())
             return
         }
-        if let connection, connection.isIdle {
-            connection.send(request)
-            return
-        }
-        connection?.close()
-        do {
-            let fresh = try ClientConnection(
-                loop: loop, address: address, source: sources, target: target, idleTimeout: configuration.idleTimeout,
-                makeStream: makeStream
-            ) { [weak self] closed in
-                if self?.connection === closed { self?.connection = nil }
-            }
-            connection = fresh
-            fresh.send(request)
-            if connectDeadline < request.deadline {
-                // Holds the connection until the connect deadline; not weak, which would slow every retain of it.
-                _ = loop.schedule(at: connectDeadline) {
-                    // The TLS handshake is part of connecting: a server that accepts but never answers it times out here too.
-                    guard fresh.state == .connecting || fresh.state == .handshaking else { return }
-                    fresh.close(failing: TransportError(.connectTimeout, fresh.state == .handshaking ? "TLS handshake" : ""))
+        let connection: ClientConnection
+        if let idle = self.connection, idle.isIdle {
+            connection = idle
+        } else {
+            self.connection?.close()
+            do {
+                connection = try ClientConnection(
+                    loop: loop, address: address, source: sources, target: target, idleTimeout: configuration.idleTimeout,
+                    makeStream: makeStream
+                ) { [weak self] closed in
+                    if self?.connection === closed { self?.connection = nil }
                 }
+            } catch {
+                request.fail(error)
+                return
             }
-        } catch {
-            request.continuation.resume(throwing: error)
+            self.connection = connection
         }
+        connection.send(request, method: method, start: start, deadline: deadline, connectDeadline: connectDeadline)
     }
 
     /// `host:port`, for the message when no local port is free; built only then.
@@ -166,11 +165,11 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
         var bytes: [UInt8] = []
         WebSocketHandshake.makeRequest(extending: request, host: hostHeader, key: key, protocols: protocols)
             .serialize(into: &bytes, host: hostHeader)
-        let start = Monotonic.now
+        let start = MonotonicInstant.now
         let upgrade = WebSocketClientConnection.Upgrade(
             bytes: bytes, key: key, protocols: protocols, start: start,
-            deadline: start + Monotonic.nanoseconds(timeout),
-            connectDeadline: start + Monotonic.nanoseconds(min(timeout, configuration.connectTimeout)),
+            deadline: start + timeout,
+            connectDeadline: start + min(timeout, configuration.connectTimeout),
             timeout: timeout)
         let opening = Locked<WebSocketClientConnection?>(nil)
         return try await loop.suspend { (opener: LoopWaiter<ClientWebSocket>) in

@@ -130,8 +130,8 @@ public final class EventLoop: @unchecked Sendable {
         _ = Glibc.close(fd)
     }
 
-    /// Calls `callback` on the loop at `deadline` (monotonic nanoseconds) unless cancelled first.
-    func schedule(at deadline: Int64, _ callback: @escaping () -> Void) -> TimerID {
+    /// Calls `callback` on the loop at `deadline` unless cancelled first.
+    func schedule(at deadline: MonotonicInstant, _ callback: @escaping () -> Void) -> TimerID {
         timers.schedule(at: deadline, callback)
     }
 
@@ -157,7 +157,7 @@ public final class EventLoop: @unchecked Sendable {
             readBuffer.deallocate()
         }
         while running {
-            let timeout = hasSubmittedWork() ? 0 : timers.nanosecondsUntilNext(now: Monotonic.now)
+            let timeout = hasSubmittedWork() ? 0 : nanosecondsUntilNextTimer()
             let count = authload_epoll_wait_ns(epollFD, events, Int32(capacity), timeout)
             if count < 0 && errno != EINTR { fatalError("epoll_wait: \(SocketError.text(errno))") }
             for i in 0..<max(0, Int(count)) {
@@ -172,10 +172,16 @@ public final class EventLoop: @unchecked Sendable {
                 let handler = handlers[fd]
                 handler?.handleEvents(event.events)
             }
-            let now = Monotonic.now
+            let now = MonotonicInstant.now
             while let callback = timers.popDue(now: now) { callback() }
             runSubmitted()
         }
+    }
+
+    /// How long `epoll_wait` may block: until the next timer, -1 (forever) when none is set.
+    private func nanosecondsUntilNextTimer() -> Int64 {
+        guard let next = timers.nextDeadline() else { return -1 }
+        return max(0, next.nanoseconds - MonotonicInstant.now.nanoseconds)
     }
 
     /// OpenSSL writes to its socket with write(2), which raises SIGPIPE when the peer has gone, and that
@@ -214,15 +220,5 @@ public final class EventLoop: @unchecked Sendable {
             case .job(let job): run(job)
             }
         }
-    }
-}
-
-/// The monotonic clock the loops time requests with (CLOCK_MONOTONIC, nanoseconds).
-enum Monotonic {
-    static var now: Int64 { Int64(authload_monotonic_ns()) }
-
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }

@@ -221,7 +221,7 @@ private final class ServerConnection: EventHandler {
             if reply.latency <= .zero {
                 deliver(reply, keepAlive: keepAlive, head: head)
             } else {
-                _ = loop.schedule(at: Monotonic.now + Monotonic.nanoseconds(reply.latency)) { [weak self] in
+                _ = loop.schedule(at: MonotonicInstant.now + reply.latency) { [weak self] in
                     self?.deliver(reply, keepAlive: keepAlive, head: head)
                 }
             }
@@ -289,7 +289,7 @@ private final class ServerConnection: EventHandler {
             return
         }
         enqueue([first])
-        _ = loop.schedule(at: Monotonic.now + 1_000_000_000) { [weak self] in self?.trickle(bytes.dropFirst()) }
+        _ = loop.schedule(at: MonotonicInstant.now + .seconds(1)) { [weak self] in self?.trickle(bytes.dropFirst()) }
     }
 
     private func enqueue(_ bytes: [UInt8]) {

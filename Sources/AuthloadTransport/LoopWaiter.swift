@@ -33,7 +33,7 @@ final class LoopWaiter<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Resumes with `error` at `deadline` unless resumed before, then runs `then` (e.g. to forget the waiter).
-    func expire(at deadline: Int64, with error: @escaping @autoclosure () -> any Error, then: @escaping () -> Void = {}) {
+    func expire(at deadline: MonotonicInstant, with error: @escaping @autoclosure () -> any Error, then: @escaping () -> Void = {}) {
         timer = loop.schedule(at: deadline) { [self] in
             timer = nil
             resume(.failure(error()))

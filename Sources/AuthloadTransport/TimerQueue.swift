@@ -12,7 +12,7 @@ struct TimerID: Hashable {
 struct TimerQueue {
     /// By deadline, then by id: timers due together fire in the order they were scheduled.
     private struct Entry: Comparable {
-        var deadline: Int64
+        var deadline: MonotonicInstant
         var id: UInt64
 
         static func < (a: Entry, b: Entry) -> Bool { a.deadline < b.deadline || (a.deadline == b.deadline && a.id < b.id) }
@@ -22,7 +22,7 @@ struct TimerQueue {
     private var callbacks: [UInt64: () -> Void] = [:]
     private var nextID: UInt64 = 0
 
-    mutating func schedule(at deadline: Int64, _ callback: @escaping () -> Void) -> TimerID {
+    mutating func schedule(at deadline: MonotonicInstant, _ callback: @escaping () -> Void) -> TimerID {
         nextID += 1
         callbacks[nextID] = callback
         heap.push(Entry(deadline: deadline, id: nextID))
@@ -33,17 +33,16 @@ struct TimerQueue {
         callbacks[timer.value] = nil
     }
 
-    /// How long epoll may block, in nanoseconds: until the next live deadline, -1 (forever) when there is none.
-    mutating func nanosecondsUntilNext(now: Int64) -> Int64 {
+    /// When the next live timer is due; nil when there is none.
+    mutating func nextDeadline() -> MonotonicInstant? {
         dropCancelled()
-        guard let first = heap.top else { return -1 }
-        return max(0, first.deadline - now)
+        return heap.top?.deadline
     }
 
     /// Removes and returns the next callback whose deadline has come.
     ///
     /// The caller runs it outside any mutation of the queue: a callback may schedule or cancel timers.
-    mutating func popDue(now: Int64) -> (() -> Void)? {
+    mutating func popDue(now: MonotonicInstant) -> (() -> Void)? {
         while let first = heap.top, first.deadline <= now {
             heap.pop()
             if let callback = callbacks.removeValue(forKey: first.id) { return callback }

@@ -3,43 +3,34 @@ import AuthloadWire
 import CSystem
 import Foundation
 
-/// A client WebSocket on one loop: connect, secure the stream, send the upgrade `GET`, check the
-/// `101`, then hand the socket to a ``WebSocketFrameConnection`` and serve the caller's receives.
+/// A client WebSocket on one loop: opened by an upgrade request on a ``ClientConnection`` (connect,
+/// TLS, the `GET` and its timeouts are the HTTP client's), then, once the `101` checks out, the socket's
+/// ``WebSocketFrameConnection``'s; this serves the caller's receives and closes.
 ///
 /// `@unchecked Sendable`: callers on any task reach it only through ``EventLoop/suspend(_:onCancel:)``
 /// and `loop.execute`; every field is touched on `loop`'s thread alone.
-final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDelegate, @unchecked Sendable {
-    enum Phase { case connecting, securing, upgrading, open, closed }
-
+final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnectionDelegate, @unchecked Sendable {
     /// What the opening handshake sends and checks.
     struct Upgrade {
         var bytes: [UInt8]
         var key: String
         var protocols: [String]
-        /// Monotonic nanoseconds when the caller handed the open to the transport.
-        var start: Int64
-        var deadline: Int64
-        var connectDeadline: Int64
+        /// When the caller handed the open to the transport.
+        var start: MonotonicInstant
+        var deadline: MonotonicInstant
+        var connectDeadline: MonotonicInstant
         var timeout: Duration
     }
 
     let loop: EventLoop
-    let fd: Int32
-    let stream: any ByteStream
-    private(set) var phase = Phase.connecting
     private let upgrade: Upgrade
-    private var written = 0
-    private var parser = HTTPResponseParser()
-    private var interest = EPOLLOUT.rawValue
+    /// The connection carrying the upgrade request, until it is answered.
+    private var opening: ClientConnection?
     private var opener: LoopWaiter<ClientWebSocket>?
-    private var connected: Int64?
-    private var secured: Int64?
-    private var firstByte: Int64?
-    private var timers: [TimerID] = []
 
     private var frames: WebSocketFrameConnection?
-    /// Messages nobody was waiting for, with the monotonic nanoseconds they arrived at.
-    private var messages: [(message: WebSocketMessage, arrived: Int64)] = []
+    /// Messages nobody was waiting for, with the instant each arrived.
+    private var messages: [(message: WebSocketMessage, arrived: MonotonicInstant)] = []
     private var messageHead = 0
     private var receivers: [LoopWaiter<StampedMessage>] = []
     private var closers: [CheckedContinuation<Void, Never>] = []
@@ -56,168 +47,55 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
     ) throws(TransportError) {
         self.loop = loop
         self.upgrade = upgrade
-        fd = try Sockets.connect(to: address, from: source, target: target)
-        do {
-            stream = try makeStream(fd)
-        } catch {
-            Glibc.close(fd)
-            throw error
-        }
         self.opener = opener
-        loop.register(fd, events: EPOLLOUT.rawValue, handler: self)
-        timers.append(
-            loop.schedule(at: upgrade.deadline) { [weak self] in
-                guard let self else { return }
-                fail(
-                    TransportError(
-                        phase == .connecting || phase == .securing ? .connectTimeout : .timeout,
-                        "the WebSocket handshake did not finish within \(upgrade.timeout)"))
-            })
-        if upgrade.connectDeadline < upgrade.deadline {
-            timers.append(
-                loop.schedule(at: upgrade.connectDeadline) { [weak self] in
-                    // The connect timeout covers the TLS handshake too, as for HTTP requests.
-                    guard let self, phase == .connecting || phase == .securing else { return }
-                    fail(TransportError(.connectTimeout))
-                })
-        }
-    }
-
-    func handleEvents(_ events: UInt32) {
-        switch phase {
-        case .connecting:
-            finishConnect()
-        case .securing:
-            continueHandshake()
-        case .upgrading:
-            if events & EPOLLOUT.rawValue != 0 { writeUpgrade() }
-            if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { readResponse() }
-        case .open:
-            if let frames { frames.handleEvents(events) }
-        case .closed:
-            break
-        }
+        // No idle timeout applies: the connection is handed over or closed once the upgrade is answered.
+        let connection = try ClientConnection(
+            loop: loop, address: address, source: source, target: target, idleTimeout: .zero, makeStream: makeStream
+        ) { _ in }
+        opening = connection
+        connection.send(
+            PendingRequest(upgrade: upgrade.bytes, for: self), method: "GET", start: upgrade.start, deadline: upgrade.deadline,
+            connectDeadline: upgrade.connectDeadline, upgrade: true)
     }
 
     // MARK: Opening handshake
 
     /// Ends an opening that did not succeed: the socket closes and the opener hears `error`.
     func fail(_ error: any Error) {
-        guard phase != .open, phase != .closed else { return }
-        phase = .closed
-        for timer in timers { loop.cancel(timer) }
-        stream.shutdown()
-        loop.close(fd)
+        let connection = opening
+        opening = nil
         opener?.resume(.failure(error))
         opener = nil
+        connection?.close()
     }
 
-    private func finishConnect() {
-        var code: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length)
-        guard code == 0 else {
-            fail(SocketError.transportError(code, during: "connect"))
-            return
-        }
-        connected = Monotonic.now
-        phase = .securing
-        continueHandshake()
+    func failed(_ error: any Error) {
+        guard (error as? TransportError)?.kind == .timeout else { return fail(error) }
+        fail(TransportError(.timeout, "the WebSocket handshake did not finish within \(upgrade.timeout)"))
     }
 
-    private func continueHandshake() {
-        switch stream.handshake() {
-        case .done:
-            secured = stream.isSecure ? Monotonic.now : connected
-            phase = .upgrading
-            setInterest(EPOLLIN.rawValue)
-            writeUpgrade()
-        case .wouldBlock(let wanted):
-            setInterest(wanted)
-        case .end:
-            fail(TransportError.closedDuringHandshake)
-        case .failed(let error):
-            fail(error.duringHandshake())
-        }
-    }
-
-    private func writeUpgrade() {
-        switch stream.write(upgrade.bytes, from: &written) {
-        case .done: setInterest(EPOLLIN.rawValue)
-        case .wouldBlock(let wanted): setInterest(EPOLLIN.rawValue | wanted)
-        case .end: fail(TransportError(.closed, "the server closed the connection before the WebSocket handshake was sent"))
-        case .failed(let error): fail(error)
-        }
-    }
-
-    private func readResponse() {
-        guard phase == .upgrading else { return }
-        let stop = stream.read(into: loop.readBuffer) { chunk in
-            if firstByte == nil { firstByte = Monotonic.now }
-            parser.feed(chunk)
-            return !parseResponse() && phase == .upgrading
-        }
-        switch stop {
-        case .stopped, .drained: break
-        case .wants(let wanted): setInterest(EPOLLIN.rawValue | wanted)
-        case .end:
-            // A rejection may be delimited by the close itself.
-            parser.endOfStream()
-            if !parseResponse() {
-                fail(TransportError(.closed, "the server closed the connection before answering the WebSocket handshake"))
-            }
-        case .failed(let error): fail(error)
-        }
-    }
-
-    /// Acts on a complete response; false while more bytes are needed.
-    private func parseResponse() -> Bool {
-        do {
-            guard case .response(var response, _) = try parser.next() else { return false }
-            let now = Monotonic.now
-            let connected = connected ?? upgrade.start
-            let secured = secured ?? connected
-            response.timing = RequestTiming(
-                connect: .nanoseconds(connected - upgrade.start),
-                tlsHandshake: .nanoseconds(secured - connected),
-                timeToFirstByte: .nanoseconds((firstByte ?? now) - upgrade.start),
-                total: .nanoseconds(now - upgrade.start))
-            finishUpgrade(response)
-        } catch {
-            fail(TransportError(.protocolViolation, "WebSocket handshake response: \(error)"))
-        }
-        return true
-    }
-
-    private func finishUpgrade(_ response: HTTPResponse) {
+    func upgraded(_ response: HTTPResponse, leftover: [UInt8], on connection: ClientConnection) -> (any EventHandler)? {
+        opening = nil
         guard response.status == 101 else {
             fail(WebSocketUpgradeRejected(response: response))
-            return
+            return nil
         }
         let subprotocol: String?
         do {
             subprotocol = try WebSocketHandshake.validate(response: response, key: upgrade.key, offeredProtocols: upgrade.protocols)
         } catch {
             fail(TransportError(.protocolViolation, error.description))
-            return
+            return nil
         }
-        phase = .open
         OpenSockets.webSockets.add(1, ordering: .relaxed)
-        for timer in timers { loop.cancel(timer) }
-        timers = []
-        let frames = WebSocketFrameConnection(stream: stream, loop: loop, role: .client, interest: interest)
+        let frames = WebSocketFrameConnection(stream: connection.stream, loop: loop, role: .client, interest: connection.interest)
         frames.delegate = self
         self.frames = frames
         // Frames that came in the same read as the 101 belong to the WebSocket, not to HTTP.
-        frames.start(leftover: parser.takeUnparsedBytes())
+        frames.start(leftover: leftover)
         opener?.resume(.success(ClientWebSocket(handshake: response, subprotocol: subprotocol, connection: self)))
         opener = nil
-    }
-
-    private func setInterest(_ events: UInt32) {
-        guard events != interest else { return }
-        interest = events
-        loop.modify(fd, events: events)
+        return frames
     }
 
     // MARK: Open WebSocket
@@ -229,7 +107,7 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
     }
 
     /// Hands the caller the oldest queued message, or waits for one until `deadline`.
-    func receive(_ waiter: LoopWaiter<StampedMessage>, deadline: Int64, timeout: Duration) {
+    func receive(_ waiter: LoopWaiter<StampedMessage>, deadline: MonotonicInstant, timeout: Duration) {
         if messageHead < messages.count {
             let (message, arrived) = messages[messageHead]
             messageHead += 1
@@ -255,7 +133,7 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
         receivers.removeAll { !$0.isPending }
     }
 
-    func close(code: Int, reason: String, deadline: Int64, continuation: CheckedContinuation<Void, Never>) {
+    func close(code: Int, reason: String, deadline: MonotonicInstant, continuation: CheckedContinuation<Void, Never>) {
         guard closure == nil, let frames else {
             continuation.resume()
             return
@@ -266,10 +144,10 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
 
     /// Drops the WebSocket without a closing handshake (the client that opened it shuts down).
     func abort() {
-        switch phase {
-        case .open: frames?.abort()
-        case .connecting, .securing, .upgrading: fail(TransportError(.closed, "the client was shut down"))
-        case .closed: break
+        if let frames {
+            frames.abort()
+        } else {
+            fail(TransportError(.closed, "the client was shut down"))
         }
     }
 
@@ -277,18 +155,18 @@ final class WebSocketClientConnection: EventHandler, WebSocketFrameConnectionDel
         while !receivers.isEmpty {
             let receiver = receivers.removeFirst()
             if receiver.isPending {
-                receiver.resume(.success(StampedMessage(message: message, arrived: Monotonic.now)))
+                receiver.resume(.success(StampedMessage(message: message, arrived: MonotonicInstant.now)))
                 return
             }
         }
-        messages.append((message, Monotonic.now))
+        messages.append((message, MonotonicInstant.now))
     }
 
-    /// A message and the monotonic nanoseconds the loop read it at: the caller works out how long it
+    /// A message and the instant the loop read it: the caller works out how long it
     /// waited once its task runs, so neither the queue nor the task's wake-up passes for server time.
     struct StampedMessage: Sendable {
         var message: WebSocketMessage
-        var arrived: Int64
+        var arrived: MonotonicInstant
     }
 
     func closed(_ closed: WebSocketClosed) {

@@ -16,7 +16,7 @@ protocol WebSocketFrameConnectionDelegate: AnyObject {
 /// hand messages to its delegate, and drop the socket once the channel says the WebSocket is over
 /// (after writing what is queued, for at most ``linger``). Touched only on its loop's thread. The
 /// owner of the socket's epoll registration forwards events here with ``handleEvents(_:)``.
-final class WebSocketFrameConnection {
+final class WebSocketFrameConnection: EventHandler {
     /// How long queued bytes (the final Close) may take to leave once the WebSocket is over.
     static let linger = Duration.seconds(2)
 
@@ -70,7 +70,7 @@ final class WebSocketFrameConnection {
     }
 
     /// Starts the closing handshake; if no Close comes back by `deadline`, the socket is dropped (1006).
-    func close(code: Int, reason: String, deadline: Int64) {
+    func close(code: Int, reason: String, deadline: MonotonicInstant) {
         perform(channel.startClose(code: code, reason: reason))
         guard case .closeSent = channel.state, closeTimer == nil else { return }
         closeTimer = loop.schedule(at: deadline) { [weak self] in
@@ -132,7 +132,7 @@ final class WebSocketFrameConnection {
         case .wouldBlock(let wanted):
             setInterest(EPOLLIN.rawValue | wanted)
             if dropAfterFlush && lingerTimer == nil {
-                lingerTimer = loop.schedule(at: Monotonic.now + Monotonic.nanoseconds(Self.linger)) { [weak self] in self?.drop() }
+                lingerTimer = loop.schedule(at: MonotonicInstant.now + Self.linger) { [weak self] in self?.drop() }
             }
             return
         case .end, .failed:

@@ -95,13 +95,13 @@ final class ServerWebSocketPeer: WebSocketPeer, @unchecked Sendable {
         onLoop { frames in
             frames.close(
                 code: code, reason: reason,
-                deadline: Monotonic.now + Monotonic.nanoseconds(WebSocketServerHandshake.closeTimeout))
+                deadline: MonotonicInstant.now + WebSocketServerHandshake.closeTimeout)
         }
     }
 
     func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
         onLoop { [loop] frames in
-            _ = loop.schedule(at: Monotonic.now + Monotonic.nanoseconds(delay)) { [weak frames] in
+            _ = loop.schedule(at: MonotonicInstant.now + delay) { [weak frames] in
                 guard let frames, !frames.isClosed else { return }
                 work()
             }

@@ -25,7 +25,7 @@ static inline int authload_set_nonblocking(int fd) {
 }
 
 
-/// Monotonic nanoseconds, the time base of the event loops' timers and request timing.
+/// Monotonic nanoseconds (`MonotonicInstant`), the time base of the event loops' timers and request timing.
 static inline long long authload_monotonic_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
