@@ -127,20 +127,17 @@ private final class Listener: EventHandler, @unchecked Sendable {
     }
 }
 
-/// One accepted connection: secures itself when its stream does TLS, then parses requests, asks the
-/// service, and writes responses in order.
+/// One accepted connection: secures itself when its stream does TLS, then serves what its
+/// ``HTTPServerConnectionState`` says is next, asking the service and writing the answers in order.
 private final class ServerConnection: EventHandler {
     let fd: Int32
     let stream: any ByteStream
     let loop: EventLoop
     let service: any HTTPService
     private var handshaking = true
-    private var parser = HTTPRequestParser()
+    private var state = HTTPServerConnectionState()
     private var output: [UInt8] = []
     private var written = 0
-    /// A response is being held for its latency; later requests wait so responses stay in order.
-    private var awaitingReply = false
-    private var closeAfterWrite = false
     private var closed = false
     private var interest = EPOLLIN.rawValue
     /// Set once a WebSocket upgrade was accepted: the socket then carries frames, not HTTP.
@@ -184,7 +181,7 @@ private final class ServerConnection: EventHandler {
     private func readAvailable() {
         guard !closed && webSocket == nil else { return }
         let stop = stream.read(into: loop.readBuffer) { chunk in
-            parser.feed(chunk)
+            state.received(chunk)
             serveParsed()
             return !closed && webSocket == nil
         }
@@ -196,33 +193,23 @@ private final class ServerConnection: EventHandler {
     }
 
     private func serveParsed() {
-        while !awaitingReply && !closed && !closeAfterWrite && webSocket == nil {
-            let request: HTTPRequest
-            let keepAlive: Bool
-            do {
-                guard case .request(let parsed, let alive) = try parser.next() else { return }
-                request = parsed
-                keepAlive = alive
-            } catch {
-                let status = error.suggestedStatus
-                var bytes: [UInt8] = []
-                HTTPResponse(status: status, body: Array("\(error)\n".utf8)).serialize(into: &bytes, keepAlive: false)
-                closeAfterWrite = true
+        while !closed && webSocket == nil {
+            switch state.next() {
+            case .wait:
+                return
+            case .refuse(let bytes):
                 enqueue(bytes)
                 return
-            }
-            if WebSocketHandshake.isUpgradeRequest(request) {
+            case .upgrade(let request):
                 upgrade(request)
                 return
-            }
-            let reply = service.respond(to: request)
-            let head = request.method == "HEAD"
-            awaitingReply = true
-            if reply.latency <= .zero {
-                deliver(reply, keepAlive: keepAlive, head: head)
-            } else {
-                _ = loop.schedule(at: MonotonicInstant.now + reply.latency) { [weak self] in
-                    self?.deliver(reply, keepAlive: keepAlive, head: head)
+            case .serve(let request):
+                // Held on a loop timer for its latency: the state serves nothing else until it is given.
+                let reply = service.respond(to: request)
+                if reply.latency <= .zero {
+                    deliver(reply)
+                } else {
+                    _ = loop.schedule(at: MonotonicInstant.now + reply.latency) { [weak self] in self?.deliver(reply) }
                 }
             }
         }
@@ -235,7 +222,7 @@ private final class ServerConnection: EventHandler {
         case .reject(let response):
             var bytes: [UInt8] = []
             response.serialize(into: &bytes, keepAlive: false)
-            closeAfterWrite = true
+            state.closeAfterWriting()
             enqueue(bytes)
         case .accept(let response):
             // Whatever HTTP output is still unwritten goes first, then the 101, then the frames.
@@ -244,23 +231,18 @@ private final class ServerConnection: EventHandler {
             output = []
             written = 0
             webSocket = frames
-            frames.start(prefix: bytes, leftover: parser.takeUnparsedBytes())
+            frames.start(prefix: bytes, leftover: state.takeLeftover())
         }
     }
 
-    private func deliver(_ reply: ServiceReply, keepAlive: Bool, head: Bool) {
+    private func deliver(_ reply: ServiceReply) {
         guard !closed else { return }
         if let fault = reply.fault, case .success(let response) = reply.result {
             return inject(fault, into: response)
         }
-        awaitingReply = false
         switch reply.result {
         case .success(let response):
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(256 + response.body.count)
-            response.serialize(into: &bytes, keepAlive: keepAlive, respondingToHEAD: head)
-            if !keepAlive { closeAfterWrite = true }
-            enqueue(bytes)
+            enqueue(state.answer(response))
             serveParsed()
         case .failure:
             resetAndClose()
@@ -273,9 +255,9 @@ private final class ServerConnection: EventHandler {
         case .reset:
             resetAndClose()
         case .silent:
-            break // awaitingReply stays set: nothing more is read or answered until the client gives up.
+            break // The request stays served: nothing more is answered until the client gives up.
         case .writeAndClose(let bytes):
-            closeAfterWrite = true
+            state.closeAfterWriting()
             enqueue(bytes)
         case .trickle(let bytes):
             trickle(bytes[...])
@@ -315,7 +297,7 @@ private final class ServerConnection: EventHandler {
         output.removeAll(keepingCapacity: true)
         written = 0
         setInterest(EPOLLIN.rawValue)
-        if closeAfterWrite { close() }
+        if state.closing { close() }
     }
 
     /// Changes what epoll reports only when it changes: one syscall saved per response.
@@ -328,8 +310,7 @@ private final class ServerConnection: EventHandler {
     /// Closes with RST instead of FIN (SO_LINGER 0), as a crashed or reset peer would: without a TLS
     /// close_notify first, or the client would read a clean end before the reset.
     private func resetAndClose() {
-        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        Sockets.resetOnClose(fd)
         close(graceful: false)
     }
 
