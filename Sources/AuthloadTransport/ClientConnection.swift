@@ -114,7 +114,7 @@ final class ClientConnection: EventHandler {
 
     func handleEvents(_ events: UInt32) {
         switch state.phase {
-        case .connecting: finishConnect()
+        case .connecting: finishConnect(events)
         case .handshaking: continueHandshake()
         case .open:
             if events & EPOLLOUT.rawValue != 0 { flush() }
@@ -191,13 +191,17 @@ final class ClientConnection: EventHandler {
         timer = nil
     }
 
-    private func finishConnect() {
-        var code: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length)
-        guard code == 0 else {
-            perform(state.streamFailed(SocketError.transportError(code, during: "connect")))
-            return
+    /// The socket turned writable: connected, unless epoll also reports an error (then SO_ERROR says which).
+    private func finishConnect(_ events: UInt32) {
+        if events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
+            var code: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length)
+            // With no error pending the connect did finish; the first read or write meets whatever came after.
+            guard code == 0 else {
+                perform(state.streamFailed(SocketError.transportError(code, during: "connect")))
+                return
+            }
         }
         state.connected(at: .now)
         continueHandshake()

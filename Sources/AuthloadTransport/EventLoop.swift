@@ -123,10 +123,11 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Forgets `fd` and closes it.
+    ///
+    /// Closing a descriptor takes it out of the epoll set (no descriptor here is ever duplicated), so there is
+    /// no `EPOLL_CTL_DEL`: one system call fewer for every connection.
     func close(_ fd: Int32) {
-        if handlers.removeValue(forKey: fd) != nil {
-            epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
-        }
+        handlers.removeValue(forKey: fd)
         _ = Glibc.close(fd)
     }
 

@@ -97,7 +97,7 @@ private final class Listener: EventHandler, @unchecked Sendable {
 
     func handleEvents(_ events: UInt32) {
         while open {
-            let client = accept(fd, nil, nil)
+            let client = authload_accept_nonblocking(fd)
             if client < 0 {
                 // EMFILE: leave the connection in the backlog; the next readiness retries.
                 return
@@ -107,7 +107,6 @@ private final class Listener: EventHandler, @unchecked Sendable {
                 Glibc.close(client)
                 continue
             }
-            _ = authload_set_nonblocking(client)
             var one: Int32 = 1
             setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             let target = group.next()

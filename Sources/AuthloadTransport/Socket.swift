@@ -129,9 +129,9 @@ enum SocketError {
 enum Sockets {
     /// A new non-blocking TCP socket with Nagle off (requests are small and latency-sensitive).
     static func makeTCP(family: Int32) throws(TransportError) -> Int32 {
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        // Non-blocking from the start: two `fcntl` calls fewer for every connection.
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw SocketError.transportError(errno, during: "socket") }
-        _ = authload_set_nonblocking(fd)
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         return fd

@@ -1,4 +1,4 @@
-// sched_getaffinity needs _GNU_SOURCE, which must not leak into the module header.
+// sched_getaffinity and accept4 need _GNU_SOURCE, which must not leak into the module header.
 #define _GNU_SOURCE
 #include <sched.h>
 #include <unistd.h>
@@ -12,6 +12,8 @@ int authload_available_cpus(void) {
     int count = CPU_COUNT(&set);
     return count > 0 ? count : 1;
 }
+
+int authload_accept_nonblocking(int fd) { return accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC); }
 
 #include <errno.h>
 #include <sys/syscall.h>

@@ -18,13 +18,6 @@
 #include <time.h>
 #include <signal.h>
 
-static inline int authload_set_nonblocking(int fd) {
-    int flags = fcntl(fd, F_GETFL, 0);
-    if (flags < 0) return -1;
-    return fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-}
-
-
 /// Monotonic nanoseconds (`MonotonicInstant`), the time base of the event loops' timers and request timing.
 static inline long long authload_monotonic_ns(void) {
     struct timespec ts;
@@ -39,6 +32,9 @@ int authload_available_cpus(void);
 /// Hands whole free pages of the heap back to the kernel (glibc's malloc_trim(0)); 1 when some were.
 /// Without it a long run's RSS keeps the high-water mark of its heap, pinned by fragmentation. Defined in shim.c.
 int authload_return_free_heap(void);
+
+/// accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC: an accepted socket ready for the loop in one call. Defined in shim.c.
+int authload_accept_nonblocking(int fd);
 
 /// epoll_wait with a timeout in nanoseconds (-1 waits forever); microsecond-precise where the
 /// kernel has epoll_pwait2, else rounded up to milliseconds. Defined in shim.c.
