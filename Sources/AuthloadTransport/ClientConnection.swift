@@ -58,15 +58,11 @@ final class ClientConnection: EventHandler {
     typealias State = HTTPClientConnectionState<PendingRequest>
 
     let loop: EventLoop
-    let fd: Int32
-    let stream: any ByteStream
+    /// The socket, its stream, what epoll reports and what is queued; handed to the frames after an upgrade.
+    let core: ConnectionCore
     private var state: State
-    /// How much of the request in flight is written.
-    private var written = 0
     /// The one timer, set for ``HTTPClientConnectionState/timerDue``.
     private var timer: (id: TimerID, at: MonotonicInstant)?
-    /// What epoll reports for the socket now.
-    private(set) var interest = EPOLLOUT.rawValue
     /// The socket is this connection's to close: not yet closed, nor handed over after an upgrade.
     private var socketOpen = true
     /// Takes the socket's events once a WebSocket upgrade was accepted.
@@ -85,13 +81,16 @@ final class ClientConnection: EventHandler {
         self.loop = loop
         self.state = State(idleTimeout: idleTimeout)
         self.onClose = onClose
-        fd = try Sockets.connect(to: address, from: source, target: target)
+        let fd = try Sockets.connect(to: address, from: source, target: target)
+        let stream: any ByteStream
         do {
             stream = try makeStream(fd)
         } catch {
             Glibc.close(fd)
             throw error
         }
+        // Writable once connected.
+        core = ConnectionCore(loop: loop, stream: stream, interest: EPOLLOUT.rawValue)
         loop.register(fd, events: EPOLLOUT.rawValue, handler: self)
         OpenSockets.http.add(1, ordering: .relaxed)
     }
@@ -106,7 +105,6 @@ final class ClientConnection: EventHandler {
         _ request: PendingRequest, method: String, start: MonotonicInstant, deadline: MonotonicInstant,
         connectDeadline: MonotonicInstant, upgrade: Bool = false
     ) {
-        written = 0
         perform(
             state.send(
                 request, method: method, start: start, deadline: deadline, connectDeadline: connectDeadline, upgrade: upgrade))
@@ -140,7 +138,7 @@ final class ClientConnection: EventHandler {
     private func perform(_ action: State.Action) {
         switch action {
         case .wait: break
-        case .write: flush()
+        case .write: written(core.send(state.exchange?.request.bytes ?? []))
         case .respond(let request, let response, let close):
             if close { closeSocket(reset: false) }
             guard case .response(let continuation) = request.waiter else { preconditionFailure("a response to an upgrade") }
@@ -169,12 +167,10 @@ final class ClientConnection: EventHandler {
     private func closeSocket(reset: Bool) {
         guard socketOpen else { return }
         socketOpen = false
-        if reset { Sockets.resetOnClose(fd) }
         OpenSockets.http.subtract(1, ordering: .relaxed)
         if let timer { loop.cancel(timer.id) }
         timer = nil
-        stream.shutdown()
-        loop.close(fd)
+        core.close(reset: reset)
         onClose(self)
     }
 
@@ -196,7 +192,7 @@ final class ClientConnection: EventHandler {
         if events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
             var code: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
-            getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length)
+            getsockopt(core.fd, SOL_SOCKET, SO_ERROR, &code, &length)
             // With no error pending the connect did finish; the first read or write meets whatever came after.
             guard code == 0 else {
                 perform(state.streamFailed(SocketError.transportError(code, during: "connect")))
@@ -208,42 +204,27 @@ final class ClientConnection: EventHandler {
     }
 
     private func continueHandshake() {
-        switch stream.handshake() {
-        case .done:
-            setInterest(EPOLLIN.rawValue)
-            perform(state.secured(at: .now, secure: stream.isSecure))
-        case .wouldBlock(let interest): setInterest(interest)
-        case .end: perform(state.streamFailed(.closedDuringHandshake))
-        case .failed(let error): perform(state.streamFailed(error.duringHandshake()))
-        }
-    }
-
-    private func flush() {
-        guard let request = state.exchange?.request, written < request.bytes.count else { return }
-        switch stream.write(request.bytes, from: &written) {
-        case .done: setInterest(EPOLLIN.rawValue)
-        case .wouldBlock(let interest): setInterest(EPOLLIN.rawValue | interest)
-        case .end: perform(state.streamFailed(TransportError(.closed, "the server closed the connection")))
+        switch core.handshake() {
+        case .done: perform(state.secured(at: .now, secure: core.stream.isSecure))
+        case .pending: break
         case .failed(let error): perform(state.streamFailed(error))
         }
     }
 
-    /// Changes what epoll reports only when it changes: most requests fit one `send`.
-    private func setInterest(_ events: UInt32) {
-        guard events != interest, socketOpen else { return }
-        interest = events
-        loop.modify(fd, events: events)
+    private func flush() { written(core.flush()) }
+
+    private func written(_ progress: ConnectionCore.Progress) {
+        if case .failed(let error) = progress { perform(state.streamFailed(error)) }
     }
 
     private func readAvailable() {
-        let stop = stream.read(into: loop.readBuffer) { chunk in
+        let end = core.read { chunk in
             perform(state.received(chunk, at: .now))
             // Read on while open: bytes after a response are unsolicited, and must not wait for the next request.
             return socketOpen
         }
-        switch stop {
-        case .stopped, .drained: break
-        case .wants(let interest): setInterest(EPOLLIN.rawValue | interest)
+        switch end {
+        case .paused: break
         case .end: perform(state.streamEnded(at: .now))
         case .failed(let error): perform(state.streamFailed(error))
         }

@@ -27,25 +27,8 @@ public final class HTTPServer: Sendable {
         guard let address = SocketAddress(numericHost: host, port: port) else {
             throw TransportError(.other, "\(host) is not a numeric IP address to listen on")
         }
-        let fd = try Sockets.makeTCP(family: address.family)
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        guard address.withSockaddr({ bind(fd, $0, $1) }) == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw TransportError(.other, "cannot listen on \(host):\(port): \(SocketError.text(code))")
-        }
-        guard listen(fd, 4096) == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw TransportError(.other, "listen: \(SocketError.text(code))")
-        }
-        var bound = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        withUnsafeMutablePointer(to: &bound) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
-        }
-        self.port = SocketAddress(copying: &bound).port
+        let (fd, port) = try Sockets.listen(on: address)
+        self.port = port
         self.host = host
         self.listener = Listener(fd: fd, group: group, service: service, tls: tls != nil) { fd throws(TransportError) in
             if let tls { try tls.makeStream(fd: fd) } else { PlainStream(fd: fd) }
@@ -129,22 +112,18 @@ private final class Listener: EventHandler, @unchecked Sendable {
 /// One accepted connection: secures itself when its stream does TLS, then serves what its
 /// ``HTTPServerConnectionState`` says is next, asking the service and writing the answers in order.
 private final class ServerConnection: EventHandler {
-    let fd: Int32
-    let stream: any ByteStream
+    let core: ConnectionCore
     let loop: EventLoop
     let service: any HTTPService
     private var handshaking = true
     private var state = HTTPServerConnectionState()
-    private var output: [UInt8] = []
-    private var written = 0
-    private var closed = false
-    private var interest = EPOLLIN.rawValue
     /// Set once a WebSocket upgrade was accepted: the socket then carries frames, not HTTP.
     private var webSocket: WebSocketFrameConnection?
 
+    private var closed: Bool { core.isClosed }
+
     init(stream: any ByteStream, loop: EventLoop, service: any HTTPService) {
-        self.fd = stream.fd
-        self.stream = stream
+        self.core = ConnectionCore(loop: loop, stream: stream, interest: EPOLLIN.rawValue)
         self.loop = loop
         self.service = service
     }
@@ -153,14 +132,10 @@ private final class ServerConnection: EventHandler {
     func start() { continueHandshake() }
 
     private func continueHandshake() {
-        switch stream.handshake() {
-        case .done:
-            handshaking = false
-            setInterest(EPOLLIN.rawValue)
-        case .wouldBlock(let interest):
-            setInterest(interest)
-        case .end, .failed:
-            close()
+        switch core.handshake() {
+        case .done: handshaking = false
+        case .pending: break
+        case .failed: close()
         }
     }
 
@@ -173,20 +148,19 @@ private final class ServerConnection: EventHandler {
             webSocket.handleEvents(events)
             return
         }
-        if events & EPOLLOUT.rawValue != 0 { flush() }
+        if events & EPOLLOUT.rawValue != 0 { written(core.flush()) }
         if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { readAvailable() }
     }
 
     private func readAvailable() {
         guard !closed && webSocket == nil else { return }
-        let stop = stream.read(into: loop.readBuffer) { chunk in
+        let end = core.read { chunk in
             state.received(chunk)
             serveParsed()
             return !closed && webSocket == nil
         }
-        switch stop {
-        case .stopped, .drained: break
-        case .wants(let interest): setInterest(EPOLLIN.rawValue | interest)
+        switch end {
+        case .paused: break
         case .end, .failed: close()
         }
     }
@@ -216,7 +190,7 @@ private final class ServerConnection: EventHandler {
 
     /// Answers a WebSocket upgrade: the rejection (then close), or the 101 and a switch to frames.
     private func upgrade(_ request: HTTPRequest) {
-        let frames = WebSocketFrameConnection(stream: stream, loop: loop, role: .server, interest: interest)
+        let frames = WebSocketFrameConnection(core: core, role: .server)
         switch WebSocketServerHandshake.negotiate(request, service: service, frames: frames) {
         case .reject(let response):
             var bytes: [UInt8] = []
@@ -224,11 +198,9 @@ private final class ServerConnection: EventHandler {
             state.closeAfterWriting()
             enqueue(bytes)
         case .accept(let response):
-            // Whatever HTTP output is still unwritten goes first, then the 101, then the frames.
-            var bytes = Array(output[written...])
+            // Behind whatever HTTP output is still queued in the core: the 101, then the frames.
+            var bytes: [UInt8] = []
             response.serialize(into: &bytes, keepAlive: true)
-            output = []
-            written = 0
             webSocket = frames
             frames.start(prefix: bytes, leftover: state.takeLeftover())
         }
@@ -273,50 +245,20 @@ private final class ServerConnection: EventHandler {
         _ = loop.schedule(at: MonotonicInstant.now + .seconds(1)) { [weak self] in self?.trickle(bytes.dropFirst()) }
     }
 
-    private func enqueue(_ bytes: [UInt8]) {
-        if output.isEmpty {
-            output = bytes
-            written = 0
-        } else {
-            output.append(contentsOf: bytes)
+    private func enqueue(_ bytes: [UInt8]) { written(core.send(bytes)) }
+
+    /// Closes once the last answer is out; a socket that failed closes at once.
+    private func written(_ progress: ConnectionCore.Progress) {
+        switch progress {
+        case .done: if state.closing { close() }
+        case .pending: break
+        case .failed: close()
         }
-        flush()
     }
 
-    private func flush() {
-        switch stream.write(output, from: &written) {
-        case .done: break
-        case .wouldBlock(let interest):
-            setInterest(EPOLLIN.rawValue | interest)
-            return
-        case .end, .failed:
-            close()
-            return
-        }
-        output.removeAll(keepingCapacity: true)
-        written = 0
-        setInterest(EPOLLIN.rawValue)
-        if state.closing { close() }
-    }
+    /// Closes with RST instead of FIN, as a crashed or reset peer would: without a TLS close_notify first, or
+    /// the client would read a clean end before the reset.
+    private func resetAndClose() { core.close(reset: true, graceful: false) }
 
-    /// Changes what epoll reports only when it changes: one syscall saved per response.
-    private func setInterest(_ events: UInt32) {
-        guard events != interest else { return }
-        interest = events
-        loop.modify(fd, events: events)
-    }
-
-    /// Closes with RST instead of FIN (SO_LINGER 0), as a crashed or reset peer would: without a TLS
-    /// close_notify first, or the client would read a clean end before the reset.
-    private func resetAndClose() {
-        Sockets.resetOnClose(fd)
-        close(graceful: false)
-    }
-
-    private func close(graceful: Bool = true) {
-        guard !closed else { return }
-        closed = true
-        if graceful { stream.shutdown() }
-        loop.close(fd)
-    }
+    private func close() { core.close() }
 }

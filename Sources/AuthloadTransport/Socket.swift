@@ -139,6 +139,32 @@ enum Sockets {
 
     static func text(_ code: Int32) -> String { SocketError.text(code) }
 
+    /// A listening socket on `address`, and the port it listens on (the system's choice when asked for 0).
+    ///
+    /// The backlog is large: a staging server that drops connections from a full accept queue would show up
+    /// as connect timeouts that are not the service's.
+    static func listen(on address: SocketAddress, backlog: Int32 = 4096) throws(TransportError) -> (fd: Int32, port: Int) {
+        let fd = try makeTCP(family: address.family)
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        guard address.withSockaddr({ bind(fd, $0, $1) }) == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw TransportError(.other, "cannot listen on \(address.host):\(address.port): \(SocketError.text(code))")
+        }
+        guard Glibc.listen(fd, backlog) == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw TransportError(.other, "listen: \(SocketError.text(code))")
+        }
+        var bound = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        withUnsafeMutablePointer(to: &bound) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
+        }
+        return (fd, SocketAddress(copying: &bound).port)
+    }
+
     /// Linux's IP_BIND_ADDRESS_NO_PORT: a bound source address takes its port at connect, from the 4-tuple, so
     /// one source address holds a port range per server address rather than one port range in all.
     private static let bindAddressNoPort: Int32 = 24

@@ -88,7 +88,7 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
             return nil
         }
         OpenSockets.webSockets.add(1, ordering: .relaxed)
-        let frames = WebSocketFrameConnection(stream: connection.stream, loop: loop, role: .client, interest: connection.interest)
+        let frames = WebSocketFrameConnection(core: connection.core, role: .client)
         frames.delegate = self
         self.frames = frames
         // Frames that came in the same read as the 101 belong to the WebSocket, not to HTTP.

@@ -12,33 +12,32 @@ protocol WebSocketFrameConnectionDelegate: AnyObject {
 
 /// An open WebSocket on one loop, for either end: the I/O shell around a ``WebSocketChannel``.
 ///
-/// It reads the stream into the channel and carries out what the channel answers: queue bytes,
-/// hand messages to its delegate, and drop the socket once the channel says the WebSocket is over
-/// (after writing what is queued, for at most ``linger``). Touched only on its loop's thread. The
-/// owner of the socket's epoll registration forwards events here with ``handleEvents(_:)``.
+/// It reads its connection's core into the channel and carries out what the channel answers: queue
+/// bytes, hand messages to its delegate, and drop the socket once the channel says the WebSocket is
+/// over (after writing what is queued, for at most ``linger``). Touched only on its loop's thread. The
+/// owner of the socket's epoll registration (the HTTP connection it was upgraded from) forwards events
+/// here with ``handleEvents(_:)``.
 final class WebSocketFrameConnection: EventHandler {
     /// How long queued bytes (the final Close) may take to leave once the WebSocket is over.
     static let linger = Duration.seconds(2)
 
     let loop: EventLoop
-    let stream: any ByteStream
+    /// The socket, taken over from the HTTP connection that upgraded.
+    let core: ConnectionCore
     /// Strong until the socket is dropped, then released: an open socket keeps its listener alive.
     var delegate: (any WebSocketFrameConnectionDelegate)?
     private var channel: WebSocketChannel
-    private var output: [UInt8] = []
-    private var written = 0
-    private var interest: UInt32
+    /// Frames sent before ``start(prefix:leftover:)``: they wait behind the handshake response.
+    private var early: [UInt8] = []
     private var started = false
     private var dropAfterFlush = false
-    private(set) var isDropped = false
+    var isDropped: Bool { core.isClosed }
     private var closeTimer: TimerID?
     private var lingerTimer: TimerID?
 
-    /// - Parameter interest: the epoll events the socket is registered for now.
-    init(stream: any ByteStream, loop: EventLoop, role: WebSocketChannel.Role, interest: UInt32) {
-        self.stream = stream
-        self.loop = loop
-        self.interest = interest
+    init(core: ConnectionCore, role: WebSocketChannel.Role) {
+        self.core = core
+        self.loop = core.loop
         channel = WebSocketChannel(role: role)
     }
 
@@ -49,15 +48,16 @@ final class WebSocketFrameConnection: EventHandler {
     /// far, then takes `leftover`, the bytes that arrived behind the handshake.
     func start(prefix: [UInt8] = [], leftover: [UInt8] = []) {
         started = true
-        if !prefix.isEmpty { output.insert(contentsOf: prefix, at: 0) }
-        flush()
+        let queued = prefix + early
+        early = []
+        written(core.send(queued))
         if !leftover.isEmpty { perform(channel.received(leftover)) }
         // Decrypted input waiting inside a TLS stream is invisible to epoll.
-        if stream.hasBufferedInput { readAvailable() }
+        if core.stream.hasBufferedInput { readAvailable() }
     }
 
     func handleEvents(_ events: UInt32) {
-        if events & EPOLLOUT.rawValue != 0 { flush() }
+        if events & EPOLLOUT.rawValue != 0 { written(core.flush()) }
         if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { readAvailable() }
     }
 
@@ -65,8 +65,9 @@ final class WebSocketFrameConnection: EventHandler {
     ///
     /// - Throws: ``WebSocketClosed`` once a Close was sent or the WebSocket closed.
     func send(_ message: WebSocketMessage) throws(WebSocketClosed) {
-        try channel.send(message, into: &output)
-        flush()
+        var bytes: [UInt8] = []
+        try channel.send(message, into: &bytes)
+        write(bytes)
     }
 
     /// Starts the closing handshake; if no Close comes back by `deadline`, the socket is dropped (1006).
@@ -87,32 +88,31 @@ final class WebSocketFrameConnection: EventHandler {
     }
 
     private func readAvailable() {
-        guard !isDropped else { return }
-        let stop = stream.read(into: loop.readBuffer) { chunk in
+        let end = core.read { chunk in
             perform(channel.received(chunk))
             return !isDropped
         }
-        switch stop {
-        case .stopped, .drained: break
-        case .wants(let wanted): setInterest(EPOLLIN.rawValue | wanted)
+        switch end {
+        case .paused: break
         case .end, .failed: ended()
         }
     }
 
     /// The stream ended or broke: a WebSocket still open dropped (1006); one already over is done.
     private func ended() {
-        output.removeAll()
-        written = 0
+        core.discardOutput()
+        early = []
         perform(channel.connectionEnded())
         drop()
     }
 
     private func perform(_ actions: [WebSocketChannel.Action]) {
         guard !actions.isEmpty else { return }
+        var bytes: [UInt8] = []
         for action in actions {
             switch action {
-            case .write(let bytes):
-                output.append(contentsOf: bytes)
+            case .write(let frame):
+                bytes.append(contentsOf: frame)
             case .deliver(let message):
                 delegate?.received(message)
             case .closeConnection(let closed):
@@ -122,45 +122,38 @@ final class WebSocketFrameConnection: EventHandler {
                 delegate?.closed(closed)
             }
         }
-        flush()
+        write(bytes)
     }
 
-    private func flush() {
-        guard started, !isDropped else { return }
-        switch stream.write(output, from: &written) {
-        case .done: break
-        case .wouldBlock(let wanted):
-            setInterest(EPOLLIN.rawValue | wanted)
+    /// Queues frames (behind the handshake response until started) and writes what the socket takes.
+    private func write(_ bytes: [UInt8]) {
+        guard started else {
+            early.append(contentsOf: bytes)
+            return
+        }
+        written(bytes.isEmpty ? core.flush() : core.send(bytes))
+    }
+
+    /// Drops the socket once everything is out after the WebSocket ended, or after ``linger`` at most.
+    private func written(_ progress: ConnectionCore.Progress) {
+        guard !isDropped else { return }
+        switch progress {
+        case .done:
+            if dropAfterFlush { drop() }
+        case .pending:
             if dropAfterFlush && lingerTimer == nil {
                 lingerTimer = loop.schedule(at: MonotonicInstant.now + Self.linger) { [weak self] in self?.drop() }
             }
-            return
-        case .end, .failed:
+        case .failed:
             ended()
-            return
         }
-        // One large message should not pin its buffer for the life of an idle socket.
-        if output.capacity > 64 * 1024 { output = [] } else { output.removeAll(keepingCapacity: true) }
-        written = 0
-        setInterest(EPOLLIN.rawValue)
-        if dropAfterFlush { drop() }
     }
 
     /// Closes the socket (TLS says goodbye first) and lets go of the delegate.
     private func drop() {
         guard !isDropped else { return }
-        isDropped = true
         for timer in [closeTimer, lingerTimer].compactMap({ $0 }) { loop.cancel(timer) }
-        stream.shutdown()
-        loop.close(stream.fd)
-        output = []
+        core.close()
         delegate = nil
-    }
-
-    /// Changes what epoll reports only when it changes.
-    private func setInterest(_ events: UInt32) {
-        guard events != interest, !isDropped else { return }
-        interest = events
-        loop.modify(stream.fd, events: events)
     }
 }

@@ -1,0 +1,151 @@
+import AuthloadCore
+import CSystem
+import Foundation
+
+/// What every connection on a loop shares, whatever it speaks: the socket and its stream (plain or TLS),
+/// what epoll reports for it, the bytes queued for it, the read loop, the handshake step and the close.
+///
+/// The HTTP client (``ClientConnection``), the HTTP server's connection and the WebSocket frames
+/// (``WebSocketFrameConnection``) each hold one and decide only what their protocol means; after a
+/// WebSocket upgrade the same core passes from the HTTP side to the frames, so what epoll watches and
+/// what is still queued go with it. Touched only on its loop's thread.
+final class ConnectionCore {
+    let loop: EventLoop
+    let stream: any ByteStream
+    var fd: Int32 { stream.fd }
+    /// What epoll reports for the socket now.
+    private(set) var interest: UInt32
+    private(set) var isClosed = false
+    /// Bytes not yet taken by the socket, from `written` on.
+    private var output: [UInt8] = []
+    private var written = 0
+
+    /// - Parameter interest: what the socket is registered for with the loop.
+    init(loop: EventLoop, stream: any ByteStream, interest: UInt32) {
+        self.loop = loop
+        self.stream = stream
+        self.interest = interest
+    }
+
+    /// Bytes are queued that the socket has not taken yet.
+    var hasOutput: Bool { written < output.count }
+
+    /// What a handshake step or a write came to.
+    enum Progress {
+        /// Finished (the handshake is done; everything queued is written).
+        case done
+        /// Waiting for the socket: epoll now reports the readiness it needs.
+        case pending
+        case failed(TransportError)
+    }
+
+    /// Drives the stream's security handshake a step (plain TCP is done at once); once done, epoll reports input.
+    func handshake() -> Progress {
+        switch stream.handshake() {
+        case .done:
+            setInterest(EPOLLIN.rawValue)
+            return .done
+        case .wouldBlock(let wanted):
+            setInterest(wanted)
+            return .pending
+        case .end: return .failed(.closedDuringHandshake)
+        case .failed(let error): return .failed(error.duringHandshake())
+        }
+    }
+
+    /// Queues `bytes` behind whatever is queued and writes as much as the socket takes now.
+    ///
+    /// With nothing queued, the bytes are written from the caller's array and only what the socket does not
+    /// take is copied.
+    func send(_ bytes: [UInt8]) -> Progress {
+        guard !isClosed else { return .failed(TransportError(.closed)) }
+        guard !hasOutput else {
+            output.append(contentsOf: bytes)
+            return flush()
+        }
+        var sent = 0
+        let result = stream.write(bytes, from: &sent)
+        if case .wouldBlock = result {
+            output = Array(bytes[sent...])
+            written = 0
+        }
+        return settle(result)
+    }
+
+    /// Writes what is queued, as far as the socket takes it now (call when epoll reports EPOLLOUT).
+    func flush() -> Progress {
+        guard !isClosed else { return .failed(TransportError(.closed)) }
+        guard hasOutput else { return .done }
+        return settle(stream.write(output, from: &written))
+    }
+
+    private func settle(_ result: StreamResult) -> Progress {
+        switch result {
+        case .done:
+            // One large message should not pin its buffer for the life of an idle socket.
+            if output.capacity > 64 * 1024 { output = [] } else { output.removeAll(keepingCapacity: true) }
+            written = 0
+            setInterest(EPOLLIN.rawValue)
+            return .done
+        case .wouldBlock(let wanted):
+            setInterest(EPOLLIN.rawValue | wanted)
+            return .pending
+        case .end: return .failed(TransportError(.closed, "the server closed the connection"))
+        case .failed(let error): return .failed(error)
+        }
+    }
+
+    /// Forgets what is queued (the peer is gone).
+    func discardOutput() {
+        output = []
+        written = 0
+    }
+
+    /// Why ``read(while:)`` stopped.
+    enum ReadEnd {
+        /// The consumer had enough, or nothing more is there now.
+        case paused
+        /// The peer ended the stream.
+        case end
+        case failed(TransportError)
+    }
+
+    /// Reads what the socket holds, handing each chunk to `consume` while it returns true: the one read
+    /// loop of every connection (``ByteStream/read(into:while:)``), into the loop's shared buffer.
+    func read(while consume: (UnsafeRawBufferPointer) -> Bool) -> ReadEnd {
+        guard !isClosed else { return .paused }
+        switch stream.read(into: loop.readBuffer, while: consume) {
+        case .stopped, .drained: return .paused
+        case .wants(let wanted):
+            // TLS needs the socket writable to go on reading.
+            setInterest(EPOLLIN.rawValue | wanted)
+            return .paused
+        case .end: return .end
+        case .failed(let error): return .failed(error)
+        }
+    }
+
+    /// Changes what epoll reports, only when it changes: most writes leave it as it was.
+    func setInterest(_ events: UInt32) {
+        guard events != interest, !isClosed else { return }
+        interest = events
+        loop.modify(fd, events: events)
+    }
+
+    /// Closes the socket once.
+    ///
+    /// - Parameters:
+    ///   - reset: close with a reset (``Sockets/resetOnClose(_:)``): no TIME_WAIT for an idle client connection,
+    ///     or a broken connection the peer should see as one.
+    ///   - graceful: say goodbye at the stream level first (TLS `close_notify`); a connection broken on purpose
+    ///     skips it, or the peer would read a clean end before the reset.
+    func close(reset: Bool = false, graceful: Bool = true) {
+        guard !isClosed else { return }
+        isClosed = true
+        if reset { Sockets.resetOnClose(fd) }
+        if graceful { stream.shutdown() }
+        loop.close(fd)
+        output = []
+        written = 0
+    }
+}
