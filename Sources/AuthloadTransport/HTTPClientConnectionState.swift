@@ -172,7 +172,8 @@ struct HTTPClientConnectionState<Request> {
         if let exchange {
             if phase != .open, now >= exchange.connectDeadline {
                 // The TLS handshake is part of connecting: a server that accepts but never answers it times out here too.
-                return fail(TransportError(.connectTimeout, phase == .handshaking ? "TLS handshake" : ""))
+                return fail(
+                    TransportError(.connectTimeout, phase == .handshaking ? "TLS handshake" : TransportError.unansweredConnectDetail))
             }
             if now >= exchange.deadline {
                 // A response that had begun (it trickles) is told apart from one that never came.

@@ -53,12 +53,14 @@ struct HTTPClientConnectionStateTests {
         bytes.withUnsafeBytes { state.received($0, at: at(seconds)) }
     }
 
-    @Test("a connection still connecting at its connect deadline fails the request with a connect timeout")
+    @Test("a connection still connecting at its connect deadline fails with a connect timeout that says what to change")
     func connectTimeout() {
         var (state, sent) = Self.sending()
         #expect(sent == .wait)
         #expect(state.timerDue == Self.at(2))
-        #expect(Outcome(state.timerFired(at: Self.at(2))) == .fail("login", TransportError(.connectTimeout)))
+        #expect(
+            Outcome(state.timerFired(at: Self.at(2)))
+                == .fail("login", TransportError(.connectTimeout, TransportError.unansweredConnectDetail)))
         #expect(state.phase == .closed)
         #expect(state.timerDue == nil)
     }

@@ -66,6 +66,12 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
 
     /// The detail of a `.timeout` after some of the response had arrived (it trickled).
     public static let incompleteDetail = "response incomplete"
+
+    /// The detail of a `.connectTimeout` while the TCP connection was still being set up: what usually causes it
+    /// under load, and what to change.
+    public static let unansweredConnectDetail =
+        "the server did not complete the TCP handshake; a server whose accept backlog is full drops new connections: "
+        + "raise its listen backlog (nginx `listen ... backlog=N`, net.core.somaxconn) or ramp up more slowly"
 }
 
 /// A client's view of one simulated device's HTTP connection(s) to an endpoint.
