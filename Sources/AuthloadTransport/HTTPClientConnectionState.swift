@@ -232,7 +232,10 @@ struct HTTPClientConnectionState<Request> {
         guard let (request, response) = finish(response, at: now) else { return .wait }
         phase = .upgraded
         timerDue = nil
-        return .upgrade(request, response, leftover: parser.takeUnparsedBytes())
+        let leftover = parser.takeUnparsedBytes()
+        // The socket carries frames from now on: the parser's buffers would otherwise stay for the WebSocket's life.
+        parser = HTTPResponseParser()
+        return .upgrade(request, response, leftover: leftover)
     }
 
     private mutating func respond(_ response: HTTPResponse, keepAlive: Bool, at now: MonotonicInstant) -> Action {
