@@ -36,6 +36,8 @@ read -r flows errors p50 < <(awk -F, '$1 == "gccs" && $2 == "" { print $3, $4, $
 echo "users: $users  flows: $flows (p50 ${p50} ms each)  errors: $errors  exit: $status" \
     " peak RSS: $((peak_kb / 1024)) MB ($((peak_kb * 1024 / users)) bytes per user)"
 grep -E '^(error|warning)' "$work/time" || true
+# A crash or a failed run: what the generator said (time's own report is the indented part).
+if [ "$status" -ne 0 ]; then grep -v -E '^\s' "$work/time" | tail -20; fi
 if [ "$errors" != 0 ]; then cat "$work/report/errors.csv"; fi
 [ "$status" -eq 0 ] && [ "$errors" = 0 ] || { echo "FAIL"; exit 1; }
 echo "OK"

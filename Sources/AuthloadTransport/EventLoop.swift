@@ -26,6 +26,8 @@ public final class EventLoop: @unchecked Sendable {
     /// Written once by the loop's thread before `init` returns, read-only afterwards.
     private var threadID: pthread_t?
     private var running = true
+    /// Signalled once the loop's thread has torn everything down and is about to end.
+    private let finished = DispatchSemaphore(value: 0)
     /// Runs the jobs of users still on this loop once it has stopped.
     let afterStop = DispatchQueue(label: "authload.loop.after-stop")
     /// Scratch space for reads; one per loop, since a loop reads one socket at a time.
@@ -105,6 +107,14 @@ public final class EventLoop: @unchecked Sendable {
         execute { [self] in running = false }
     }
 
+    /// Waits until the loop's thread has stopped and closed its sockets (at once on the loop's own thread).
+    func waitUntilStopped() {
+        guard !inLoop else { return }
+        finished.wait()
+        // For whoever waits next.
+        finished.signal()
+    }
+
     // MARK: Loop-thread only
 
     func register(_ fd: Int32, events: UInt32, handler: any EventHandler) {
@@ -156,6 +166,7 @@ public final class EventLoop: @unchecked Sendable {
             Glibc.close(epollFD)
             Glibc.close(wakeFD)
             readBuffer.deallocate()
+            finished.signal()
         }
         while running {
             let timeout = hasSubmittedWork() ? 0 : nanosecondsUntilNextTimer()
