@@ -6,11 +6,13 @@ import AuthloadWire
 /// ``ClientConnection`` owns the socket, the stream and the timer, and tells this state what happened
 /// and when: it connected, its handshake finished, bytes arrived, the stream ended or failed, the timer
 /// fired. The state answers with an ``Action``: write the request, hand a response over, fail the
-/// request, close. Every timeout decision lives here (connect, request, idle), and so do the marks
-/// that time a request, so its tests step through time by passing instants, with no socket.
+/// request, close, or hand the socket over once an upgrade is answered. Every timeout decision lives
+/// here (connect, request, idle), and so do the marks that time a request, so its tests step through
+/// time by passing instants, with no socket.
 ///
 /// `Request` is whatever the connection needs to answer a caller (its bytes and continuation); the
-/// state holds it while it is in flight and gives it back exactly once, in a `.respond` or a `.fail`.
+/// state holds it while it is in flight and gives it back exactly once: in a `.respond`, `.fail` or
+/// `.upgrade`, or from ``close()``.
 struct HTTPClientConnectionState<Request> {
     enum Phase {
         case connecting, handshaking, open
