@@ -165,11 +165,7 @@ final class ClientConnection: EventHandler {
     }
 
     private func closeSocket(reset: Bool) {
-        guard socketOpen else { return }
-        socketOpen = false
-        OpenSockets.http.subtract(1, ordering: .relaxed)
-        if let timer { loop.cancel(timer.id) }
-        timer = nil
+        guard letGoOfSocket() else { return }
         core.close(reset: reset)
         onClose(self)
     }
@@ -181,10 +177,19 @@ final class ClientConnection: EventHandler {
             return
         }
         upgradedHandler = handler
+        letGoOfSocket()
+    }
+
+    /// Stops owning the socket, closed or handed over: no longer counted as an HTTP connection, no timer.
+    /// False when it was let go of already.
+    @discardableResult
+    private func letGoOfSocket() -> Bool {
+        guard socketOpen else { return false }
         socketOpen = false
         OpenSockets.http.subtract(1, ordering: .relaxed)
         if let timer { loop.cancel(timer.id) }
         timer = nil
+        return true
     }
 
     /// The socket turned writable: connected, unless epoll also reports an error (then SO_ERROR says which).

@@ -85,12 +85,13 @@ struct HTTPClientConnectionState<Request> {
     ) -> Action {
         precondition(exchange == nil && (phase == .connecting || phase == .open), "one request at a time per open connection")
         let reused = phase == .open
+        let connectDeadline = min(connectDeadline, deadline)
         exchange = Exchange(
-            request: request, start: start, deadline: deadline, connectDeadline: min(connectDeadline, deadline),
+            request: request, start: start, deadline: deadline, connectDeadline: connectDeadline,
             connected: reused ? start : nil, reusedConnection: reused, upgrade: upgrade)
         idleDeadline = nil
         parser.expectResponse(toMethod: method)
-        watch(until: reused ? deadline : min(connectDeadline, deadline))
+        watch(until: reused ? deadline : connectDeadline)
         return reused ? .write : .wait
     }
 
