@@ -18,6 +18,9 @@ extension Runner {
             _ = waiting.push(.init(due: due, index: index, user: nil, active: false))
         }
         let tasks = UserTasks()
+        // The scheduler (this task) counts as live before the timekeeper can park, or a driver could see a quiet run
+        // whose users have not been scheduled and move the clock past them; schedule() ends the count.
+        control.taskStarted()
         await withTaskCancellationHandler {
             await withTaskGroup(of: Void.self) { group in
                 // The timekeeper's live-task count is held by run() until the run has wound down.
@@ -42,13 +45,13 @@ extension Runner {
 
     /// Starts each waiting user's turn as it falls due, until the end, a stop request, or every user has left.
     ///
-    /// This is the run's task: it counts as live while it schedules, parked on the clock between wakes.
+    /// This is the run's task: it counts as live while it schedules, parked on the clock between wakes, and ends
+    /// the live count ``runUsers(start:end:)`` took for it when it stops.
     ///
     /// - Returns: whether every user left before the end.
     private func schedule(
         _ waiting: WaitingUsers<C.Instant>, tasks: UserTasks, iterations: Locked<Int>, start: C.Instant, end: C.Instant, owned: Int
     ) async -> Bool {
-        control.taskStarted()
         defer { control.taskEnded() }
         while true {
             let now = clock.now

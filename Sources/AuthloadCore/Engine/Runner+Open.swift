@@ -9,6 +9,9 @@ extension Runner {
     func runArrivals(start: C.Instant, end: C.Instant) async -> Int {
         let started = Locked(0)
         let tasks = UserTasks()
+        // The generator (this task) counts as live before the timekeeper or any arrival can park, or a driver could
+        // see a quiet run that has not started; generate() ends the count when it stops generating.
+        control.taskStarted()
         await withTaskCancellationHandler {
             await withTaskGroup(of: Void.self) { group in
                 // The timekeeper's live-task count is held by run() until the run has wound down.
@@ -25,10 +28,10 @@ extension Runner {
     }
 
     /// Starts each arrival in a task of its own as it falls due, until the end or a stop request.
+    ///
+    /// Ends the live count ``runArrivals(start:end:)`` took for the generator when it stops generating, not when
+    /// its arrivals end.
     private func generate(start: C.Instant, end: C.Instant, tasks: UserTasks, started: Locked<Int>) async {
-        // The generator (this task) counts as live before any arrival can park, or a driver could see a quiet run
-        // that has not started; it stops counting when it stops generating, not when its arrivals end.
-        control.taskStarted()
         defer { control.taskEnded() }
         let schedule = plan.load.schedule
         let hook = hooks.beforeArrival
