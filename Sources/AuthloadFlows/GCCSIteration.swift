@@ -69,7 +69,7 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
             .map { "\($0)=\(PercentEncoding.encode($1))" }.joined(separator: "&")
         let outcome: Outcome
         do {
-            let socket = try await context.client.openWebSocket(
+            let socket = try await context.openWebSocket(
                 HTTPRequest(method: "GET", target: "\(flow.basePath)\(paths.socket)?\(query)"),
                 protocols: options.subprotocols, timeout: start.duration(to: deadline))
             var session = StompClient(socket: socket, clock: clock)

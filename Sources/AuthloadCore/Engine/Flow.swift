@@ -33,8 +33,9 @@ extension Flow {
 /// What a flow iteration may use: the clock, its HTTP client, its deadlines, and the recorder.
 public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     public let clock: C
-    /// The flow's client; every HTTP request sent through it is counted (``MetricSamples/httpRequests``).
-    public let client: any HTTPClient
+    /// The transport's client for this iteration. Flows reach it through ``send(_:isolation:)``, ``exchange(step:_:isolation:classify:)``
+    /// and ``openWebSocket(_:protocols:timeout:)``, which count every request they put on the wire.
+    let client: any HTTPClient
     /// Longest one request may take; the flow deadline may cut it shorter.
     public let stepTimeout: Duration
     /// When the whole flow iteration times out.
@@ -51,17 +52,17 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// Taken by the first request sent, the one that carries a late start's wait; only when there is a due instant.
     private let firstRequest: FirstRequestLatch?
 
-    /// - Parameter due: the instant the flow was scheduled to start; the first step's latency counts from it,
-    ///   so a generator that started the flow late cannot hide the wait (no coordinated omission).
+    /// - Parameters:
+    ///   - due: the instant the flow was scheduled to start; the first step's latency counts from it,
+    ///     so a generator that started the flow late cannot hide the wait (no coordinated omission).
+    ///   - now: the clock's reading when the flow began, if the caller has just taken it; read here otherwise.
     public init(
         clock: C, client: any HTTPClient, stepTimeout: Duration, deadline: C.Instant,
-        recorder: MetricsRecorder, firstStepMetric: Int, shard: Int, runStart: C.Instant, due: C.Instant? = nil
+        recorder: MetricsRecorder, firstStepMetric: Int, shard: Int, runStart: C.Instant, due: C.Instant? = nil,
+        now: C.Instant? = nil
     ) {
         self.clock = clock
-        // The catalog numbers a flow's series just before its first step's.
-        self.client = CountingClient(
-            base: client, clock: clock, recorder: recorder, flowMetric: firstStepMetric - 1, shard: shard,
-            runStart: runStart)
+        self.client = client
         self.stepTimeout = stepTimeout
         self.deadline = deadline
         self.recorder = recorder
@@ -69,7 +70,7 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
         self.shard = shard
         self.runStart = runStart
         self.due = due
-        flowStart = due ?? clock.now
+        flowStart = due ?? now ?? clock.now
         firstRequest = due == nil ? nil : FirstRequestLatch()
     }
 
@@ -112,7 +113,9 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
         } else {
             do {
                 result = StepResult(response: try await client.execute(request, timeout: timeout, isolation: isolation), outcome: .ok)
+                countRequest(sentAt: start)
             } catch {
+                if Self.reachedTheWire(error) { countRequest(sentAt: start) }
                 result = StepResult(response: nil, outcome: Outcome(error))
             }
         }

@@ -120,29 +120,33 @@ extension Runner {
         let staged = !plan.load.stages.isEmpty
         let level = Double(user.index + 1)
         var iterations = 0
-        while clock.now < end, !Task.isCancelled {
-            if staged, plan.load.schedule.level(at: runStart.duration(to: clock.now)) < level - 1e-9 {
+        // One reading of the clock a turn: it decides whether the run goes on and is the flow's start.
+        var now = clock.now
+        while now < end, !Task.isCancelled {
+            if staged, plan.load.schedule.level(at: runStart.duration(to: now)) < level - 1e-9 {
                 control.userFinished()
                 leave(user)
                 // A level that sits exactly on this user's number at a segment's end brings it straight back: never spin on it.
-                if iterations == 0, arrived == clock.now { return 0 }
-                if let due = firstArrival(user.index, after: clock.now, runStart: runStart), due < end {
+                if iterations == 0, arrived == now { return 0 }
+                if let due = firstArrival(user.index, after: now, runStart: runStart), due < end {
                     _ = waiting.push(.init(due: due, index: user.index, user: user, active: false))
                 }
                 return iterations
             }
             guard control.beginFlow() else { break }
-            await iterate(pickFlow(&user.random), user: user, runStart: runStart)
+            let finished = await iterate(pickFlow(&user.random), user: user, runStart: runStart, now: now)
             control.endFlow()
             iterations += 1
             let think = user.random.duration(in: plan.load.thinkTime)
             // No think time: go straight on (a benchmark's tight loop) rather than through the heap.
-            guard think > .zero else { continue }
+            guard think > .zero else {
+                now = clock.now
+                continue
+            }
             // A flow that ran past the end leaves nothing to wake for.
-            let now = clock.now
-            guard now < end else { break }
+            guard finished < end else { break }
             // Waits until the end at most: still counted active, as a user thinking until then would be.
-            if waiting.push(.init(due: min(now.advanced(by: think), end), index: user.index, user: user, active: true)) {
+            if waiting.push(.init(due: min(finished.advanced(by: think), end), index: user.index, user: user, active: true)) {
                 return iterations
             }
             break

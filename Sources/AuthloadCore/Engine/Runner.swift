@@ -146,9 +146,14 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
     ///
     /// Inlined into its callers: every async call costs an executor check that takes the task's status lock
     /// when the task prefers an executor (as users on a socket transport do).
+    ///
+    /// - Parameter now: the clock's reading the caller has just taken, the flow's start when it has no `due`.
+    /// - Returns: when the flow ended, read once for its latency and handed back for the caller's next decision.
     @inline(__always)
-    func iterate(_ flowIndex: Int, user: isolated VirtualUser, runStart: C.Instant, due: C.Instant? = nil) async {
-        let flowStart = due ?? clock.now
+    @discardableResult
+    func iterate(_ flowIndex: Int, user: isolated VirtualUser, runStart: C.Instant, now: C.Instant? = nil, due: C.Instant? = nil)
+        async -> C.Instant
+    {
         let client: any HTTPClient
         if plan.connectionLifetime == .user {
             // Kept alive across iterations; ``leave(_:)`` closes it when the user's life ends.
@@ -158,14 +163,17 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
             client = transport.makeClient(for: endpoint)
         }
         defer { if plan.connectionLifetime == .iteration { client.shutdown() } }
+        let flowStart = due ?? now ?? clock.now
         let context = FlowContext(
-            clock: clock, client: client, stepTimeout: plan.timeouts.step,
-            deadline: flowStart.advanced(by: plan.timeouts.flow), recorder: recorder,
-            firstStepMetric: catalog.stepMetric(flow: flowIndex, step: 0), shard: user.index, runStart: runStart, due: due)
+            clock: clock, client: client, stepTimeout: plan.timeouts.step, deadline: flowStart.advanced(by: plan.timeouts.flow),
+            recorder: recorder, firstStepMetric: catalog.stepMetric(flow: flowIndex, step: 0), shard: user.index,
+            runStart: runStart, due: due, now: flowStart)
         let outcome = await flows[flowIndex].run(context, user: user)
+        let end = clock.now
         recorder.record(
             metric: catalog.flowMetric(flowIndex), startOffset: runStart.duration(to: flowStart),
-            latency: flowStart.duration(to: clock.now), outcome: outcome, shard: user.index)
+            latency: flowStart.duration(to: end), outcome: outcome, shard: user.index)
+        return end
     }
 
     /// Ends a user's life: closes the connections it kept across iterations, if it kept any.
