@@ -32,34 +32,19 @@ public struct SocketTransportConfiguration: Sendable {
 /// Its connection lives on one event loop and is touched only there (hence `@unchecked Sendable`:
 /// `connection`, `cancelled` and `webSockets` are read and written on `loop` alone). Callers on any
 /// task go through ``execute(_:timeout:isolation:)``, which starts the request at once when the caller
-/// runs on the loop, and hops onto it otherwise.
+/// runs on the loop, and hops onto it otherwise. What every client of the endpoint shares is in its ``EndpointRoute``,
+/// so a client made for one flow iteration costs little more than its connection.
 final class ConnectionClient: HTTPClient, @unchecked Sendable {
     private let loop: EventLoop
-    private let endpoint: Endpoint
-    /// Worked out once: building it per request showed in the profile.
-    private let hostHeader: String
-    private let resolver: Resolver
-    /// The endpoint's address once resolved: the resolver's cache costs a key string and a lock per request.
-    private let address = Locked<SocketAddress?>(nil)
-    private let configuration: SocketTransportConfiguration
-    private let tls: LazyTLSClientContext
-    private let sources: SourceAddresses?
+    private let route: EndpointRoute
     private var connection: ClientConnection?
     private var cancelled = false
     /// WebSockets this client opened, dropped by ``shutdown()`` if still open; weak so closed ones go.
     private var webSockets: [WeakWebSocket] = []
 
-    init(
-        loop: EventLoop, endpoint: Endpoint, resolver: Resolver, configuration: SocketTransportConfiguration,
-        tls: LazyTLSClientContext, sources: SourceAddresses? = nil
-    ) {
-        self.sources = sources
+    init(loop: EventLoop, route: EndpointRoute) {
         self.loop = loop
-        self.endpoint = endpoint
-        self.hostHeader = endpoint.hostHeader
-        self.resolver = resolver
-        self.configuration = configuration
-        self.tls = tls
+        self.route = route
     }
 
     // Inlined, with `send`, into the pool's `execute`: each async call level costs executor checks that
@@ -67,17 +52,16 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
     @inline(__always)
     func execute(_ request: HTTPRequest, timeout: Duration, isolation: isolated (any Actor)?) async throws -> HTTPResponse {
         // Loads the trust store off the loop the first time; connections then only read it.
-        if endpoint.tls, !tls.isLoaded { try await tls.load() }
+        if route.endpoint.tls, !route.tls.isLoaded { try await route.tls.load() }
         let address: SocketAddress
-        if let resolved = self.address.withLock({ $0 }) {
-            address = resolved
+        if let known = route.knownAddress {
+            address = known
         } else {
-            address = try await resolver.resolve(host: endpoint.host, port: endpoint.port, isolation: isolation)
-            self.address.withLock { $0 = address }
+            address = try await route.resolve(isolation: isolation)
         }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256 + request.body.count)
-        request.serialize(into: &bytes, host: hostHeader)
+        request.serialize(into: &bytes, host: route.hostHeader)
         do {
             return try await send(bytes, method: request.method, address: address, timeout: timeout, isolation: isolation)
         } catch let error as TransportError where error.kind == .closed && error.detail == ClientConnection.State.staleDetail {
@@ -93,7 +77,7 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
         try Task.checkCancellation()
         let start = MonotonicInstant.now
         let deadline = start + timeout
-        let connectDeadline = start + min(timeout, configuration.connectTimeout)
+        let connectDeadline = start + min(timeout, route.configuration.connectTimeout)
         return try await withTaskCancellationHandler(
             operation: {
                 try await withUnsafeThrowingContinuation(isolation: isolation) {
@@ -131,8 +115,8 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
             self.connection?.close()
             do {
                 connection = try ClientConnection(
-                    loop: loop, address: address, source: sources, target: target, idleTimeout: configuration.idleTimeout,
-                    makeStream: makeStream
+                    loop: loop, address: address, source: route.sources, target: route.target,
+                    idleTimeout: route.configuration.idleTimeout, makeStream: route.makeStream
                 ) { [weak self] closed in
                     if self?.connection === closed { self?.connection = nil }
                 }
@@ -145,38 +129,32 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
         connection.send(request, method: method, start: start, deadline: deadline, connectDeadline: connectDeadline)
     }
 
-    /// `host:port`, for the message when no local port is free; built only then.
-    private var target: String { "\(endpoint.host):\(endpoint.port)" }
-
-    private func makeStream(_ fd: Int32) throws(TransportError) -> any ByteStream {
-        endpoint.tls ? try tls.get().makeStream(fd: fd, host: endpoint.host) : PlainStream(fd: fd)
-    }
-
     private func cancelOnLoop() {
         cancelled = true
         connection?.close(failing: TransportError(.cancelled))
     }
 
     func openWebSocket(_ request: HTTPRequest, protocols: [String], timeout: Duration) async throws -> any WebSocketConnection {
-        if endpoint.tls, !tls.isLoaded { try await tls.load() }
-        let address = try await resolver.resolve(host: endpoint.host, port: endpoint.port)
+        if route.endpoint.tls, !route.tls.isLoaded { try await route.tls.load() }
+        let address: SocketAddress
+        if let known = route.knownAddress { address = known } else { address = try await route.resolve() }
         try Task.checkCancellation()
         let key = WebSocketHandshake.makeKey()
         var bytes: [UInt8] = []
-        WebSocketHandshake.makeRequest(extending: request, host: hostHeader, key: key, protocols: protocols)
-            .serialize(into: &bytes, host: hostHeader)
+        WebSocketHandshake.makeRequest(extending: request, host: route.hostHeader, key: key, protocols: protocols)
+            .serialize(into: &bytes, host: route.hostHeader)
         let start = MonotonicInstant.now
         let upgrade = WebSocketClientConnection.Upgrade(
             bytes: bytes, key: key, protocols: protocols, start: start,
             deadline: start + timeout,
-            connectDeadline: start + min(timeout, configuration.connectTimeout),
+            connectDeadline: start + min(timeout, route.configuration.connectTimeout),
             timeout: timeout)
         let opening = Locked<WebSocketClientConnection?>(nil)
         return try await loop.suspend { (opener: LoopWaiter<ClientWebSocket>) in
             do {
                 let connection = try WebSocketClientConnection(
-                    loop: self.loop, address: address, source: self.sources, target: self.target, upgrade: upgrade, opener: opener,
-                    makeStream: self.makeStream)
+                    loop: self.loop, address: address, source: self.route.sources, target: self.route.target, upgrade: upgrade,
+                    opener: opener, makeStream: self.route.makeStream)
                 opening.withLock { $0 = connection }
                 self.webSockets.removeAll { $0.connection == nil || $0.connection?.closure != nil }
                 self.webSockets.append(WeakWebSocket(connection: connection))
@@ -189,12 +167,20 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
         }
     }
 
+    /// Closes the connection and any WebSocket: at once on the loop's own thread (a user's task, whose next
+    /// iteration must not find the connection still open), through the loop otherwise.
     func shutdown() {
-        loop.execute {
-            self.connection?.close(reset: true)
-            for webSocket in self.webSockets { webSocket.connection?.abort() }
-            self.webSockets = []
+        if loop.inLoop {
+            closeAll()
+        } else {
+            loop.execute { self.closeAll() }
         }
+    }
+
+    private func closeAll() {
+        connection?.close(reset: true)
+        for webSocket in webSockets { webSocket.connection?.abort() }
+        webSockets = []
     }
 }
 

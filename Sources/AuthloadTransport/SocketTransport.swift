@@ -20,6 +20,7 @@ public final class SocketTransport: Transport {
     private let pool: Locked<[Endpoint: ConnectionPool]>?
     private let poolSize: Int
     private let sources: SourceAddresses
+    private let routes = Locked<[Endpoint: EndpointRoute]>([:])
 
     /// - Parameter sharedConnections: when set, every client for an endpoint borrows from one pool of
     ///   this many connections instead of holding its own.
@@ -43,19 +44,24 @@ public final class SocketTransport: Transport {
     public func makeClient(for endpoint: Endpoint) -> any HTTPClient {
         guard let pool else {
             // A user running on a loop keeps its connection there: its requests then take no thread hop.
-            return ConnectionClient(
-                loop: group.current ?? group.next(), endpoint: endpoint, resolver: resolver,
-                configuration: configuration, tls: tls, sources: sources)
+            return ConnectionClient(loop: group.current ?? group.next(), route: route(to: endpoint))
         }
         return pool.withLock { pools in
             if let existing = pools[endpoint] { return existing }
-            let created = ConnectionPool(size: poolSize) { [self] in
-                ConnectionClient(
-                    loop: self.group.next(), endpoint: endpoint, resolver: self.resolver, configuration: self.configuration,
-                    tls: self.tls, sources: self.sources)
-            }
+            let route = route(to: endpoint)
+            let created = ConnectionPool(size: poolSize) { [group] in ConnectionClient(loop: group.next(), route: route) }
             pools[endpoint] = created
             return created
+        }
+    }
+
+    /// The endpoint's one route, made the first time a client asks for it.
+    private func route(to endpoint: Endpoint) -> EndpointRoute {
+        routes.withLock { routes in
+            if let known = routes[endpoint] { return known }
+            let route = EndpointRoute(endpoint: endpoint, resolver: resolver, configuration: configuration, tls: tls, sources: sources)
+            routes[endpoint] = route
+            return route
         }
     }
 }
@@ -77,17 +83,19 @@ final class ConnectionPool: HTTPClient {
 
     /// The wait for a free connection counts in the request's timing and its timeout: it is time the user
     /// waits, and timing from the send alone would hide a queue (coordinated omission). A free connection is
-    /// taken without a continuation; only a request that must wait in line makes one.
+    /// taken without a continuation or a look at the clock; only a request that must wait in line makes one and
+    /// measures its wait.
     func execute(_ request: HTTPRequest, timeout: Duration, isolation: isolated (any Actor)?) async throws -> HTTPResponse {
-        let handedOff = ContinuousClock.now
         let client: ConnectionClient
+        var waited = Duration.zero
         if let idle = state.withLock({ $0.idle.popLast() }) {
             client = idle
         } else {
+            let handedOff = ContinuousClock.now
             client = await acquire(isolation: isolation)
+            waited = handedOff.duration(to: .now)
         }
         defer { release(client) }
-        let waited = handedOff.duration(to: .now)
         guard waited < timeout else { throw TransportError(.timeout) }
         var response = try await client.execute(request, timeout: timeout - waited, isolation: isolation)
         response.timing.timeToFirstByte += waited
