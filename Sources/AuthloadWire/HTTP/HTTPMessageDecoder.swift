@@ -56,7 +56,8 @@ struct HTTPMessageDecoder: Sendable {
     private var sectionBytes = 0
     private(set) var isAtEndOfStream = false
 
-    var fields: [HTTPField] = []
+    /// The current message's fields, kept as the bytes they arrived as: most are never read, so no `String` is made here.
+    var headers = HTTPHeaders()
     var facts = Facts()
     var body: [UInt8] = []
     var bodyState = BodyState.untilClose
@@ -191,8 +192,11 @@ struct HTTPMessageDecoder: Sendable {
         }
         guard !isTrailer else { return }
         try noteFramingField(name: name, value: value)
-        if fields.isEmpty { fields.reserveCapacity(16) }
-        fields.append(HTTPField(String(decoding: buffer[name], as: UTF8.self), String(decoding: buffer[value], as: UTF8.self)))
+        // Room for a typical head's fields in one go (nginx sends about 8), and none for a message without any.
+        if headers.isEmpty { headers.reserveCapacity(bytes: 256, fields: 16) }
+        buffer.withUnsafeBytes { raw in
+            headers.append(name: UnsafeRawBufferPointer(rebasing: raw[name]), value: UnsafeRawBufferPointer(rebasing: raw[value]))
+        }
     }
 
     private mutating func noteFramingField(name: Range<Int>, value: Range<Int>) throws(HTTPParseError) {
@@ -272,10 +276,10 @@ struct HTTPMessageDecoder: Sendable {
 
     // MARK: Messages
 
-    /// Hands out the finished message's fields and body and resets for the next message.
-    mutating func finishMessage() -> (fields: [HTTPField], body: [UInt8]) {
-        let result = (fields, body)
-        fields = []
+    /// Hands out the finished message's headers and body and resets for the next message.
+    mutating func finishMessage() -> (headers: HTTPHeaders, body: [UInt8]) {
+        let result = (headers, body)
+        headers = HTTPHeaders()
         body = []
         facts = Facts()
         sectionBytes = 0

@@ -111,9 +111,9 @@ public struct HTTPRequestParser: Sendable {
 
             case .body(let keepAlive):
                 guard try decoder.readBody() else { return .needMoreData }
-                let (fields, body) = decoder.finishMessage()
+                let (headers, body) = decoder.finishMessage()
                 phase = .requestLine
-                let request = HTTPRequest(method: method, target: target, headers: HTTPHeaders(fields), body: body)
+                let request = HTTPRequest(method: method, target: target, headers: headers, body: body)
                 return .request(request, keepAlive: keepAlive)
             }
         }

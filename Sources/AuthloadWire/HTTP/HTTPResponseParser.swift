@@ -160,9 +160,9 @@ public struct HTTPResponseParser: Sendable {
     }
 
     private mutating func finishResponse(keepAlive: Bool) -> Event {
-        let (fields, body) = decoder.finishMessage()
+        let (headers, body) = decoder.finishMessage()
         let expectation = expectations.isEmpty ? .ordinary : expectations.removeFirst()
-        let response = HTTPResponse(status: status, reason: reason, headers: HTTPHeaders(fields), body: body)
+        let response = HTTPResponse(status: status, reason: reason, headers: headers, body: body)
         // After a 101, or a 2xx to CONNECT, the bytes that follow belong to another protocol or a tunnel.
         let switches = status == 101 || (expectation == .connect && (200..<300).contains(status))
         phase = switches ? .upgraded : .statusLine

@@ -1,0 +1,230 @@
+/// One header field, name and value as sent; look-ups by name through ``HTTPHeaders`` ignore case.
+public struct HTTPField: Sendable, Hashable {
+    public var name: String
+    public var value: String
+
+    public init(_ name: String, _ value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// An ordered list of header fields, as they appear on the wire.
+///
+/// Equality compares the fields as sent, names' case and order included. The comparison is on the
+/// fields' bytes, so values that differ only in how they spell invalid UTF-8 are not equal.
+///
+/// The fields are kept as UTF-8 bytes: every name and value back to back in one array, plus where each
+/// lies. Most responses' headers are never read, so a parser hands its bytes over as they are and a
+/// `String` is made only when someone asks for a field.
+///
+/// ```swift
+/// var headers: HTTPHeaders = ["Set-Cookie": "a=1", "Content-Type": "text/plain"]
+/// headers.add("Set-Cookie", "b=2")
+/// headers["content-type"]            // "text/plain"
+/// headers.values(of: "set-cookie")   // ["a=1", "b=2"]
+/// ```
+public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
+    /// Where one field lies in `bytes`: its name runs from `nameStart` to `valueStart`, its value on to `valueEnd`.
+    private struct Span: Sendable {
+        // Int32 keeps a span at 12 bytes; no header section comes near 2 GiB.
+        var nameStart: Int32
+        var valueStart: Int32
+        var valueEnd: Int32
+
+        var name: Range<Int> { Int(nameStart)..<Int(valueStart) }
+        var value: Range<Int> { Int(valueStart)..<Int(valueEnd) }
+        var field: Range<Int> { Int(nameStart)..<Int(valueEnd) }
+    }
+
+    /// Every name and value in wire order, back to back; removing fields rebuilds it without holes.
+    private var bytes: [UInt8] = []
+    private var spans: [Span] = []
+
+    public init(_ fields: [HTTPField] = []) {
+        for field in fields { add(field.name, field.value) }
+    }
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        for (name, value) in elements { add(name, value) }
+    }
+
+    /// The fields in wire order, each name and value made into a `String` on the spot.
+    public var fields: [HTTPField] { Array(self) }
+
+    /// The number of fields, repeats included.
+    public var count: Int { spans.count }
+
+    public var isEmpty: Bool { spans.isEmpty }
+
+    // Exact, so that `fields` and `Array(headers)` allocate once.
+    public var underestimatedCount: Int { spans.count }
+
+    // MARK: Reading
+
+    /// The first value of the named field (case-insensitive), as HTTP and STOMP both say the first wins.
+    public subscript(name: String) -> String? {
+        withNameMatcher(name) { matches in spans.first(where: matches) }.map { string(bytes[$0.value]) }
+    }
+
+    /// Every value of the named field, in order (e.g. several `Set-Cookie`).
+    public func values(of name: String) -> [String] {
+        withNameMatcher(name) { matches in spans.filter(matches) }.map { string(bytes[$0.value]) }
+    }
+
+    public func contains(_ name: String) -> Bool {
+        withNameMatcher(name) { matches in spans.contains(where: matches) }
+    }
+
+    /// Calls `body` with each field's name and value bytes in wire order, so a serializer makes no `String`.
+    ///
+    /// The buffers are valid only during the call.
+    public func forEachField(_ body: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void) {
+        bytes.withUnsafeBytes { storage in
+            for span in spans {
+                body(UnsafeRawBufferPointer(rebasing: storage[span.name]), UnsafeRawBufferPointer(rebasing: storage[span.value]))
+            }
+        }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(headers: self) }
+
+    /// Makes each field's `HTTPField` as iteration reaches it.
+    public struct Iterator: IteratorProtocol {
+        let headers: HTTPHeaders
+        var index = 0
+
+        public mutating func next() -> HTTPField? {
+            guard index < headers.spans.count else { return nil }
+            let span = headers.spans[index]
+            index += 1
+            return HTTPField(headers.string(headers.bytes[span.name]), headers.string(headers.bytes[span.value]))
+        }
+    }
+
+    // MARK: Changing
+
+    public mutating func add(_ name: String, _ value: String) {
+        let nameStart = bytes.count
+        bytes.append(contentsOf: name.utf8)
+        let valueStart = bytes.count
+        bytes.append(contentsOf: value.utf8)
+        appendSpan(nameStart: nameStart, valueStart: valueStart)
+    }
+
+    /// Adds a field from raw bytes, copied as they are: the parser's path, which has already validated them.
+    ///
+    /// Nothing is checked or decoded here. Bytes that are not valid UTF-8 become U+FFFD only when the field
+    /// is read as a `String`; a serializer replaces any byte that could end a line, as for every field.
+    public mutating func append(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        let nameStart = bytes.count
+        // Rebinding gives the typed buffer whose bulk copy is a memcpy.
+        name.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
+        let valueStart = bytes.count
+        value.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
+        appendSpan(nameStart: nameStart, valueStart: valueStart)
+    }
+
+    /// Makes room for `fields` more fields holding `bytes` bytes of names and values in all.
+    public mutating func reserveCapacity(bytes byteCount: Int, fields fieldCount: Int) {
+        bytes.reserveCapacity(bytes.count + byteCount)
+        spans.reserveCapacity(spans.count + fieldCount)
+    }
+
+    /// Replaces every field of that name with one field.
+    public mutating func set(_ name: String, _ value: String) {
+        remove(name)
+        add(name, value)
+    }
+
+    public mutating func remove(_ name: String) {
+        let kept: HTTPHeaders? = withNameMatcher(name) { matches in
+            guard spans.contains(where: matches) else { return nil }
+            // Rebuilt rather than left with holes, so a header set over and over does not keep growing.
+            var kept = HTTPHeaders()
+            kept.reserveCapacity(bytes: bytes.count, fields: spans.count)
+            bytes.withUnsafeBytes { storage in
+                for span in spans where !matches(span) {
+                    kept.append(
+                        name: UnsafeRawBufferPointer(rebasing: storage[span.name]),
+                        value: UnsafeRawBufferPointer(rebasing: storage[span.value]))
+                }
+            }
+            return kept
+        }
+        if let kept { self = kept }
+    }
+
+    private mutating func appendSpan(nameStart: Int, valueStart: Int) {
+        precondition(bytes.count <= Int32.max, "header fields beyond 2 GiB")
+        spans.append(
+            Span(
+                nameStart: Int32(truncatingIfNeeded: nameStart), valueStart: Int32(truncatingIfNeeded: valueStart),
+                valueEnd: Int32(truncatingIfNeeded: bytes.count)))
+    }
+
+    // MARK: Bytes
+
+    /// Decodes as the parser always has, so invalid UTF-8 gives the same U+FFFD replacements as before.
+    private func string(_ bytes: ArraySlice<UInt8>) -> String {
+        String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Calls `body` with a test of whether a field's name is `name` ignoring ASCII case, done on bytes so
+    /// fields that do not match cost no `String`.
+    private func withNameMatcher<Result>(_ name: String, _ body: ((Span) -> Bool) -> Result) -> Result {
+        var name = name
+        return name.withUTF8 { key in
+            bytes.withUnsafeBufferPointer { storage in
+                body { span in
+                    guard span.valueStart - span.nameStart == key.count else { return false }
+                    var index = Int(span.nameStart)
+                    for expected in key {
+                        guard Self.lowercased(storage[index]) == Self.lowercased(expected) else { return false }
+                        index += 1
+                    }
+                    return true
+                }
+            }
+        }
+    }
+
+    @inline(__always)
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        byte &- 0x41 < 26 ? byte | 0x20 : byte
+    }
+
+    // MARK: Equality
+
+    // Every path lays fields out back to back today, so equal fields mean equal arrays; but equality is
+    // defined on the fields, so it walks them and stays right should an edit ever leave holes.
+    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+        guard lhs.spans.count == rhs.spans.count else { return false }
+        return lhs.bytes.withUnsafeBufferPointer { left in
+            rhs.bytes.withUnsafeBufferPointer { right in
+                zip(lhs.spans, rhs.spans).allSatisfy { a, b in
+                    a.valueStart - a.nameStart == b.valueStart - b.nameStart && left[a.field].elementsEqual(right[b.field])
+                }
+            }
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(spans.count)
+        bytes.withUnsafeBytes { storage in
+            for span in spans {
+                // The name's length tells `a: bc` from `ab: c`, whose bytes are the same.
+                hasher.combine(span.valueStart - span.nameStart)
+                hasher.combine(span.valueEnd - span.nameStart)
+                hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: storage[span.field]))
+            }
+        }
+    }
+}
+
+extension HTTPHeaders: CustomReflectable {
+    /// Shows the fields, not the storage, so printed requests and test failures read as they always have.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["fields": fields], displayStyle: .struct)
+    }
+}
