@@ -148,6 +148,29 @@ struct HTTPSerializationTests {
         #expect(parsed.headers.values(of: "set-cookie") == response.headers.values(of: "set-cookie"))
     }
 
+    @Test("a parsed field with obs-text reads as String(decoding:) reads it and is written back byte for byte")
+    func obsTextRoundTrip() throws {
+        let value: [UInt8] = wire("a") + [0x80, 0xC3, 0xFF, 0xE9] + wire("z")
+        let head = wire("HTTP/1.1 200 OK\r\nX-Odd: ") + value + wire("\r\nContent-Length: 0\r\n\r\n")
+        let parsed = try #require(parseResponses(head).events.first?.response)
+        #expect(parsed.headers["x-odd"] == String(decoding: value, as: UTF8.self))
+        // Equality is on the bytes as sent, and the U+FFFD a String holds instead is other bytes.
+        #expect(parsed.headers != ["X-Odd": String(decoding: value, as: UTF8.self), "Content-Length": "0"])
+        var out: [UInt8] = []
+        parsed.serialize(into: &out, keepAlive: true)
+        #expect(out == head)
+    }
+
+    @Test("a parsed response's headers equal the same headers written as a literal")
+    func parsedEqualsLiteral() throws {
+        let head = wire("HTTP/1.1 200 OK\r\nServer: nginx\r\nset-cookie: a=1\r\nSet-Cookie: b=2\r\nContent-Length: 0\r\n\r\n")
+        let parsed = try #require(parseResponses(head).events.first?.response)
+        let literal: HTTPHeaders = ["Server": "nginx", "set-cookie": "a=1", "Set-Cookie": "b=2", "Content-Length": "0"]
+        #expect(parsed.headers == literal)
+        #expect(parsed.headers.hashValue == literal.hashValue)
+        #expect(parsed == HTTPResponse(status: 200, headers: literal))
+    }
+
     @Test("answers HEAD in a way the client parser reads as bodiless")
     func headRoundTrip() throws {
         var out: [UInt8] = []

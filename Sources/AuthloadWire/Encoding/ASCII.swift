@@ -161,11 +161,11 @@ enum ASCII {
         text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(predicate) } ?? text.utf8.allSatisfy(predicate)
     }
 
-    /// Whether `text` equals `lowercase` ignoring ASCII case; `lowercase` must be lower-case.
-    static func equalsIgnoringCase(_ text: String, _ lowercase: StaticString) -> Bool {
-        guard text.utf8.count == lowercase.utf8CodeUnitCount else { return false }
+    /// Whether `bytes` equal `lowercase` ignoring ASCII case; `lowercase` must be lower-case.
+    static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
         return lowercase.withUTF8Buffer { expected in
-            zip(text.utf8, expected).allSatisfy { lowercased($0) == $1 }
+            zip(bytes, expected).allSatisfy { lowercased($0) == $1 }
         }
     }
 }

@@ -32,23 +32,37 @@ extension Array where Element == UInt8 {
 
     /// Appends a method or field name; bytes that are not `tchar` become `-` so a bad name cannot end the line.
     mutating func appendToken(_ token: String) {
-        if ASCII.allBytes(of: token, ASCII.isTokenChar) {
-            append(contentsOf: token.utf8)
+        var token = token
+        token.withUTF8 { appendToken(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Appends a field name from bytes, replacing bytes as the `String` form does.
+    mutating func appendToken(_ token: UnsafeRawBufferPointer) {
+        if token.allSatisfy(ASCII.isTokenChar) {
+            appendBytes(token)
         } else {
-            for byte in token.utf8 { append(ASCII.isTokenChar(byte) ? byte : UInt8(ascii: "-")) }
+            for byte in token { append(ASCII.isTokenChar(byte) ? byte : UInt8(ascii: "-")) }
         }
     }
 
     /// Appends a field value or reason phrase; control bytes (CR and LF above all) become spaces.
     mutating func appendFieldText(_ text: String) {
-        let isClean =
-            text.utf8.withContiguousStorageIfAvailable { ASCII.allFieldValueBytes(UnsafeRawBufferPointer($0)) }
-            ?? ASCII.allBytes(of: text, ASCII.isFieldValueChar)
-        if isClean {
-            append(contentsOf: text.utf8)
+        var text = text
+        text.withUTF8 { appendFieldText(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Appends a field value from bytes, replacing bytes as the `String` form does.
+    mutating func appendFieldText(_ text: UnsafeRawBufferPointer) {
+        if ASCII.allFieldValueBytes(text) {
+            appendBytes(text)
         } else {
-            for byte in text.utf8 { append(ASCII.isFieldValueChar(byte) ? byte : ASCII.space) }
+            for byte in text { append(ASCII.isFieldValueChar(byte) ? byte : ASCII.space) }
         }
+    }
+
+    /// Appends raw bytes with one bulk copy: rebinding gives the typed buffer whose copy is a memcpy.
+    private mutating func appendBytes(_ bytes: UnsafeRawBufferPointer) {
+        bytes.withMemoryRebound(to: UInt8.self) { append(contentsOf: $0) }
     }
 
     /// Appends a request target, percent-encoding spaces, controls and non-ASCII bytes that would break the request line.
@@ -70,6 +84,15 @@ extension Array where Element == UInt8 {
     }
 
     mutating func appendField(_ name: String, _ value: String) {
+        appendToken(name)
+        append(ASCII.colon)
+        append(ASCII.space)
+        appendFieldText(value)
+        appendCRLF()
+    }
+
+    /// Appends a field straight from the bytes ``HTTPHeaders`` keeps, sanitised as the `String` form is.
+    mutating func appendField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         appendToken(name)
         append(ASCII.colon)
         append(ASCII.space)

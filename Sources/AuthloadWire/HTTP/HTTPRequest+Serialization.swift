@@ -29,18 +29,19 @@ extension HTTPRequest {
         buffer.append(ASCII.space)
         buffer.appendTarget(target)
         buffer.append(ascii: " HTTP/1.1\r\n")
-        if !headers.fields.contains(where: { ASCII.equalsIgnoringCase($0.name, "host") }) {
+        if !headers.contains("host") {
             buffer.appendField("Host", host)
         }
 
+        // Straight from the headers' bytes: a request is serialized per send, and Strings would only be thrown away.
         var chunked = false
-        for field in headers.fields {
-            if ASCII.equalsIgnoringCase(field.name, "content-length") { continue }
-            if ASCII.equalsIgnoringCase(field.name, "transfer-encoding") {
+        headers.forEachField { name, value in
+            if ASCII.equalsIgnoringCase(name, "content-length") { return }
+            if ASCII.equalsIgnoringCase(name, "transfer-encoding") {
                 chunked = true
-                continue
+                return
             }
-            buffer.appendField(field.name, field.value)
+            buffer.appendField(name: name, value: value)
         }
 
         if chunked {

@@ -26,15 +26,16 @@ extension HTTPResponse {
         buffer.appendFieldText(reason)
         buffer.appendCRLF()
 
+        // Straight from the headers' bytes, as the request's serializer does: no String per field.
         var chunked = false
-        for field in headers.fields {
-            if ASCII.equalsIgnoringCase(field.name, "content-length") { continue }
-            if ASCII.equalsIgnoringCase(field.name, "transfer-encoding") {
+        headers.forEachField { name, value in
+            if ASCII.equalsIgnoringCase(name, "content-length") { return }
+            if ASCII.equalsIgnoringCase(name, "transfer-encoding") {
                 chunked = true
-                continue
+                return
             }
-            if !keepAlive, ASCII.equalsIgnoringCase(field.name, "connection") { continue }
-            buffer.appendField(field.name, field.value)
+            if !keepAlive, ASCII.equalsIgnoringCase(name, "connection") { return }
+            buffer.appendField(name: name, value: value)
         }
         if !keepAlive { buffer.append(ascii: "Connection: close\r\n") }
 
