@@ -97,7 +97,7 @@ struct ConnectionLifetimeTests {
         // The generator's own limit: named as such, and not an HTTP request, since none was sent.
         let files = TransportError(.generatorLimit, "socket: EMFILE (Too many open files): out of file descriptors")
         #expect(Outcome(files).detail == "generator limit: socket: EMFILE (Too many open files): out of file descriptors")
-        #expect(!FlowContext<ManualClock>.reachedTheWire(files))
-        #expect(FlowContext<ManualClock>.reachedTheWire(TransportError(.timeout)))
+        #expect(!CountingClient.reachedTheWire(files))
+        #expect(CountingClient.reachedTheWire(TransportError(.timeout)))
     }
 }

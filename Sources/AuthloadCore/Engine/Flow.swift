@@ -33,9 +33,9 @@ extension Flow {
 /// What a flow iteration may use: the clock, its HTTP client, its deadlines, and the recorder.
 public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     public let clock: C
-    /// The transport's client for this iteration. Flows reach it through ``send(_:isolation:)``, ``exchange(step:_:isolation:classify:)``
-    /// and ``openWebSocket(_:protocols:timeout:)``, which count every request they put on the wire.
-    let client: any HTTPClient
+    /// The transport's client for this iteration, counting every request it sends; flows reach it through
+    /// ``send(_:isolation:)``, ``exchange(step:_:isolation:classify:)`` and ``openWebSocket(_:protocols:timeout:)``.
+    let client: CountingClient
     /// Longest one request may take; the flow deadline may cut it shorter.
     public let stepTimeout: Duration
     /// When the whole flow iteration times out.
@@ -62,7 +62,8 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
         now: C.Instant? = nil
     ) {
         self.clock = clock
-        self.client = client
+        // The catalog numbers a flow's series just before its first step's.
+        self.client = CountingClient(base: client, recorder: recorder, flowMetric: firstStepMetric - 1, shard: shard)
         self.stepTimeout = stepTimeout
         self.deadline = deadline
         self.recorder = recorder
@@ -102,7 +103,11 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// flow late cannot hide it (no coordinated omission), whichever step records it. Later requests, a
     /// re-login's among them, count from when they were sent.
     ///
+    /// Inlined into ``exchange(step:_:isolation:classify:)``, every flow's usual path: each async call level costs
+    /// two executor checks, and each check takes the task's status lock when the task prefers an executor.
+    ///
     /// - Returns: when it was sent, and the response (outcome `.ok`, not yet classified) or the outcome of getting none.
+    @inline(__always)
     public func send(_ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation) async -> (start: C.Instant, result: StepResult)
     {
         let start = clock.now
@@ -112,16 +117,22 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
             result = StepResult(response: nil, outcome: Outcome(.timeout, "flow deadline passed"))
         } else {
             do {
-                result = StepResult(response: try await client.execute(request, timeout: timeout, isolation: isolation), outcome: .ok)
-                countRequest(sentAt: start)
+                let response = try await client.execute(
+                    request, timeout: timeout, sentAt: runStart.duration(to: start), isolation: isolation)
+                result = StepResult(response: response, outcome: .ok)
             } catch {
-                if Self.reachedTheWire(error) { countRequest(sentAt: start) }
                 result = StepResult(response: nil, outcome: Outcome(error))
             }
         }
         let late = lateness(sentAt: start)
         result.response?.timing.total += late
         return (start.advanced(by: .zero - late), result)
+    }
+
+    /// Opens a WebSocket on this iteration's client (see ``HTTPClient/openWebSocket(_:protocols:timeout:)``), counting its
+    /// upgrade request.
+    public func openWebSocket(_ request: HTTPRequest, protocols: [String], timeout: Duration) async throws -> any WebSocketConnection {
+        try await client.openWebSocket(request, protocols: protocols, timeout: timeout, sentAt: runStart.duration(to: clock.now))
     }
 
     /// How long after its due instant the flow's first request was sent; zero for every later request and

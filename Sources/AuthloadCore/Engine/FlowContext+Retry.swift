@@ -44,7 +44,7 @@ extension FlowContext {
             }
             var response: HTTPResponse
             do {
-                response = try await client.execute(request, timeout: timeout)
+                response = try await client.execute(request, timeout: timeout, sentAt: runStart.duration(to: sent))
                 response.timing.total += late
             } catch {
                 return Attempt(response: nil, failure: Outcome(error), start: start, retries: retries)

@@ -1,0 +1,64 @@
+/// The iteration's HTTP client as a flow's ``FlowContext`` holds it: every request it puts on the wire is
+/// counted, in one place for every flow.
+///
+/// A request counts however a flow sends it — a step, a retry after a 429, one call of a two-call refresh, a
+/// WebSocket upgrade — so the count matches what the server's access log sees. A request counts once it is handed
+/// to the transport, except when the transport says it never left: the connection was refused, timed out while
+/// connecting, the host name did not resolve, the TLS handshake failed, or the generator could not open a
+/// connection at all. A request that times out waiting for its answer counts.
+///
+/// The context holds only this, never the bare client, so no way of sending can skip the count. It is a plain
+/// struct and takes the send's instant from its caller: as an `HTTPClient` made generic over the clock and boxed
+/// for every flow iteration, it cost every request an allocation, a metadata lookup, a clock reading and an async
+/// call level.
+struct CountingClient: Sendable {
+    let base: any HTTPClient
+    let recorder: MetricsRecorder
+    /// The flow's series (the catalog numbers it just before the flow's first step).
+    let flowMetric: Int
+    let shard: Int
+
+    /// Sends `request` through the transport and counts it.
+    ///
+    /// - Parameter sent: when it was handed over, from the start of the run: the interval it counts in.
+    @inline(__always)
+    func execute(
+        _ request: HTTPRequest, timeout: Duration, sentAt sent: Duration, isolation: isolated (any Actor)? = #isolation
+    ) async throws -> HTTPResponse {
+        do {
+            let response = try await base.execute(request, timeout: timeout, isolation: isolation)
+            count(sentAt: sent)
+            return response
+        } catch {
+            if Self.reachedTheWire(error) { count(sentAt: sent) }
+            throw error
+        }
+    }
+
+    /// Opens a WebSocket (see ``HTTPClient/openWebSocket(_:protocols:timeout:)``) and counts its upgrade request.
+    func openWebSocket(_ request: HTTPRequest, protocols: [String], timeout: Duration, sentAt sent: Duration) async throws
+        -> any WebSocketConnection
+    {
+        do {
+            let socket = try await base.openWebSocket(request, protocols: protocols, timeout: timeout)
+            count(sentAt: sent)
+            return socket
+        } catch {
+            if Self.reachedTheWire(error) { count(sentAt: sent) }
+            throw error
+        }
+    }
+
+    private func count(sentAt sent: Duration) {
+        recorder.countRequest(metric: flowMetric, startOffset: sent, shard: shard)
+    }
+
+    /// Whether a request that failed was sent at all.
+    static func reachedTheWire(_ error: any Error) -> Bool {
+        guard let error = error as? TransportError else { return !(error is CancellationError) }
+        switch error.kind {
+        case .connectionRefused, .connectTimeout, .nameResolution, .tls, .cancelled, .generatorLimit: return false
+        default: return true
+        }
+    }
+}
