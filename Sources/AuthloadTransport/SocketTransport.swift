@@ -41,6 +41,8 @@ public final class SocketTransport: Transport {
         group.loops[user % group.loops.count]
     }
 
+    public var userThreads: Int? { group.loops.count }
+
     public func makeClient(for endpoint: Endpoint) -> any HTTPClient {
         guard let pool else {
             // A user running on a loop keeps its connection there: its requests then take no thread hop.

@@ -47,11 +47,13 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         self.clock = clock
         self.control = control
         self.hooks = hooks
-        self.health = GeneratorHealth(interval: plan.interval)
+        // As many recording shards as threads that record: each thread then writes to its own (see Transport.userThreads).
+        let shards = transport.userThreads
+        self.health = GeneratorHealth(interval: plan.interval, shardCount: shards ?? 8)
         self.catalog = MetricCatalog(
             flows: zip(plan.flows, flows).map { ($0.name, $1.stepNames) },
             events: Dictionary(zip(plan.flows.map(\.name), flows.map(\.eventSteps)), uniquingKeysWith: { $0.union($1) }))
-        self.recorder = MetricsRecorder(metricCount: catalog.count, interval: plan.interval)
+        self.recorder = MetricsRecorder(metricCount: catalog.count, interval: plan.interval, shardCount: shards ?? 16)
         let stepIntervals = Int((plan.timeouts.step.seconds / plan.interval.seconds).rounded(.up))
         let thresholds: ThresholdEvaluator
         do {

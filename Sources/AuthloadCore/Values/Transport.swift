@@ -109,6 +109,14 @@ public protocol Transport: Sendable {
     /// transport would rather carry its requests without a thread hop: an event loop that is also an
     /// executor. Nil leaves the user to Swift's global pool.
     func executor(forUser user: Int) -> (any SerialExecutor & TaskExecutor)?
+
+    /// How many threads of its own carry the users' flows side by side, user number `n` on thread `n % count`
+    /// (as ``executor(forUser:)`` places them); nil when users run on Swift's global pool.
+    ///
+    /// The run's recorder keeps that many shards, picked by user number the same way, so each thread records into
+    /// a shard of its own: no lock is contended and the shard stays in that core's cache. More shards than threads
+    /// spread one thread's samples over more histograms, each of which then misses the cache at every sample.
+    var userThreads: Int? { get }
 }
 
 extension HTTPClient {
@@ -120,4 +128,5 @@ extension HTTPClient {
 
 extension Transport {
     public func executor(forUser user: Int) -> (any SerialExecutor & TaskExecutor)? { nil }
+    public var userThreads: Int? { nil }
 }
