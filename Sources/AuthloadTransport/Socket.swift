@@ -177,11 +177,14 @@ enum Sockets {
     /// With `sources`, the connection comes from their next address and a local port they pick: the kernel's own
     /// choice scans for a port no connection to the same server uses, which grows costly as thousands do (28 % of
     /// the generator's CPU with 15,000 connections to one nginx). A port taken already costs one more try; after
-    /// a few, the kernel chooses after all.
+    /// a few, the kernel chooses after all. While few connections are open and no source address is configured,
+    /// the kernel chooses from the start (``SourceAddresses/leavesPortToKernel``).
     ///
     /// - Parameter target: `host:port`, for the message when no local port is free.
     static func connect(to address: SocketAddress, from sources: SourceAddresses?, target: String) throws(TransportError) -> Int32 {
-        guard let sources else { return try connect(to: address, bindingTo: nil, target: target).mapError(\.error).get() }
+        guard let sources, !sources.leavesPortToKernel else {
+            return try connect(to: address, bindingTo: nil, target: target).mapError(\.error).get()
+        }
         for _ in 0..<portAttempts {
             switch connect(to: address, bindingTo: sources.take(family: address.family), target: target) {
             case .success(let fd): return fd

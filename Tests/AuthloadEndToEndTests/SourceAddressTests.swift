@@ -114,12 +114,35 @@ struct SourceAddressTests {
         defer { listener.close() }
         let held = listener.port
         let address = try #require(SocketAddress(numericHost: "127.0.0.1", port: held))
-        let fd = try Sockets.connect(to: address, from: SourceAddresses([], ports: held...held + 1), target: "127.0.0.1:\(held)")
+        // kernelPortsBelow 0: authload hands out the port however few connections are open.
+        let sources = SourceAddresses([], ports: held...held + 1, kernelPortsBelow: 0)
+        let fd = try Sockets.connect(to: address, from: sources, target: "127.0.0.1:\(held)")
         defer { close(fd) }
+        #expect(localPort(fd) != held)
+    }
+
+    @Test("with no source address and few connections open the kernel picks the port; past the limit authload does")
+    func kernelPortWhileFew() throws {
+        let listener = try RawListener()
+        defer { listener.close() }
+        let address = try #require(SocketAddress(numericHost: "127.0.0.1", port: listener.port))
+        // Below every ephemeral range: the kernel never picks it, so whichever connection has it got it from authload.
+        let ours = 1_500...1_500
+        let few = try Sockets.connect(to: address, from: SourceAddresses([], ports: ours), target: "127.0.0.1:\(listener.port)")
+        defer { close(few) }
+        #expect(localPort(few) != 1_500 && SourceAddresses.ephemeralPorts().contains(localPort(few)))
+        let many = SourceAddresses([], ports: ours, kernelPortsBelow: 0)
+        let fd = try Sockets.connect(to: address, from: many, target: "127.0.0.1:\(listener.port)")
+        defer { close(fd) }
+        #expect(localPort(fd) == 1_500)
+        // A configured source address is always bound, however few connections are open.
+        #expect(!SourceAddresses(["127.0.0.2"]).leavesPortToKernel && SourceAddresses([]).leavesPortToKernel)
+    }
+
+    private func localPort(_ fd: Int32) -> Int {
         var local = sockaddr_storage()
         var localLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
         _ = withUnsafeMutableBytes(of: &local) { getsockname(fd, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), &localLength) }
-        let port = withUnsafeBytes(of: local) { Int(UInt16(bigEndian: $0.load(fromByteOffset: 2, as: UInt16.self))) }
-        #expect(port != held)
+        return withUnsafeBytes(of: local) { Int(UInt16(bigEndian: $0.load(fromByteOffset: 2, as: UInt16.self))) }
     }
 }
