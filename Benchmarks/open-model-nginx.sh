@@ -7,14 +7,16 @@
 #   bash Benchmarks/open-model-nginx.sh closed [seconds]   # the reference: 64 users, no think time, same pool
 #
 # Past saturation (e.g. 40000), compare the completed flows/s with the best rate a lower run reached. Prints the
-# generator's CPU time per HTTP request too.
+# generator's CPU time per HTTP request too. AUTHLOAD_BINARY=path runs another build (e.g. a copy of an earlier
+# .build/release/authload) for an A/B comparison on the same machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rate=${1:-20000}
 seconds=${2:-30}
 port=${BENCH_PORT:-18091}
 
-swift build -c release --product authload >/dev/null
+binary=${AUTHLOAD_BINARY:-.build/release/authload}
+[ -n "${AUTHLOAD_BINARY:-}" ] || swift build -c release --product authload >/dev/null
 nginx_cpu=0
 source Benchmarks/nginx-login.sh
 
@@ -34,13 +36,15 @@ cat > "$work/open.json" <<JSON
 JSON
 
 status=0
-/usr/bin/time -v -o "$work/time" ${BENCH_PERF:+perf record -g -F 999 -o /tmp/open.perf} taskset -c 1 .build/release/authload run "$work/open.json" --out "$work/report" --quiet > "$work/stdout" 2> "$work/stderr" || status=$?
+/usr/bin/time -v -o "$work/time" ${BENCH_PERF:+perf record -g -F 999 -o /tmp/open.perf} taskset -c 1 "$binary" run "$work/open.json" --out "$work/report" --quiet > "$work/stdout" 2> "$work/stderr" || status=$?
 read -r flows errors requests < <(awk -F, '$1 == "login" && $2 == "" { print $3, $4, $16 }' "$work/report/summary.csv")
 cpu=$(awk -F: '/User time|System time/ { s += $2 } END { print s }' "$work/time")
+user=$(awk -F: '/User time/ { print $2 }' "$work/time")
 label="$rate arrivals/s"
 [ "$rate" != closed ] || label="closed, 64 users"
 echo "$label for ${seconds}s  flows: $flows ($((flows / seconds))/s)  errors: $errors  exit: $status" \
-    " CPU per HTTP request: $(awk -v c="$cpu" -v r="$requests" 'BEGIN { printf "%.1f", c / r * 1e6 }') µs"
+    " CPU per HTTP request: $(awk -v c="$cpu" -v r="$requests" 'BEGIN { printf "%.1f", c / r * 1e6 }') µs" \
+    "($(awk -v u="$user" -v r="$requests" 'BEGIN { printf "%.1f", u / r * 1e6 }') in user space)"
 python3 - "$work/report/result.json" <<'PY'
 import json, sys
 g = json.load(open(sys.argv[1]))["generator"]
