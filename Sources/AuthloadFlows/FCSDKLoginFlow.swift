@@ -30,7 +30,6 @@ public struct FCSDKLoginFlow: Flow {
         self.basePath = basePath
     }
 
-    @_specialize(where C == ContinuousClock) // the path every real run takes: see FlowContext
     public func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome where C.Duration == Duration {
         if options.clearCookies { user.cookies.removeAll() }
         let credentials: JSONValue = ["username": .string(user.identity.username), "password": .string(user.identity.password)]

@@ -84,7 +84,6 @@ public struct GCCSAuthFlow: Flow {
         return (index, index + 1)
     }
 
-    @_specialize(where C == ContinuousClock) // the path every real run takes: see FlowContext
     public func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome where C.Duration == Duration {
         let cancels = options.cancelRatio > 0 && Double.random(in: 0..<1, using: &user.random) < options.cancelRatio
         var iteration = GCCSIteration(

@@ -24,7 +24,6 @@ public struct HTTPRequestFlow: Flow {
         self.request = HTTPRequest(method: options.method, target: basePath + options.path, headers: options.headers, body: options.body)
     }
 
-    @_specialize(where C == ContinuousClock) // the path every real run takes: see FlowContext
     public func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome where C.Duration == Duration {
         let expected = options.expectedStatus
         return await context.exchange(step: 0, request) { response in

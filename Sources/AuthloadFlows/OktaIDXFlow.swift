@@ -66,7 +66,6 @@ public struct OktaIDXFlow: Flow {
     /// Remediations taken at most per attempt, so a server that answers in circles cannot hold a user forever.
     static let maxRemediations = 12
 
-    @_specialize(where C == ContinuousClock) // the path every real run takes: see FlowContext
     public func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome where C.Duration == Duration {
         var iteration = OktaIDXIteration(flow: self, context: context, username: user.identity.username, password: user.identity.password)
         return await iteration.run()

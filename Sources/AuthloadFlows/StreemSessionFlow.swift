@@ -76,7 +76,6 @@ public struct StreemSessionFlow: Flow {
 
     func index(_ step: Step) -> Int { steps.firstIndex(of: step)! }
 
-    @_specialize(where C == ContinuousClock) // the path every real run takes: see FlowContext
     public func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome where C.Duration == Duration {
         var session = StreemSession(flow: self, context: context, identity: user.identity)
         // The session draws from the user's generator across suspensions, so it works on a copy and hands it back.

@@ -31,12 +31,6 @@ extension Flow {
 }
 
 /// What a flow iteration may use: the clock, its HTTP client, its deadlines, and the recorder.
-///
-/// Runs use `ContinuousClock`; tests use a manual clock. The methods a flow calls per request carry a specialization
-/// for `ContinuousClock` (`@_specialize(exported: true, …)`), and each flow's `run` one that it dispatches to: the
-/// runner reaches flows through `any Flow`, where the compiler cannot specialize, and unspecialized code looked up
-/// `FlowContext<C>`'s metadata and copied instants through value witnesses on every request (about 10 % of the
-/// generator's user CPU per request against nginx).
 public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     public let clock: C
     /// The transport's client for this iteration, counting every request it sends; flows reach it through
@@ -91,7 +85,6 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     ///
     /// It runs in the caller's isolation (the user's actor), and so does the client's `execute`: hopping
     /// off the actor and back for every request cost more than the rest of the engine's work.
-    @_specialize(exported:true,where C == ContinuousClock)
     public func exchange(
         step: Int, _ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation,
         classify: (HTTPResponse) -> Outcome
@@ -115,7 +108,6 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     ///
     /// - Returns: when it was sent, and the response (outcome `.ok`, not yet classified) or the outcome of getting none.
     @inline(__always)
-    @_specialize(exported:true,where C == ContinuousClock)
     public func send(_ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation) async -> (start: C.Instant, result: StepResult)
     {
         let start = clock.now
@@ -139,7 +131,6 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Opens a WebSocket on this iteration's client (see ``HTTPClient/openWebSocket(_:protocols:timeout:)``), counting its
     /// upgrade request.
-    @_specialize(exported:true,where C == ContinuousClock)
     public func openWebSocket(_ request: HTTPRequest, protocols: [String], timeout: Duration) async throws -> any WebSocketConnection {
         try await client.openWebSocket(request, protocols: protocols, timeout: timeout, sentAt: runStart.duration(to: clock.now))
     }
@@ -154,7 +145,6 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// Records a step that is not one request (e.g. waiting for a status message).
     ///
     /// - Parameter latency: the step's duration when measured elsewhere; by default, start → now on the clock.
-    @_specialize(exported:true,where C == ContinuousClock)
     public func record(step: Int, start: C.Instant, outcome: Outcome, latency: Duration? = nil) {
         recorder.record(
             metric: firstStepMetric + step, startOffset: runStart.duration(to: start),
@@ -164,7 +154,6 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// Waits inside the flow (e.g. a user looking at the app between login and logout).
     ///
     /// - Returns: `.ok`, a timeout when the flow deadline comes first, or `.cancelled`.
-    @_specialize(exported:true,where C == ContinuousClock)
     public func pause(for duration: Duration) async -> Outcome {
         let wake = clock.now.advanced(by: duration)
         do {

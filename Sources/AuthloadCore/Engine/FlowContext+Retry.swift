@@ -26,7 +26,6 @@ extension FlowContext {
     ///   - retryStep: the step number retries are recorded on.
     ///   - maxRetries: how many times to send again; the answer after the last is returned as it is.
     ///   - backoff: how long to wait before sending again, or nil to take the response as final.
-    @_specialize(exported:true,where C == ContinuousClock)
     public func sendWithBackoff(
         _ request: HTTPRequest, retryStep: Int, maxRetries: Int,
         backoff: (HTTPResponse) -> Duration?
