@@ -44,13 +44,12 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     let firstStepMetric: Int
     let shard: Int
     let runStart: C.Instant
-    /// When the flow was due to start (an open-model arrival's intended instant); nil when it started on time.
-    let due: C.Instant?
     /// When the iteration counts from: its due instant, or when it began. Steps timed from the flow's start
     /// (a pushed status) count from here.
     public let flowStart: C.Instant
-    /// Taken by the first request sent, the one that carries a late start's wait; only when there is a due instant.
-    private let firstRequest: FirstRequestLatch?
+    /// When the flow was due to start (an open-model arrival's intended instant), for the first request sent, the one
+    /// that carries a late start's wait; nil when the flow started on time.
+    private let lateStart: LateStart?
 
     /// - Parameters:
     ///   - due: the instant the flow was scheduled to start; the first step's latency counts from it,
@@ -70,9 +69,8 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
         self.firstStepMetric = firstStepMetric
         self.shard = shard
         self.runStart = runStart
-        self.due = due
         flowStart = due ?? now ?? clock.now
-        firstRequest = due == nil ? nil : FirstRequestLatch()
+        lateStart = due.map { LateStart(dueOffset: runStart.duration(to: $0)) }
     }
 
     /// Sends one request as step number `step`, classifies the response and records the sample.
@@ -89,10 +87,10 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
         step: Int, _ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation,
         classify: (HTTPResponse) -> Outcome
     ) async -> StepResult {
-        var (start, result) = await send(request, isolation: isolation)
-        if let response = result.response { result.outcome = classify(response) }
-        record(step: step, start: start, outcome: result.outcome, latency: result.response?.timing.total)
-        return result
+        var sent = await sendMeasured(request, isolation: isolation)
+        if let response = sent.result.response { sent.result.outcome = classify(response) }
+        record(step: step, startOffset: sent.startOffset, outcome: sent.result.outcome, latency: sent.result.response?.timing.total)
+        return sent.result
     }
 
     /// Sends one request under the step timeout (or what is left of the flow's) without recording it, for
@@ -103,30 +101,37 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// flow late cannot hide it (no coordinated omission), whichever step records it. Later requests, a
     /// re-login's among them, count from when they were sent.
     ///
-    /// Inlined into ``exchange(step:_:isolation:classify:)``, every flow's usual path: each async call level costs
-    /// two executor checks, and each check takes the task's status lock when the task prefers an executor.
-    ///
     /// - Returns: when it was sent, and the response (outcome `.ok`, not yet classified) or the outcome of getting none.
     @inline(__always)
     public func send(_ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation) async -> (start: C.Instant, result: StepResult)
     {
+        let sent = await sendMeasured(request, isolation: isolation)
+        return (runStart.advanced(by: sent.startOffset), sent.result)
+    }
+
+    /// What ``send(_:isolation:)`` does, returning a ``SentRequest``.
+    ///
+    /// Inlined into ``exchange(step:_:isolation:classify:)``, every flow's usual path: each async call level costs
+    /// two executor checks, and each check takes the task's status lock when the task prefers an executor.
+    @inline(__always)
+    func sendMeasured(_ request: HTTPRequest, isolation: isolated (any Actor)?) async -> SentRequest {
         let start = clock.now
+        let startOffset = runStart.duration(to: start)
         let timeout = min(stepTimeout, start.duration(to: deadline))
         var result: StepResult
         if timeout <= .zero {
             result = StepResult(response: nil, outcome: Outcome(.timeout, "flow deadline passed"))
         } else {
             do {
-                let response = try await client.execute(
-                    request, timeout: timeout, sentAt: runStart.duration(to: start), isolation: isolation)
+                let response = try await client.execute(request, timeout: timeout, sentAt: startOffset, isolation: isolation)
                 result = StepResult(response: response, outcome: .ok)
             } catch {
                 result = StepResult(response: nil, outcome: Outcome(error))
             }
         }
-        let late = lateness(sentAt: start)
+        let late = lateness(sentAt: startOffset)
         result.response?.timing.total += late
-        return (start.advanced(by: .zero - late), result)
+        return SentRequest(startOffset: startOffset - late, result: result)
     }
 
     /// Opens a WebSocket on this iteration's client (see ``HTTPClient/openWebSocket(_:protocols:timeout:)``), counting its
@@ -137,18 +142,25 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
 
     /// How long after its due instant the flow's first request was sent; zero for every later request and
     /// for a flow without a due instant.
-    func lateness(sentAt start: C.Instant) -> Duration {
-        guard let due, let firstRequest, firstRequest.take() else { return .zero }
-        return Swift.max(.zero, due.duration(to: start))
+    ///
+    /// - Parameter startOffset: when the request was sent, from the start of the run.
+    func lateness(sentAt startOffset: Duration) -> Duration {
+        guard let lateStart, lateStart.take() else { return .zero }
+        return Swift.max(.zero, startOffset - lateStart.dueOffset)
     }
 
     /// Records a step that is not one request (e.g. waiting for a status message).
     ///
     /// - Parameter latency: the step's duration when measured elsewhere; by default, start → now on the clock.
     public func record(step: Int, start: C.Instant, outcome: Outcome, latency: Duration? = nil) {
+        record(step: step, startOffset: runStart.duration(to: start), outcome: outcome, latency: latency)
+    }
+
+    /// ``record(step:start:outcome:latency:)`` with the start as an offset from the run's start.
+    func record(step: Int, startOffset: Duration, outcome: Outcome, latency: Duration?) {
         recorder.record(
-            metric: firstStepMetric + step, startOffset: runStart.duration(to: start),
-            latency: latency ?? start.duration(to: clock.now), outcome: outcome, shard: shard)
+            metric: firstStepMetric + step, startOffset: startOffset,
+            latency: latency ?? runStart.duration(to: clock.now) - startOffset, outcome: outcome, shard: shard)
     }
 
     /// Waits inside the flow (e.g. a user looking at the app between login and logout).
@@ -165,12 +177,27 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     }
 }
 
-/// Taken once: marks the first request of a flow iteration.
-final class FirstRequestLatch: Sendable {
+/// A late flow's due instant, taken once: by its first request, which carries the wait.
+///
+/// Kept as an offset from the run's start rather than a `C.Instant`, as is ``SentRequest``'s start: flows run
+/// unspecialized, and every generic value on a request's path cost it a metadata look-up.
+final class LateStart: Sendable {
+    let dueOffset: Duration
     private let taken = Atomic<Bool>(false)
+
+    init(dueOffset: Duration) { self.dueOffset = dueOffset }
 
     /// True for the first caller only.
     func take() -> Bool { !taken.exchange(true, ordering: .relaxed) }
+}
+
+/// A request's result and when it counts from, as an offset from the run's start.
+///
+/// Not a tuple with a `C.Instant`, nor a type nested in the generic ``FlowContext``: flows run unspecialized, and
+/// either costs every request a metadata look-up and copies of the response through value witnesses.
+struct SentRequest {
+    var startOffset: Duration
+    var result: StepResult
 }
 
 /// A step's response, if one came, and how the step was classified.

@@ -36,7 +36,7 @@ extension FlowContext {
             let sent = clock.now
             // The first request carries a late start's wait, also when a retry answers it (see send(_:isolation:));
             // the back-off waits are the retry events', not the step's.
-            if retries == 0 { late = lateness(sentAt: sent) }
+            if retries == 0 { late = lateness(sentAt: runStart.duration(to: sent)) }
             let start = sent.advanced(by: .zero - late)
             let timeout = min(stepTimeout, sent.duration(to: deadline))
             guard timeout > .zero else {
