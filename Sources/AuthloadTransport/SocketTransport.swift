@@ -43,6 +43,8 @@ public final class SocketTransport: Transport {
 
     public var userThreads: Int? { group.loops.count }
 
+    public var sharesClients: Bool { pool != nil }
+
     public func makeClient(for endpoint: Endpoint) -> any HTTPClient {
         guard let pool else {
             // A user running on a loop keeps its connection there: its requests then take no thread hop.

@@ -22,6 +22,8 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
     let cumulativeWeights: [Double]
     let transport: any Transport
     let endpoint: Endpoint
+    /// The transport's one client for the endpoint when it shares one (see ``Transport/sharesClients``).
+    let sharedClient: (any HTTPClient)?
     let clock: C
     let recorder: MetricsRecorder
     let catalog: MetricCatalog
@@ -44,6 +46,7 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         }
         self.transport = transport
         self.endpoint = endpoint
+        self.sharedClient = transport.sharesClients ? transport.makeClient(for: endpoint) : nil
         self.clock = clock
         self.control = control
         self.hooks = hooks
@@ -164,14 +167,16 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         async -> C.Instant
     {
         let client: any HTTPClient
-        if plan.connectionLifetime == .user {
+        if let sharedClient {
+            client = sharedClient
+        } else if plan.connectionLifetime == .user {
             // Kept alive across iterations; ``leave(_:)`` closes it when the user's life ends.
             client = user.client ?? transport.makeClient(for: endpoint)
             user.client = client
         } else {
             client = transport.makeClient(for: endpoint)
         }
-        defer { if plan.connectionLifetime == .iteration { client.shutdown() } }
+        defer { if sharedClient == nil, plan.connectionLifetime == .iteration { client.shutdown() } }
         let flowStart = due ?? now ?? clock.now
         let context = FlowContext(
             clock: clock, client: client, stepTimeout: plan.timeouts.step, deadline: flowStart.advanced(by: plan.timeouts.flow),

@@ -117,6 +117,11 @@ public protocol Transport: Sendable {
     /// a shard of its own: no lock is contended and the shard stays in that core's cache. More shards than threads
     /// spread one thread's samples over more histograms, each of which then misses the cache at every sample.
     var userThreads: Int? { get }
+
+    /// Whether ``makeClient(for:)`` hands every caller the same client for an endpoint (a shared pool), whose
+    /// `shutdown()` leaves its connections open. The runner then asks once per run instead of once per flow
+    /// iteration, which for a pool behind a lock and a table keyed by endpoint cost every request a lock and a hash.
+    var sharesClients: Bool { get }
 }
 
 extension HTTPClient {
@@ -129,4 +134,5 @@ extension HTTPClient {
 extension Transport {
     public func executor(forUser user: Int) -> (any SerialExecutor & TaskExecutor)? { nil }
     public var userThreads: Int? { nil }
+    public var sharesClients: Bool { false }
 }
