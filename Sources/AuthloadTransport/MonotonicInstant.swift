@@ -18,8 +18,7 @@ struct MonotonicInstant: InstantProtocol, CustomStringConvertible {
     static var now: MonotonicInstant { MonotonicInstant(nanoseconds: Int64(authload_monotonic_ns())) }
 
     func advanced(by duration: Duration) -> MonotonicInstant {
-        let (seconds, attoseconds) = duration.components
-        return MonotonicInstant(nanoseconds: nanoseconds + seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        MonotonicInstant(nanoseconds: nanoseconds + duration.nanoseconds)
     }
 
     func duration(to other: MonotonicInstant) -> Duration { .nanoseconds(other.nanoseconds - nanoseconds) }

@@ -52,9 +52,26 @@ public enum DurationText {
 
 extension Duration {
     /// Whole microseconds, the unit of every latency authload records.
-    public var microseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+    public var microseconds: Int64 { whole(1_000_000_000_000) }
+
+    /// Whole nanoseconds, the unit of the event loops' clock.
+    public var nanoseconds: Int64 { whole(1_000_000_000) }
+
+    /// How many whole units of `unit` attoseconds this is, truncated toward zero as `components` truncates.
+    ///
+    /// Every request converts a handful of durations. `components` divides 128 bits by 10^18 in a library call;
+    /// this divides 64 bits by a constant (a multiply) when the duration is under 9.2 s, and otherwise 128 bits by
+    /// 64 in one instruction.
+    @inline(__always)
+    private func whole(_ unit: Int64) -> Int64 {
+        let attoseconds = self.attoseconds
+        if let small = Int64(exactly: attoseconds) { return small / unit }
+        let magnitude = attoseconds.magnitude
+        let high = UInt64(truncatingIfNeeded: magnitude >> 64)
+        guard high < UInt64(unit) else { preconditionFailure("\(self) is too long to count in units of \(unit) as") }
+        let quotient = Int64(exactly: UInt64(unit).dividingFullWidth((high, UInt64(truncatingIfNeeded: magnitude))).quotient)
+        guard let quotient else { preconditionFailure("\(self) is too long to count in units of \(unit) as") }
+        return attoseconds < 0 ? -quotient : quotient
     }
 
     public var seconds: Double {
