@@ -14,8 +14,10 @@ final class EndpointRoute: Sendable {
     let tls: LazyTLSClientContext
     let sources: SourceAddresses?
     private let resolver: Resolver
-    /// The endpoint's address once known; a numeric host is known from the start.
-    private let resolved: Locked<SocketAddress?>
+    /// A numeric host's address, known from the start and read without a lock by every request.
+    private let numericAddress: SocketAddress?
+    /// A host name's address once looked up.
+    private let resolved = Locked<SocketAddress?>(nil)
 
     init(
         endpoint: Endpoint, resolver: Resolver, configuration: SocketTransportConfiguration, tls: LazyTLSClientContext,
@@ -27,11 +29,11 @@ final class EndpointRoute: Sendable {
         self.tls = tls
         self.sources = sources
         self.resolver = resolver
-        self.resolved = Locked(SocketAddress(numericHost: endpoint.host, port: endpoint.port))
+        self.numericAddress = SocketAddress(numericHost: endpoint.host, port: endpoint.port)
     }
 
     /// The address, when it is already known: the common case, answered without a suspension.
-    var knownAddress: SocketAddress? { resolved.withLock { $0 } }
+    var knownAddress: SocketAddress? { numericAddress ?? resolved.withLock { $0 } }
 
     /// Looks the host name up (off the event loops) and remembers the answer.
     func resolve(isolation: isolated (any Actor)? = #isolation) async throws(TransportError) -> SocketAddress {
