@@ -127,6 +127,35 @@ struct HTTPHeadersTests {
         #expect(appended(one) != appended(other))
     }
 
+    @Test("a parsed section, separators and line ends kept, reads, compares and edits like fields added one by one")
+    func section() {
+        let section = Array("Server: nginx\r\nX-Empty:\r\nSet-Cookie:  a=1 \r\nset-cookie: b=2".utf8)
+        let headers = HTTPHeaders(
+            section: section,
+            fields: [
+                .init(name: 0..<6, value: 8..<13), .init(name: 15..<22, value: 23..<23), .init(name: 25..<35, value: 38..<41),
+                .init(name: 44..<54, value: 56..<59)
+            ])
+        let added: HTTPHeaders = ["Server": "nginx", "X-Empty": "", "Set-Cookie": "a=1", "set-cookie": "b=2"]
+        #expect(headers.fields == added.fields)
+        #expect(headers["x-empty"] == "")
+        #expect(headers.values(of: "SET-COOKIE") == ["a=1", "b=2"])
+        #expect(headers == added)
+        #expect(headers.hashValue == added.hashValue)
+        var names: [String] = []
+        headers.forEachField { name, value in
+            names.append(String(decoding: name, as: UTF8.self) + "=" + String(decoding: value, as: UTF8.self))
+        }
+        #expect(names == ["Server=nginx", "X-Empty=", "Set-Cookie=a=1", "set-cookie=b=2"])
+
+        var edited = headers
+        edited.set("Server", "other")
+        #expect(
+            edited.fields == [
+                HTTPField("X-Empty", ""), HTTPField("Set-Cookie", "a=1"), HTTPField("set-cookie", "b=2"), HTTPField("Server", "other")
+            ])
+    }
+
     @Test("printing shows the fields, not how they are stored")
     func description() {
         let headers: HTTPHeaders = ["Host": "h"]

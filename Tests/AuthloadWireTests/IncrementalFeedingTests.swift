@@ -113,4 +113,24 @@ struct IncrementalFeedingTests {
         #expect(outcome.error == nil)
         #expect(outcome.events.map { $0.response?.body } == expected)
     }
+
+    /// A head's fields are copied out when the head is complete, so its first lines must survive the buffer dropping
+    /// what was consumed before them: here a 5,000-byte body, which the next read's compaction would move out.
+    @Test("a head read line by line after a large body keeps every field", arguments: [1, 2, 5, 17])
+    func headAfterLargeBody(readSize: Int) throws {
+        let first = wire("HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n") + [UInt8](repeating: 0x61, count: 5000)
+        let second = wire("HTTP/1.1 201 Created\r\nServer: nginx\r\nX-Trace:  a b \r\nSet-Cookie: s=1\r\nContent-Length: 2\r\n\r\nok")
+        // The first response, the second's status line and first field arrive together; the rest comes in small reads.
+        let together = first.count + "HTTP/1.1 201 Created\r\nServer: nginx\r\n".utf8.count
+        let rest = pieces(first.count + second.count - together, size: readSize).map { $0.lowerBound + together..<$0.upperBound + together }
+        let outcome = parseResponses(first + second, pieces: [0..<together] + rest)
+        #expect(outcome.error == nil)
+        let response = try #require(outcome.events.last?.response)
+        #expect(response.status == 201)
+        #expect(
+            response.headers.fields == [
+                HTTPField("Server", "nginx"), HTTPField("X-Trace", "a b"), HTTPField("Set-Cookie", "s=1"), HTTPField("Content-Length", "2")
+            ])
+        #expect(response.body == wire("ok"))
+    }
 }

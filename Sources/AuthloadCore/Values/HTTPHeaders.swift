@@ -14,9 +14,9 @@ public struct HTTPField: Sendable, Hashable {
 /// Equality compares the fields as sent, names' case and order included. The comparison is on the
 /// fields' bytes, so values that differ only in how they spell invalid UTF-8 are not equal.
 ///
-/// The fields are kept as UTF-8 bytes: every name and value back to back in one array, plus where each
-/// lies. Most responses' headers are never read, so a parser hands its bytes over as they are and a
-/// `String` is made only when someone asks for a field.
+/// The fields are kept as UTF-8 bytes in one array, plus where each name and value lies in it. Most responses'
+/// headers are never read, so a parser hands over its header section as it arrived (``init(section:fields:)``),
+/// separators and line ends included, and a `String` is made only when someone asks for a field.
 ///
 /// ```swift
 /// var headers: HTTPHeaders = ["Set-Cookie": "a=1", "Content-Type": "text/plain"]
@@ -25,19 +25,32 @@ public struct HTTPField: Sendable, Hashable {
 /// headers.values(of: "set-cookie")   // ["a=1", "b=2"]
 /// ```
 public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
-    /// Where one field lies in `bytes`: its name runs from `nameStart` to `valueStart`, its value on to `valueEnd`.
-    private struct Span: Sendable {
-        // Int32 keeps a span at 12 bytes; no header section comes near 2 GiB.
+    /// Where one field's name and value lie in the bytes the fields are kept in.
+    public struct Span: Sendable {
+        // Int32 keeps a span at 16 bytes; no header section comes near 2 GiB.
         var nameStart: Int32
+        var nameEnd: Int32
         var valueStart: Int32
         var valueEnd: Int32
 
-        var name: Range<Int> { Int(nameStart)..<Int(valueStart) }
-        var value: Range<Int> { Int(valueStart)..<Int(valueEnd) }
-        var field: Range<Int> { Int(nameStart)..<Int(valueEnd) }
+        /// - Precondition: both ranges lie within the first 2 GiB.
+        public init(name: Range<Int>, value: Range<Int>) {
+            precondition(
+                name.lowerBound >= 0 && value.lowerBound >= 0 && name.upperBound <= Int32.max && value.upperBound <= Int32.max,
+                "header fields beyond 2 GiB")
+            nameStart = Int32(truncatingIfNeeded: name.lowerBound)
+            nameEnd = Int32(truncatingIfNeeded: name.upperBound)
+            valueStart = Int32(truncatingIfNeeded: value.lowerBound)
+            valueEnd = Int32(truncatingIfNeeded: value.upperBound)
+        }
+
+        public var name: Range<Int> { Int(nameStart)..<Int(nameEnd) }
+        public var value: Range<Int> { Int(valueStart)..<Int(valueEnd) }
+        var nameCount: Int32 { nameEnd - nameStart }
     }
 
-    /// Every name and value in wire order, back to back; removing fields rebuilds it without holes.
+    /// The names and values, in wire order. Fields added one by one lie back to back; a parsed section keeps the
+    /// bytes between them too. Removing fields rebuilds it without them.
     private var bytes: [UInt8] = []
     private var spans: [Span] = []
 
@@ -47,6 +60,23 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 
     public init(dictionaryLiteral elements: (String, String)...) {
         for (name, value) in elements { add(name, value) }
+    }
+
+    /// Fields that lie in one block of bytes, as a parser finds them: the block is kept whole and each field read
+    /// from where `fields` says it lies, so a parsed header section costs one copy, not one per field.
+    ///
+    /// Nothing is checked or decoded here; see ``append(name:value:)``.
+    ///
+    /// - Precondition: every span lies within `section`.
+    public init(section: [UInt8], fields: [Span]) {
+        for span in fields {
+            precondition(
+                0 <= span.nameStart && span.nameStart <= span.nameEnd && span.nameEnd <= section.count
+                    && 0 <= span.valueStart && span.valueStart <= span.valueEnd && span.valueEnd <= section.count,
+                "a header field outside its section")
+        }
+        bytes = section
+        spans = fields
     }
 
     /// The fields in wire order, each name and value made into a `String` on the spot.
@@ -109,10 +139,10 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         bytes.append(contentsOf: name.utf8)
         let valueStart = bytes.count
         bytes.append(contentsOf: value.utf8)
-        appendSpan(nameStart: nameStart, valueStart: valueStart)
+        spans.append(Span(name: nameStart..<valueStart, value: valueStart..<bytes.count))
     }
 
-    /// Adds a field from raw bytes, copied as they are: the parser's path, which has already validated them.
+    /// Adds a field from raw bytes, copied as they are, for a caller that has already validated them.
     ///
     /// Nothing is checked or decoded here. Bytes that are not valid UTF-8 become U+FFFD only when the field
     /// is read as a `String`; a serializer replaces any byte that could end a line, as for every field.
@@ -122,7 +152,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         name.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
         let valueStart = bytes.count
         value.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
-        appendSpan(nameStart: nameStart, valueStart: valueStart)
+        spans.append(Span(name: nameStart..<valueStart, value: valueStart..<bytes.count))
     }
 
     /// Makes room for `fields` more fields holding `bytes` bytes of names and values in all.
@@ -155,14 +185,6 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         if let kept { self = kept }
     }
 
-    private mutating func appendSpan(nameStart: Int, valueStart: Int) {
-        precondition(bytes.count <= Int32.max, "header fields beyond 2 GiB")
-        spans.append(
-            Span(
-                nameStart: Int32(truncatingIfNeeded: nameStart), valueStart: Int32(truncatingIfNeeded: valueStart),
-                valueEnd: Int32(truncatingIfNeeded: bytes.count)))
-    }
-
     // MARK: Bytes
 
     /// Decodes as the parser always has, so invalid UTF-8 gives the same U+FFFD replacements as before.
@@ -177,7 +199,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         return name.withUTF8 { key in
             bytes.withUnsafeBufferPointer { storage in
                 body { span in
-                    guard span.valueStart - span.nameStart == key.count else { return false }
+                    guard span.nameCount == key.count else { return false }
                     var index = Int(span.nameStart)
                     for expected in key {
                         guard Self.lowercased(storage[index]) == Self.lowercased(expected) else { return false }
@@ -196,14 +218,14 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 
     // MARK: Equality
 
-    // Every path lays fields out back to back today, so equal fields mean equal arrays; but equality is
-    // defined on the fields, so it walks them and stays right should an edit ever leave holes.
+    // Defined on the fields, not the storage: a parsed section keeps the bytes between its fields, and
+    // fields added one by one do not.
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
         guard lhs.spans.count == rhs.spans.count else { return false }
         return lhs.bytes.withUnsafeBufferPointer { left in
             rhs.bytes.withUnsafeBufferPointer { right in
                 zip(lhs.spans, rhs.spans).allSatisfy { a, b in
-                    a.valueStart - a.nameStart == b.valueStart - b.nameStart && left[a.field].elementsEqual(right[b.field])
+                    left[a.name].elementsEqual(right[b.name]) && left[a.value].elementsEqual(right[b.value])
                 }
             }
         }
@@ -214,9 +236,10 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         bytes.withUnsafeBytes { storage in
             for span in spans {
                 // The name's length tells `a: bc` from `ab: c`, whose bytes are the same.
-                hasher.combine(span.valueStart - span.nameStart)
-                hasher.combine(span.valueEnd - span.nameStart)
-                hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: storage[span.field]))
+                hasher.combine(span.nameCount)
+                hasher.combine(span.valueEnd - span.valueStart)
+                hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: storage[span.name]))
+                hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: storage[span.value]))
             }
         }
     }

@@ -1,6 +1,7 @@
 extension HTTPMessageDecoder {
-    /// Starts reading a body framed as `framing`; `.none` needs no call.
+    /// Ends the head and starts reading a body framed as `framing`.
     mutating func beginBody(_ framing: Framing) {
+        finishFields()
         switch framing {
         case .none:
             bodyState = .length(remaining: 0)

@@ -57,7 +57,12 @@ struct HTTPMessageDecoder: Sendable {
     private(set) var isAtEndOfStream = false
 
     /// The current message's fields, kept as the bytes they arrived as: most are never read, so no `String` is made here.
+    /// Made when the head is complete (``finishFields()``).
     var headers = HTTPHeaders()
+    /// Stream offset of the current head's first field line; its bytes stay buffered until the head is complete.
+    private var fieldsStart: Int?
+    /// Where each of the current head's fields lies, counted from `fieldsStart`.
+    private var fieldSpans: [HTTPHeaders.Span] = []
     var facts = Facts()
     var body: [UInt8] = []
     var bodyState = BodyState.untilClose
@@ -101,20 +106,22 @@ struct HTTPMessageDecoder: Sendable {
     }
 
     /// Drops consumed bytes, but only when cheap: when nothing is left, or the consumed prefix is
-    /// large and at least half the buffer, so each byte is moved at most about once.
+    /// large and at least half the buffer, so each byte is moved at most about once. The fields of a head
+    /// not yet complete stay: they are copied out in one go when it is.
     private mutating func compact() {
-        guard readIndex > 0 else { return }
-        if readIndex == buffer.count {
-            streamOffset += readIndex
+        let droppable = fieldsStart.map { min(readIndex, $0 - streamOffset) } ?? readIndex
+        guard droppable > 0 else { return }
+        if droppable == buffer.count {
+            streamOffset += droppable
             // A buffer that once held a huge read should not stay that big for the connection's life.
             if buffer.capacity > 1 << 20 { buffer = [] } else { buffer.removeAll(keepingCapacity: true) }
             readIndex = 0
             scanIndex = 0
-        } else if readIndex >= 4096, readIndex >= buffer.count / 2 {
-            streamOffset += readIndex
-            buffer.removeSubrange(0..<readIndex)
-            scanIndex -= readIndex
-            readIndex = 0
+        } else if droppable >= 4096, droppable >= buffer.count / 2 {
+            streamOffset += droppable
+            buffer.removeSubrange(0..<droppable)
+            scanIndex -= droppable
+            readIndex -= droppable
         }
     }
 
@@ -192,11 +199,27 @@ struct HTTPMessageDecoder: Sendable {
         }
         guard !isTrailer else { return }
         try noteFramingField(name: name, value: value)
-        // Room for a typical head's fields in one go (nginx sends about 8), and none for a message without any.
-        if headers.isEmpty { headers.reserveCapacity(bytes: 256, fields: 16) }
-        buffer.withUnsafeBytes { raw in
-            headers.append(name: UnsafeRawBufferPointer(rebasing: raw[name]), value: UnsafeRawBufferPointer(rebasing: raw[value]))
+        let start: Int
+        if let fieldsStart {
+            start = fieldsStart - streamOffset
+        } else {
+            start = first
+            fieldsStart = streamOffset + first
+            // Room for a typical head's fields in one go (nginx sends about 8), and none for a message without any.
+            fieldSpans.reserveCapacity(16)
         }
+        fieldSpans.append(
+            HTTPHeaders.Span(name: name.lowerBound - start..<colon - start, value: value.lowerBound - start..<value.upperBound - start))
+    }
+
+    /// Makes ``headers`` from the head's fields once the head is complete: one copy of the section, from the first
+    /// field's name to the last one's value, instead of one per field.
+    mutating func finishFields() {
+        guard let fieldsStart, let last = fieldSpans.last else { return }
+        let start = fieldsStart - streamOffset
+        headers = HTTPHeaders(section: Array(buffer[start..<start + last.value.upperBound]), fields: fieldSpans)
+        fieldSpans = []
+        self.fieldsStart = nil
     }
 
     private mutating func noteFramingField(name: Range<Int>, value: Range<Int>) throws(HTTPParseError) {
@@ -280,6 +303,8 @@ struct HTTPMessageDecoder: Sendable {
     mutating func finishMessage() -> (headers: HTTPHeaders, body: [UInt8]) {
         let result = (headers, body)
         headers = HTTPHeaders()
+        fieldSpans = []
+        fieldsStart = nil
         body = []
         facts = Facts()
         sectionBytes = 0
