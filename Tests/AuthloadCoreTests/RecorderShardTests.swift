@@ -44,3 +44,31 @@ struct RecorderShardTests {
         #expect(runner(threads: nil).recorder.shardCount == 16)
     }
 }
+
+@Suite("A shard keeps its newest interval apart from the older ones")
+struct ShardSlotsTests {
+    /// Samples of metric 0 in each interval of what was taken, in interval order.
+    func counts(_ taken: [Int: IntervalSamples]) -> [Int: Int] {
+        taken.mapValues { $0.metrics[0]?.count ?? 0 }
+    }
+
+    @Test("late samples land in their own older interval and never displace the newest; taking empties the shard")
+    func lateSamples() {
+        var slots = ShardSlots()
+        let intervals = [0, 1, 1, 0, 2, 0, 2, 1, 2]
+        for index in intervals {
+            slots.update(index, metricCount: 2) { $0.record(metric: 0, latencyMicros: 100, outcome: .ok) }
+        }
+        slots.update(2, metricCount: 2) { $0.countRequest(metric: 1) }
+        let taken = slots.take()
+        #expect(counts(taken) == [0: 3, 1: 3, 2: 3])
+        #expect(taken[2]?.metrics[1]?.httpRequests == 1)
+        #expect(slots.take().isEmpty)
+
+        // After a take, the same interval starts afresh; the collector merges the two parts.
+        slots.update(2, metricCount: 2) { $0.record(metric: 0, latencyMicros: 5, outcome: Outcome(.httpError, "500")) }
+        let again = slots.take()
+        #expect(counts(again) == [2: 1])
+        #expect(again[2]?.metrics[0]?.errors == 1)
+    }
+}

@@ -6,14 +6,14 @@ public final class MetricsRecorder: Sendable {
     public let interval: Duration
     public let metricCount: Int
     private let intervalMicros: Int64
-    private let shards: [Locked<[Int: IntervalSamples]>]
+    private let shards: [Locked<ShardSlots>]
 
     public init(metricCount: Int, interval: Duration, shardCount: Int = 16) {
         precondition(interval > .zero && shardCount > 0)
         self.interval = interval
         self.metricCount = metricCount
         self.intervalMicros = Swift.max(1, interval.microseconds)
-        self.shards = (0..<shardCount).map { _ in Locked([:]) }
+        self.shards = (0..<shardCount).map { _ in Locked(ShardSlots()) }
     }
 
     public var shardCount: Int { shards.count }
@@ -28,9 +28,9 @@ public final class MetricsRecorder: Sendable {
         let latencyMicros = Int(latency.microseconds)
         let metricCount = self.metricCount
         shards[shard % shards.count].withLock { slots in
-            // The `default:` subscript mutates the slot in place: no copy-on-write of the arrays.
-            slots[intervalIndex, default: IntervalSamples(metricCount: metricCount)]
-                .record(metric: metric, latencyMicros: latencyMicros, outcome: outcome)
+            slots.update(intervalIndex, metricCount: metricCount) {
+                $0.record(metric: metric, latencyMicros: latencyMicros, outcome: outcome)
+            }
         }
     }
 
@@ -39,7 +39,7 @@ public final class MetricsRecorder: Sendable {
         let intervalIndex = Int(Swift.max(0, startOffset.microseconds) / intervalMicros)
         let metricCount = self.metricCount
         shards[shard % shards.count].withLock { slots in
-            slots[intervalIndex, default: IntervalSamples(metricCount: metricCount)].countRequest(metric: metric)
+            slots.update(intervalIndex, metricCount: metricCount) { $0.countRequest(metric: metric) }
         }
     }
 
@@ -47,15 +47,46 @@ public final class MetricsRecorder: Sendable {
     func drain() -> [Int: IntervalSamples] {
         var merged: [Int: IntervalSamples] = [:]
         for shard in shards {
-            let taken = shard.withLock { slots in
-                let taken = slots
-                slots = [:]
-                return taken
-            }
+            let taken = shard.withLock { $0.take() }
             for (index, samples) in taken {
                 if merged[index] == nil { merged[index] = samples } else { merged[index]!.merge(samples) }
             }
         }
         return merged
+    }
+}
+
+/// One shard's samples by interval. The newest interval is kept apart from the table: nearly every sample lands
+/// there, and a table look-up (a hash, a probe, a modify in place) cost each sample more than its histogram did.
+struct ShardSlots {
+    /// The newest interval a sample has landed in since the last ``take()``, if any.
+    private var latestIndex: Int?
+    private var latest = IntervalSamples(metricCount: 0)
+    /// Older intervals: samples of flows and steps that started before the newest one and finish now.
+    private var earlier: [Int: IntervalSamples] = [:]
+
+    /// Runs `body` on the samples of interval `index`, made empty if it has none yet.
+    @inline(__always)
+    mutating func update(_ index: Int, metricCount: Int, _ body: (inout IntervalSamples) -> Void) {
+        if index == latestIndex {
+            body(&latest)
+        } else if latestIndex.map({ index > $0 }) ?? true {
+            // A newer interval: the current one joins the older ones. An older one never takes its place, so samples
+            // finishing late do not swap the two back and forth.
+            if let latestIndex { earlier[latestIndex] = latest }
+            latest = earlier.removeValue(forKey: index) ?? IntervalSamples(metricCount: metricCount)
+            latestIndex = index
+            body(&latest)
+        } else {
+            body(&earlier[index, default: IntervalSamples(metricCount: metricCount)])
+        }
+    }
+
+    /// Everything recorded so far, by interval; leaves the shard empty.
+    mutating func take() -> [Int: IntervalSamples] {
+        var taken = earlier
+        if let latestIndex { taken[latestIndex] = latest }
+        self = ShardSlots()
+        return taken
     }
 }
