@@ -10,7 +10,8 @@
 #
 # With a baseline binary (e.g. a copy of an earlier .build/release/authload), every run measures wrk,
 # the baseline and this build back to back against the same nginx, alternating which authload goes
-# first, so an A/B comparison on a shared, noisy machine sees the same conditions on both sides.
+# first, so an A/B comparison on a shared, noisy machine sees the same conditions on both sides; the median of
+# the runs' paired ratios is printed too, as medians of each side alone can swing 10 % between rounds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-15}
@@ -72,3 +73,8 @@ echo "median of $runs runs, ${duration}s each, 50 connections, nginx on CPU 0, g
 echo "  wrk      $wrk_rps req/s   $(median < "$work/wrk.cpu") µs generator CPU per request"
 [ -z "$baseline" ] || summary baseline "baseline"
 summary authload "authload"
+if [ -n "$baseline" ]; then
+    # Each run measures both builds back to back, so the ratio within a run cancels most of the machine's drift.
+    echo "  authload / baseline CPU per request, median of the runs' paired ratios:" \
+         "$(paste -d' ' "$work/baseline.cpu" "$work/authload.cpu" | awk '{ printf "%.3f\n", $2 / $1 }' | median)"
+fi

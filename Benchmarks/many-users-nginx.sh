@@ -8,6 +8,7 @@
 # lifetime is `iteration` (a new connection per login, the default) or `user`; source addresses, comma
 # separated (e.g. 127.0.0.2,127.0.0.3), spread the connections over several local port ranges. nginx runs one
 # worker with room for 30,000 connections; everything stays on 127.0.0.1; the run is bounded by its duration.
+# AUTHLOAD_BINARY=path runs another build (e.g. a copy of an earlier .build/release/authload) for an A/B.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 users=${1:-50000}
@@ -16,7 +17,8 @@ lifetime=${3:-iteration}
 sources=${4:-}
 port=${BENCH_PORT:-18090}
 
-swift build -c release --product authload >/dev/null
+binary=${AUTHLOAD_BINARY:-.build/release/authload}
+if [ -z "${AUTHLOAD_BINARY:-}" ]; then swift build -c release --product authload >/dev/null; fi
 nginx_log=1
 source Benchmarks/nginx-login.sh
 
@@ -34,7 +36,7 @@ cat > "$work/many.json" <<JSON
 JSON
 
 status=0
-/usr/bin/time -v .build/release/authload run "$work/many.json" --out "$work/report" ${BENCH_VERBOSE:+--progress-interval 2s} \
+/usr/bin/time -v "$binary" run "$work/many.json" --out "$work/report" ${BENCH_VERBOSE:+--progress-interval 2s} \
     > "$work/stdout" 2> "$work/time" || status=$?
 kill -USR1 "$(cat "$work/nginx.pid")"  # reopen logs: flushes the access log's buffer
 sleep 0.5
