@@ -32,11 +32,14 @@ final class EndpointRoute: Sendable {
         self.numericAddress = SocketAddress(numericHost: endpoint.host, port: endpoint.port)
     }
 
-    /// The address, when it is already known: the common case, answered without a suspension.
-    var knownAddress: SocketAddress? { numericAddress ?? resolved.withLock { $0 } }
-
-    /// Looks the host name up (off the event loops) and remembers the answer.
-    func resolve(isolation: isolated (any Actor)? = #isolation) async throws(TransportError) -> SocketAddress {
+    /// The address to connect to, once an https endpoint's trust store is loaded. Both are done off the event loops
+    /// the first time; every later request finds them known and goes on without a suspension.
+    ///
+    /// Inlined into the client's `execute`: each async call level costs executor checks on a request's path.
+    @inline(__always)
+    func readyAddress(isolation: isolated (any Actor)? = #isolation) async throws(TransportError) -> SocketAddress {
+        if endpoint.tls, !tls.isLoaded { try await tls.load() }
+        if let known = numericAddress ?? resolved.withLock({ $0 }) { return known }
         let address = try await resolver.resolve(host: endpoint.host, port: endpoint.port, isolation: isolation)
         resolved.withLock { $0 = address }
         return address

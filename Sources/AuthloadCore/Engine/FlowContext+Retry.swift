@@ -34,9 +34,10 @@ extension FlowContext {
         var late = Duration.zero
         while true {
             let sent = clock.now
+            let sentOffset = runStart.duration(to: sent)
             // The first request carries a late start's wait, also when a retry answers it (see send(_:isolation:));
             // the back-off waits are the retry events', not the step's.
-            if retries == 0 { late = lateness(sentAt: runStart.duration(to: sent)) }
+            if retries == 0 { late = lateness(sentAt: sentOffset) }
             let start = sent.advanced(by: .zero - late)
             let timeout = min(stepTimeout, sent.duration(to: deadline))
             guard timeout > .zero else {
@@ -44,7 +45,7 @@ extension FlowContext {
             }
             var response: HTTPResponse
             do {
-                response = try await client.execute(request, timeout: timeout, sentAt: runStart.duration(to: sent))
+                response = try await client.execute(request, timeout: timeout, sentAt: sentOffset)
                 response.timing.total += late
             } catch {
                 return Attempt(response: nil, failure: Outcome(error), start: start, retries: retries)

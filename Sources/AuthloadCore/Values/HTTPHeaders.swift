@@ -69,12 +69,10 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     ///
     /// - Precondition: every span lies within `section`.
     public init(section: [UInt8], fields: [Span]) {
-        for span in fields {
-            precondition(
-                0 <= span.nameStart && span.nameStart <= span.nameEnd && span.nameEnd <= section.count
-                    && 0 <= span.valueStart && span.valueStart <= span.valueEnd && span.valueEnd <= section.count,
-                "a header field outside its section")
-        }
+        // A span's own ranges are well-formed and start at 0 or later (its initializer checks); only their ends can
+        // lie past the section.
+        precondition(
+            fields.allSatisfy { $0.nameEnd <= section.count && $0.valueEnd <= section.count }, "a header field outside its section")
         bytes = section
         spans = fields
     }
