@@ -138,9 +138,10 @@ extension Runner {
             control.endFlow()
             iterations += 1
             let think = user.random.duration(in: plan.load.thinkTime)
-            // No think time: go straight on (a benchmark's tight loop) rather than through the heap.
+            // No think time: go straight on (a benchmark's tight loop) rather than through the heap, from the
+            // instant the flow ended, which was read just now: another reading would cost every flow a clock call.
             guard think > .zero else {
-                now = clock.now
+                now = finished
                 continue
             }
             // A flow that ran past the end leaves nothing to wake for.
