@@ -161,7 +161,7 @@ final class ClientConnection: EventHandler {
 
     private func timerFired() {
         timer = nil
-        perform(state.timerFired(at: .now))
+        perform(state.timerFired(at: loop.wokeAt))
     }
 
     private func closeSocket(reset: Bool) {
@@ -224,13 +224,13 @@ final class ClientConnection: EventHandler {
 
     private func readAvailable() {
         let end = core.read { chunk in
-            perform(state.received(chunk, at: .now))
+            perform(state.received(chunk, at: loop.wokeAt))
             // Read on while open: bytes after a response are unsolicited, and must not wait for the next request.
             return socketOpen
         }
         switch end {
         case .paused: break
-        case .end: perform(state.streamEnded(at: .now))
+        case .end: perform(state.streamEnded(at: loop.wokeAt))
         case .failed(let error): perform(state.streamFailed(error))
         }
     }

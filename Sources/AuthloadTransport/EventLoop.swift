@@ -22,6 +22,13 @@ public final class EventLoop: @unchecked Sendable {
     private var handlers: [Int32: any EventHandler] = [:]
     private var timers = TimerQueue()
     private let submitted = Locked(Submitted())
+    /// Work the loop's own thread submitted (a user's task resuming, a job its flow enqueued): no lock, no wake-up.
+    /// Loop-thread only, as are the two batches below, which keep their capacity from round to round.
+    private var submittedHere: [Work] = []
+    /// Whether ``submit(_:)`` on the loop's thread may still use `submittedHere`: false once the loop tears down.
+    private var takesWorkHere = true
+    private var remoteBatch: [Work] = []
+    private var localBatch: [Work] = []
     private var thread: Thread?
     /// Written once by the loop's thread before `init` returns, read-only afterwards.
     private var threadID: pthread_t?
@@ -30,6 +37,10 @@ public final class EventLoop: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     /// Runs the jobs of users still on this loop once it has stopped.
     let afterStop = DispatchQueue(label: "authload.loop.after-stop")
+    /// When this round's `epoll_wait` returned; loop-thread only. The round's events are stamped with it and its
+    /// timers compared against it: one clock reading per round instead of one per response. Every response a round
+    /// reads answers a request written before that wait returned, so its stamp never precedes the request's start.
+    private(set) var wokeAt = MonotonicInstant.now
     /// Scratch space for reads; one per loop, since a loop reads one socket at a time.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
@@ -80,14 +91,18 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Queues `work` for the loop's thread, waking it only when it may be blocked in `epoll_wait`.
     ///
-    /// On the loop's own thread no wake-up is needed: the loop looks at the queue before it blocks.
+    /// On the loop's own thread (every response resumes a user's task there) it takes neither the lock nor a
+    /// wake-up: the loop looks at its own queue before it blocks.
     func submit(_ work: Work) {
-        let inLoop = self.inLoop
+        if inLoop && takesWorkHere {
+            submittedHere.append(work)
+            return
+        }
         let (accepted, wake) = submitted.withLock { state -> (Bool, Bool) in
             guard !state.stopped else { return (false, false) }
             state.work.append(work)
             defer { state.wakePending = true }
-            return (true, !state.wakePending && !inLoop)
+            return (true, !state.wakePending)
         }
         guard accepted else {
             // A stopped loop runs nothing more; its closures are dropped, but a task must still finish.
@@ -154,12 +169,14 @@ public final class EventLoop: @unchecked Sendable {
         let capacity = 256
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
         defer {
+            takesWorkHere = false
             let leftover = submitted.withLock { state in
                 state.stopped = true
                 defer { state.work = [] }
                 return state.work
             }
-            for case .job(let job) in leftover { runAfterStop(job) }
+            for case .job(let job) in leftover + submittedHere { runAfterStop(job) }
+            submittedHere = []
             events.deallocate()
             for fd in handlers.keys { _ = Glibc.close(fd) }
             handlers.removeAll()
@@ -172,6 +189,7 @@ public final class EventLoop: @unchecked Sendable {
             let timeout = hasSubmittedWork() ? 0 : nanosecondsUntilNextTimer()
             let count = authload_epoll_wait_ns(epollFD, events, Int32(capacity), timeout)
             if count < 0 && errno != EINTR { fatalError("epoll_wait: \(SocketError.text(errno))") }
+            wokeAt = .now
             for i in 0..<max(0, Int(count)) {
                 let event = events[i]
                 let fd = event.data.fd
@@ -184,17 +202,23 @@ public final class EventLoop: @unchecked Sendable {
                 let handler = handlers[fd]
                 handler?.handleEvents(event.events)
             }
-            let now = MonotonicInstant.now
-            while let callback = timers.popDue(now: now) { callback() }
+            while let callback = timers.popDue(now: wokeAt) { callback() }
             runSubmitted()
         }
     }
 
     /// How long `epoll_wait` may block: until the next timer, -1 (forever) when none is set.
+    ///
+    /// A timer more than ``staleClockHorizon`` away is measured from ``wokeAt`` rather than a new reading, and so
+    /// fires late by the round's work, microseconds against a wait of that length; a nearer one (the staging
+    /// server's modelled latencies) gets a new reading.
     private func nanosecondsUntilNextTimer() -> Int64 {
         guard let next = timers.nextDeadline() else { return -1 }
-        return max(0, next.nanoseconds - MonotonicInstant.now.nanoseconds)
+        let from = next - wokeAt > Self.staleClockHorizon ? wokeAt : .now
+        return max(0, next.nanoseconds - from.nanoseconds)
     }
+
+    private static let staleClockHorizon = Duration.milliseconds(10)
 
     /// OpenSSL writes to its socket with write(2), which raises SIGPIPE when the peer has gone, and that
     /// kills the process. Blocked on the loop threads (where every socket write happens), the signal stays
@@ -210,7 +234,8 @@ public final class EventLoop: @unchecked Sendable {
     /// means `epoll_wait` must not block. Otherwise clears `wakePending`, so the next submitter writes
     /// to the eventfd.
     private func hasSubmittedWork() -> Bool {
-        submitted.withLock { state in
+        guard submittedHere.isEmpty else { return true }
+        return submitted.withLock { state in
             if state.work.isEmpty { state.wakePending = false }
             return !state.work.isEmpty
         }
@@ -219,18 +244,22 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs what was submitted before this call; what that submits runs after the next `epoll_wait`
     /// (which then does not block), so a task that keeps re-enqueueing itself cannot starve the sockets.
     private func runSubmitted() {
-        let work = submitted.withLock { state in
-            defer {
-                state.work = []
-                state.wakePending = true
-            }
-            return state.work
+        submitted.withLock { state in
+            swap(&state.work, &remoteBatch)
+            state.wakePending = true
         }
-        for item in work {
-            switch item {
-            case .closure(let closure): closure()
-            case .job(let job): run(job)
-            }
+        swap(&submittedHere, &localBatch)
+        for item in remoteBatch { run(item) }
+        for item in localBatch { run(item) }
+        // Emptied, not replaced: the next round appends into the same storage.
+        remoteBatch.removeAll(keepingCapacity: true)
+        localBatch.removeAll(keepingCapacity: true)
+    }
+
+    private func run(_ work: Work) {
+        switch work {
+        case .closure(let closure): closure()
+        case .job(let job): run(job)
         }
     }
 }

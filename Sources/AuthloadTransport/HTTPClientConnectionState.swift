@@ -222,11 +222,14 @@ struct HTTPClientConnectionState<Request> {
         var response = response
         let connected = exchange.connected ?? exchange.start
         let secured = exchange.secured ?? connected
+        // The loop stamps a round's events with the instant it woke, which comes after the request was written; the
+        // clamp keeps any stamp taken otherwise from making a negative time.
+        let end = max(now, exchange.start)
         response.timing = RequestTiming(
             connect: connected - exchange.start,
             tlsHandshake: secured - connected,
-            timeToFirstByte: (exchange.firstByte ?? now) - exchange.start,
-            total: now - exchange.start,
+            timeToFirstByte: min(max(exchange.firstByte ?? end, exchange.start), end) - exchange.start,
+            total: end - exchange.start,
             reusedConnection: exchange.reusedConnection)
         return (exchange.request, response)
     }

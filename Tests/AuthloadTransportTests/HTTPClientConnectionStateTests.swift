@@ -152,6 +152,20 @@ struct HTTPClientConnectionStateTests {
         #expect(response.timing.total == .seconds(3))
     }
 
+    @Test("a response stamped before its request's start times as zero, never negative")
+    func stampBeforeStart() {
+        var state = Self.open()
+        _ = Self.feed(&state, Self.ok, at: 0.5)
+        // A request started at 3 s whose answer carries an earlier instant (a loop round's wake-up stamp taken another way).
+        _ = state.send("again", method: "GET", start: Self.at(3), deadline: Self.at(13), connectDeadline: Self.at(5))
+        guard case .respond(_, let response, _) = Self.feed(&state, Self.ok, at: 2.9) else {
+            Issue.record("expected a response")
+            return
+        }
+        #expect(response.timing.total == .zero)
+        #expect(response.timing.timeToFirstByte == .zero)
+    }
+
     @Test("a kept-alive connection the server had closed fails as stale, to be retried, only before any byte came back")
     func staleConnection() {
         var state = Self.open()

@@ -76,10 +76,10 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// Sends one request as step number `step`, classifies the response and records the sample.
     ///
     /// The request gets the step timeout or what is left of the flow's, whichever is shorter. A response's
-    /// latency is the transport's own measure (hand-off to the transport → last byte parsed), as wrk
-    /// measures: the generator's task scheduling after that must not pass for server time. A request
-    /// without a response counts the time on the clock until it failed. The first request of a flow that
-    /// started after it was due counts from the due instant instead (see ``send(_:isolation:)``).
+    /// latency is the transport's own measure (hand-off to the transport → the loop's wake-up that read the
+    /// last byte), much as wrk measures: the generator's task scheduling after that must not pass for server
+    /// time. A request without a response counts the time on the clock until it failed. The first request of a
+    /// flow that started after it was due counts from the due instant instead (see ``send(_:isolation:)``).
     ///
     /// It runs in the caller's isolation (the user's actor), and so does the client's `execute`: hopping
     /// off the actor and back for every request cost more than the rest of the engine's work.

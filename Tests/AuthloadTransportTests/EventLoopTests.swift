@@ -1,0 +1,45 @@
+import AuthloadCore
+import Testing
+
+@testable import AuthloadTransport
+
+/// The loop's own queue: work its thread submits (a user's task resuming on a response) takes no lock and no
+/// wake-up, and must still run in order, and run even when the loop stops under it.
+@Suite("Event loop", .timeLimit(.minutes(1)))
+struct EventLoopTests {
+    @Test("work the loop's own thread submits runs in the order submitted, after the work that submitted it")
+    func ownThreadOrder() async throws {
+        let loop = try EventLoop(name: "test-loop")
+        defer {
+            loop.shutdown()
+            loop.waitUntilStopped()
+        }
+        let order = Locked<[String]>([])
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            loop.execute {
+                precondition(loop.inLoop)
+                for step in ["first", "second", "third"] {
+                    loop.execute { order.withLock { $0.append(step) } }
+                }
+                loop.execute { done.resume() }
+                order.withLock { $0.append("submitter") }
+            }
+        }
+        #expect(order.withLock { $0 } == ["submitter", "first", "second", "third"])
+    }
+
+    @Test("a task on the loop that stops it still runs to its end: what it enqueues after the stop runs elsewhere")
+    func taskOutlivesStop() async throws {
+        let loop = try EventLoop(name: "test-loop")
+        let result = await Task(executorPreference: loop) { () async -> Int in
+            precondition(loop.inLoop)
+            loop.shutdown()
+            // Each yield enqueues the task again from the loop's thread: before the stop takes effect, then after.
+            for _ in 0..<3 { await Task.yield() }
+            return 42
+        }.value
+        loop.waitUntilStopped()
+        #expect(result == 42)
+        #expect(loop.hasStopped)
+    }
+}
