@@ -216,10 +216,9 @@ struct HTTPClientConnectionState<Request> {
     }
 
     /// Takes the exchange off, with its response timed from the exchange's marks.
-    private mutating func finish(_ response: HTTPResponse, at now: MonotonicInstant) -> (Request, HTTPResponse)? {
-        guard let exchange else { return nil }
-        self.exchange = nil
-        var response = response
+    private mutating func finish(_ response: consuming HTTPResponse, at now: MonotonicInstant) -> (Request, HTTPResponse)? {
+        // Moved out, not copied: the request's bytes and the response's buffers each cost a retain per copy.
+        guard let exchange = exchange.take() else { return nil }
         let connected = exchange.connected ?? exchange.start
         let secured = exchange.secured ?? connected
         // The loop stamps a round's events with the instant it woke, which comes after the request was written; the
@@ -234,7 +233,7 @@ struct HTTPClientConnectionState<Request> {
         return (exchange.request, response)
     }
 
-    private mutating func upgraded(_ response: HTTPResponse, at now: MonotonicInstant) -> Action {
+    private mutating func upgraded(_ response: consuming HTTPResponse, at now: MonotonicInstant) -> Action {
         guard let (request, response) = finish(response, at: now) else { return .wait }
         phase = .upgraded
         timerDue = nil
@@ -244,7 +243,7 @@ struct HTTPClientConnectionState<Request> {
         return .upgrade(request, response, leftover: leftover)
     }
 
-    private mutating func respond(_ response: HTTPResponse, keepAlive: Bool, at now: MonotonicInstant) -> Action {
+    private mutating func respond(_ response: consuming HTTPResponse, keepAlive: Bool, at now: MonotonicInstant) -> Action {
         guard let (request, response) = finish(response, at: now) else { return .wait }
         if keepAlive {
             becomeIdle(at: now)

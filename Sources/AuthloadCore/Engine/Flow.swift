@@ -87,10 +87,10 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
         step: Int, _ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation,
         classify: (HTTPResponse) -> Outcome
     ) async -> StepResult {
-        var sent = await sendMeasured(request, isolation: isolation)
-        if let response = sent.result.response { sent.result.outcome = classify(response) }
-        record(step: step, startOffset: sent.startOffset, outcome: sent.result.outcome, latency: sent.result.response?.timing.total)
-        return sent.result
+        var startOffset = Duration.zero
+        let result = await sendMeasured(request, isolation: isolation, sentAt: &startOffset, classify: classify)
+        record(step: step, startOffset: startOffset, outcome: result.outcome, latency: result.response?.timing.total)
+        return result
     }
 
     /// Sends one request under the step timeout (or what is left of the flow's) without recording it, for
@@ -105,33 +105,39 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     @inline(__always)
     public func send(_ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation) async -> (start: C.Instant, result: StepResult)
     {
-        let sent = await sendMeasured(request, isolation: isolation)
-        return (runStart.advanced(by: sent.startOffset), sent.result)
+        var startOffset = Duration.zero
+        let result = await sendMeasured(request, isolation: isolation, sentAt: &startOffset)
+        return (runStart.advanced(by: startOffset), result)
     }
 
-    /// What ``send(_:isolation:)`` does, returning a ``SentRequest``.
+    /// What ``send(_:isolation:)`` does, with the start as an offset from the run's start; with `classify`, the
+    /// response's outcome is decided too.
     ///
     /// Inlined into ``exchange(step:_:isolation:classify:)``, every flow's usual path: each async call level costs
-    /// two executor checks, and each check takes the task's status lock when the task prefers an executor.
+    /// two executor checks, and each check takes the task's status lock when the task prefers an executor. The
+    /// result is built once, in the branch that has it, and returned: flows run unspecialized, where each
+    /// intermediate copy of a response (a variable assigned later, a struct wrapping it) went through value
+    /// witnesses that retain every one of its buffers, three copies a request.
+    ///
+    /// - Parameter startOffset: set to when the request counts from: when it was sent, or a late flow's due instant.
     @inline(__always)
-    func sendMeasured(_ request: HTTPRequest, isolation: isolated (any Actor)?) async -> SentRequest {
+    func sendMeasured(
+        _ request: HTTPRequest, isolation: isolated (any Actor)?, sentAt startOffset: inout Duration,
+        classify: (HTTPResponse) -> Outcome = { _ in .ok }
+    ) async -> StepResult {
         let start = clock.now
-        let startOffset = runStart.duration(to: start)
+        let sent = runStart.duration(to: start)
+        let late = lateness(sentAt: sent)
+        startOffset = sent - late
         let timeout = min(stepTimeout, start.duration(to: deadline))
-        var result: StepResult
-        if timeout <= .zero {
-            result = StepResult(response: nil, outcome: Outcome(.timeout, "flow deadline passed"))
-        } else {
-            do {
-                let response = try await client.execute(request, timeout: timeout, sentAt: startOffset, isolation: isolation)
-                result = StepResult(response: response, outcome: .ok)
-            } catch {
-                result = StepResult(response: nil, outcome: Outcome(error))
-            }
+        guard timeout > .zero else { return StepResult(response: nil, outcome: Outcome(.timeout, "flow deadline passed")) }
+        do {
+            var response = try await client.execute(request, timeout: timeout, sentAt: sent, isolation: isolation)
+            response.timing.total += late
+            return StepResult(response: response, outcome: classify(response))
+        } catch {
+            return StepResult(response: nil, outcome: Outcome(error))
         }
-        let late = lateness(sentAt: startOffset)
-        result.response?.timing.total += late
-        return SentRequest(startOffset: startOffset - late, result: result)
     }
 
     /// Opens a WebSocket on this iteration's client (see ``HTTPClient/openWebSocket(_:protocols:timeout:)``), counting its
@@ -179,8 +185,9 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
 
 /// A late flow's due instant, taken once: by its first request, which carries the wait.
 ///
-/// Kept as an offset from the run's start rather than a `C.Instant`, as is ``SentRequest``'s start: flows run
-/// unspecialized, and every generic value on a request's path cost it a metadata look-up.
+/// Kept as an offset from the run's start rather than a `C.Instant`, as is a request's start on its way from
+/// ``FlowContext/sendMeasured(_:isolation:sentAt:classify:)``: flows run unspecialized, and every generic value on a
+/// request's path cost it a metadata look-up.
 final class LateStart: Sendable {
     let dueOffset: Duration
     private let taken = Atomic<Bool>(false)
@@ -189,15 +196,6 @@ final class LateStart: Sendable {
 
     /// True for the first caller only.
     func take() -> Bool { !taken.exchange(true, ordering: .relaxed) }
-}
-
-/// A request's result and when it counts from, as an offset from the run's start.
-///
-/// Not a tuple with a `C.Instant`, nor a type nested in the generic ``FlowContext``: flows run unspecialized, and
-/// either costs every request a metadata look-up and copies of the response through value witnesses.
-struct SentRequest {
-    var startOffset: Duration
-    var result: StepResult
 }
 
 /// A step's response, if one came, and how the step was classified.
