@@ -135,8 +135,9 @@ final class ClientConnection: EventHandler {
     }
 
     /// Carries out what the state decided, then sets the timer where the state wants it.
-    private func perform(_ action: State.Action) {
-        switch action {
+    private func perform(_ action: consuming State.Action) {
+        // Consumed, so the response in it moves to its waiter instead of being copied, a retain for each of its buffers.
+        switch consume action {
         case .wait: break
         case .write: written(core.send(state.exchange?.request.bytes ?? []))
         case .respond(let request, let response, let close):

@@ -132,9 +132,17 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
         let timeout = min(stepTimeout, start.duration(to: deadline))
         guard timeout > .zero else { return StepResult(response: nil, outcome: Outcome(.timeout, "flow deadline passed")) }
         do {
-            var response = try await client.execute(request, timeout: timeout, sentAt: sent, isolation: isolation)
-            response.timing.total += late
-            return StepResult(response: response, outcome: classify(response))
+            let response = try await client.execute(request, timeout: timeout, sentAt: sent, isolation: isolation)
+            // Classified first, then moved into the result: a response still to be read is copied. Only a late flow's
+            // first request pays for a changed copy.
+            guard late > .zero else {
+                let outcome = classify(response)
+                return StepResult(response: response, outcome: outcome)
+            }
+            var waited = response
+            waited.timing.total += late
+            let outcome = classify(waited)
+            return StepResult(response: waited, outcome: outcome)
         } catch {
             return StepResult(response: nil, outcome: Outcome(error))
         }
