@@ -29,9 +29,7 @@ func validate(flow: String, embedded: String) async throws -> (ExitCode, String)
 }
 
 func temporaryFile(_ name: String, _ contents: String) throws -> String {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authload-tests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let path = directory.appendingPathComponent(name).path
+    let path = (try scratchDirectory("profile") as NSString).appendingPathComponent(name)
     try contents.write(toFile: path, atomically: true, encoding: .utf8)
     return path
 }

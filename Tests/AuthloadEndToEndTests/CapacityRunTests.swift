@@ -57,7 +57,7 @@ struct CapacityRunTests {
 
         // The report names it too: capacity.csv marks the stage, report.html states it and draws the curve.
         let result = RunResultBuilder.build(plan: plan, outcome: outcome, startedAt: Date(), endedAt: Date(), target: "in process")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authload-capacity-\(UUID().uuidString)").path
+        let directory = try scratchDirectory("capacity")
         let files = try ReportWriter.write(result, to: directory)
         let csv = try String(contentsOfFile: files.capacityCSV, encoding: .utf8).split(separator: "\r\n").map {
             $0.split(separator: ",", omittingEmptySubsequences: false)

@@ -36,7 +36,7 @@ struct CompareTests {
             transport: transport, endpoint: endpoint, clock: clock)
         let outcome = await clock.drive(runner.control) { await runner.run() }
         let result = RunResultBuilder.build(plan: plan, outcome: outcome, startedAt: Date(), endedAt: Date(), target: "in process")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authload-compare-\(UUID().uuidString)").path
+        let directory = try scratchDirectory("compare")
         try ReportWriter.write(result, to: directory)
         return directory
     }

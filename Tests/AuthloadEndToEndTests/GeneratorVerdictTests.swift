@@ -56,7 +56,7 @@ struct GeneratorVerdictTests {
         #expect(html.contains("Schedule lag and dropped arrivals per interval"), "the generator section charts when it fell behind")
         #expect(result.timeseries.first { $0.index == 10 }?.droppedArrivals == 50)
 
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authload-gen-\(UUID().uuidString)").path
+        let directory = try scratchDirectory("generator")
         let files = try ReportWriter.write(result, to: directory)
         let json = try String(contentsOfFile: files.resultJSON, encoding: .utf8)
         #expect(json.contains("\"droppedLate\" : 50"))
