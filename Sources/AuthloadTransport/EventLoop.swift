@@ -249,8 +249,10 @@ public final class EventLoop: @unchecked Sendable {
             state.wakePending = true
         }
         swap(&submittedHere, &localBatch)
-        for item in remoteBatch { run(item) }
+        // The loop's own work first: users resuming on their responses finish what is in flight before tasks that
+        // other threads started (new arrivals) add to it, which matters past saturation.
         for item in localBatch { run(item) }
+        for item in remoteBatch { run(item) }
         // Emptied, not replaced: the next round appends into the same storage.
         remoteBatch.removeAll(keepingCapacity: true)
         localBatch.removeAll(keepingCapacity: true)
