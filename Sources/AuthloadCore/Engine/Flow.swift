@@ -110,8 +110,8 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
         return (runStart.advanced(by: startOffset), result)
     }
 
-    /// What ``send(_:isolation:)`` does, with the start as an offset from the run's start; with `classify`, the
-    /// response's outcome is decided too.
+    /// What ``send(_:isolation:)`` does, with the start as an offset from the run's start and the response's outcome
+    /// decided by `classify` (`.ok` by default).
     ///
     /// Inlined into ``exchange(step:_:isolation:classify:)``, every flow's usual path: each async call level costs
     /// two executor checks, and each check takes the task's status lock when the task prefers an executor. The
@@ -133,8 +133,8 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
         guard timeout > .zero else { return StepResult(response: nil, outcome: Outcome(.timeout, "flow deadline passed")) }
         do {
             let response = try await client.execute(request, timeout: timeout, sentAt: sent, isolation: isolation)
-            // Classified first, then moved into the result: a response still to be read is copied. Only a late flow's
-            // first request pays for a changed copy.
+            // Classified before it moves into the result: handing it on while it is still to be read would copy it.
+            // Only a late flow's first request makes a changed copy, to add its wait.
             guard late > .zero else {
                 let outcome = classify(response)
                 return StepResult(response: response, outcome: outcome)
