@@ -3,14 +3,21 @@ import Testing
 
 @Suite("HTTP header fields kept as bytes")
 struct HTTPHeadersTests {
-    /// Builds headers the way a parser does: each field appended from raw bytes.
+    /// Builds headers the way the parser does: the section as it arrived, `name: value` lines, and where each field lies.
     private func appended(_ fields: [([UInt8], [UInt8])]) -> HTTPHeaders {
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(bytes: 256, fields: 16)
+        var section: [UInt8] = []
+        var spans: [HTTPHeaders.Span] = []
         for (name, value) in fields {
-            name.withUnsafeBytes { name in value.withUnsafeBytes { value in headers.append(name: name, value: value) } }
+            if !section.isEmpty { section += Array("\r\n".utf8) }
+            let nameStart = section.count
+            section += name
+            let nameEnd = section.count
+            section += Array(": ".utf8)
+            let valueStart = section.count
+            section += value
+            spans.append(HTTPHeaders.Span(name: nameStart..<nameEnd, value: valueStart..<section.count))
         }
-        return headers
+        return HTTPHeaders(section: section, fields: spans)
     }
 
     private func appended(_ fields: KeyValuePairs<String, String>) -> HTTPHeaders {

@@ -65,7 +65,8 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     /// Fields that lie in one block of bytes, as a parser finds them: the block is kept whole and each field read
     /// from where `fields` says it lies, so a parsed header section costs one copy, not one per field.
     ///
-    /// Nothing is checked or decoded here; see ``append(name:value:)``.
+    /// Nothing is checked or decoded here. Bytes that are not valid UTF-8 become U+FFFD only when a field is read as
+    /// a `String`; a serializer replaces any byte that could end a line, as for every field.
     ///
     /// - Precondition: every span lies within `section`.
     public init(section: [UInt8], fields: [Span]) {
@@ -140,11 +141,8 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         spans.append(Span(name: nameStart..<valueStart, value: valueStart..<bytes.count))
     }
 
-    /// Adds a field from raw bytes, copied as they are, for a caller that has already validated them.
-    ///
-    /// Nothing is checked or decoded here. Bytes that are not valid UTF-8 become U+FFFD only when the field
-    /// is read as a `String`; a serializer replaces any byte that could end a line, as for every field.
-    public mutating func append(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+    /// Adds a field from raw bytes, copied as they are: ``remove(_:)``'s rebuild, from fields already kept.
+    private mutating func append(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         let nameStart = bytes.count
         // Rebinding gives the typed buffer whose bulk copy is a memcpy.
         name.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
@@ -154,7 +152,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     }
 
     /// Makes room for `fields` more fields holding `bytes` bytes of names and values in all.
-    public mutating func reserveCapacity(bytes byteCount: Int, fields fieldCount: Int) {
+    private mutating func reserveCapacity(bytes byteCount: Int, fields fieldCount: Int) {
         bytes.reserveCapacity(bytes.count + byteCount)
         spans.reserveCapacity(spans.count + fieldCount)
     }
