@@ -249,10 +249,10 @@ public final class EventLoop: @unchecked Sendable {
             state.wakePending = true
         }
         swap(&submittedHere, &localBatch)
-        // The loop's own work first: users resuming on their responses finish what is in flight before tasks that
-        // other threads started (new arrivals) add to it, which matters past saturation.
-        for item in localBatch { run(item) }
+        // Other threads' work first: it has waited since before this round's wait (a user the scheduler started is
+        // due already, and its lag is the generator's health), the loop's own only since this round's events.
         for item in remoteBatch { run(item) }
+        for item in localBatch { run(item) }
         // Emptied, not replaced: the next round appends into the same storage.
         remoteBatch.removeAll(keepingCapacity: true)
         localBatch.removeAll(keepingCapacity: true)
