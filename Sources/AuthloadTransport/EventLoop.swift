@@ -19,7 +19,9 @@ protocol EventHandler: AnyObject {
 public final class EventLoop: @unchecked Sendable {
     private let epollFD: Int32
     private let wakeFD: Int32
-    private var handlers: [Int32: any EventHandler] = [:]
+    /// Registered handlers, indexed by descriptor. The kernel hands out the lowest free descriptor, so they stay
+    /// dense: a bounds check per event where a dictionary hashed the descriptor on every event, registration and close.
+    private var handlers: [(any EventHandler)?] = []
     private var timers = TimerQueue()
     private let submitted = Locked(Submitted())
     /// Work the loop's own thread submitted (a user's task resuming, a job its flow enqueued): no lock, no wake-up.
@@ -133,7 +135,9 @@ public final class EventLoop: @unchecked Sendable {
     // MARK: Loop-thread only
 
     func register(_ fd: Int32, events: UInt32, handler: any EventHandler) {
-        handlers[fd] = handler
+        let index = Int(fd)
+        if index >= handlers.count { handlers.append(contentsOf: repeatElement(nil, count: index + 1 - handlers.count)) }
+        handlers[index] = handler
         var event = epoll_event()
         event.events = events
         event.data.fd = fd
@@ -152,7 +156,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Closing a descriptor takes it out of the epoll set (no descriptor here is ever duplicated), so there is
     /// no `EPOLL_CTL_DEL`: one system call fewer for every connection.
     func close(_ fd: Int32) {
-        handlers.removeValue(forKey: fd)
+        if Int(fd) < handlers.count { handlers[Int(fd)] = nil }
         _ = Glibc.close(fd)
     }
 
@@ -178,7 +182,7 @@ public final class EventLoop: @unchecked Sendable {
             for case .job(let job) in leftover + submittedHere { runAfterStop(job) }
             submittedHere = []
             events.deallocate()
-            for fd in handlers.keys { _ = Glibc.close(fd) }
+            for (fd, handler) in handlers.enumerated() where handler != nil { _ = Glibc.close(Int32(fd)) }
             handlers.removeAll()
             Glibc.close(epollFD)
             Glibc.close(wakeFD)
@@ -199,7 +203,7 @@ public final class EventLoop: @unchecked Sendable {
                     continue
                 }
                 // Looked up first: a handler may register or close descriptors while it runs.
-                let handler = handlers[fd]
+                let handler = Int(fd) < handlers.count ? handlers[Int(fd)] : nil
                 handler?.handleEvents(event.events)
             }
             while let callback = timers.popDue(now: wokeAt) { callback() }
