@@ -20,7 +20,9 @@ public final class SocketTransport: Transport {
     private let pool: Locked<[Endpoint: ConnectionPool]>?
     private let poolSize: Int
     private let sources: SourceAddresses
-    private let routes = Locked<[Endpoint: EndpointRoute]>([:])
+    /// One route per endpoint, searched in order: a profile names a few endpoints, and with connections per flow
+    /// iteration every iteration asks for its route, where hashing the endpoint's host name cost more than the search.
+    private let routes = Locked<[EndpointRoute]>([])
 
     /// - Parameter sharedConnections: when set, every client for an endpoint borrows from one pool of
     ///   this many connections instead of holding its own.
@@ -62,9 +64,9 @@ public final class SocketTransport: Transport {
     /// The endpoint's one route, made the first time a client asks for it.
     private func route(to endpoint: Endpoint) -> EndpointRoute {
         routes.withLock { routes in
-            if let known = routes[endpoint] { return known }
+            if let known = routes.first(where: { $0.endpoint == endpoint }) { return known }
             let route = EndpointRoute(endpoint: endpoint, resolver: resolver, configuration: configuration, tls: tls, sources: sources)
-            routes[endpoint] = route
+            routes.append(route)
             return route
         }
     }
