@@ -113,13 +113,19 @@ final class PlainStream: ByteStream {
         }
     }
 
-    func write(_ bytes: UnsafeRawBufferPointer) -> StreamResult {
+    func write(_ bytes: UnsafeRawBufferPointer) -> StreamResult { write(bytes, during: "send") }
+
+    /// Writes on a socket whose connect may still be under way. Until it is up the socket takes nothing (`EAGAIN`);
+    /// a connect that failed fails the write, and the error is named as the connect's.
+    func writeWhileConnecting(_ bytes: UnsafeRawBufferPointer) -> StreamResult { write(bytes, during: "connect") }
+
+    private func write(_ bytes: UnsafeRawBufferPointer, during operation: String) -> StreamResult {
         while true {
             let count = Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
             if count >= 0 { return .done(count) }
             if errno == EINTR { continue }
             if errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock(interest: EPOLLOUT.rawValue) }
-            return .failed(SocketError.transportError(errno, during: "send"))
+            return .failed(SocketError.transportError(errno, during: operation))
         }
     }
 

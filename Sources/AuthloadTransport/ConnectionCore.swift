@@ -13,18 +13,27 @@ final class ConnectionCore {
     let loop: EventLoop
     let stream: any ByteStream
     var fd: Int32 { stream.fd }
-    /// What epoll reports for the socket now.
+    /// What epoll reports for the socket now, or will once it is registered.
     private(set) var interest: UInt32
+    /// The socket is in its loop's epoll set (``register(handler:)``).
+    private(set) var isRegistered = false
     private(set) var isClosed = false
     /// Bytes not yet taken by the socket, from `written` on.
     private var output: [UInt8] = []
     private var written = 0
 
-    /// - Parameter interest: what the socket is registered for with the loop.
+    /// - Parameter interest: what epoll is to report for the socket once it is registered.
     init(loop: EventLoop, stream: any ByteStream, interest: UInt32) {
         self.loop = loop
         self.stream = stream
         self.interest = interest
+    }
+
+    /// Adds the socket to its loop's epoll set for ``interest``, with `handler` to hear its events; once.
+    func register(handler: any EventHandler) {
+        guard !isRegistered, !isClosed else { return }
+        isRegistered = true
+        loop.register(fd, events: interest, handler: handler)
     }
 
     /// Bytes are queued that the socket has not taken yet.
@@ -70,6 +79,22 @@ final class ConnectionCore {
             written = 0
         }
         return settle(result)
+    }
+
+    /// Writes `bytes` on a plain socket whose connect may still be under way, as ``send(_:)`` does once it is up.
+    ///
+    /// - Returns: nil while the connect is under way, or over TLS, whose handshake comes first: nothing was written or
+    ///   queued. A failure is the connect's.
+    func sendWhileConnecting(_ bytes: [UInt8]) -> Progress? {
+        guard let plain = stream as? PlainStream, !isClosed, !hasOutput else { return nil }
+        switch bytes.withUnsafeBytes({ plain.writeWhileConnecting($0) }) {
+        case .done(let count) where count == bytes.count: return settle(.done(count))
+        // Up, and the socket took part: the rest is written as any other.
+        case .done(let count): return send(Array(bytes[count...]))
+        case .wouldBlock: return nil
+        case .end: return .failed(TransportError(.closed, "the server closed the connection"))
+        case .failed(let error): return .failed(error)
+        }
     }
 
     /// Writes what is queued, as far as the socket takes it now (call when epoll reports EPOLLOUT).
@@ -125,11 +150,12 @@ final class ConnectionCore {
         }
     }
 
-    /// Changes what epoll reports, only when it changes: most writes leave it as it was.
+    /// Changes what epoll reports, only when it changes: most writes leave it as it was. Before the socket is
+    /// registered it only changes what it will be registered for.
     func setInterest(_ events: UInt32) {
         guard events != interest, !isClosed else { return }
         interest = events
-        loop.modify(fd, events: events)
+        if isRegistered { loop.modify(fd, events: events) }
     }
 
     /// Closes the socket once.

@@ -101,7 +101,6 @@ private final class Listener: EventHandler, @unchecked Sendable {
                     return
                 }
                 let connection = ServerConnection(stream: stream, loop: target, service: service)
-                target.register(client, events: EPOLLIN.rawValue, handler: connection)
                 connection.start()
             }
             if target === loop { adopt() } else { target.execute(adopt) }
@@ -128,8 +127,11 @@ private final class ServerConnection: EventHandler {
         self.service = service
     }
 
-    /// Begins the stream's handshake (a no-op for plain TCP); call once registered.
-    func start() { continueHandshake() }
+    /// Registers the socket with the loop and begins the stream's handshake (a no-op for plain TCP).
+    func start() {
+        core.register(handler: self)
+        continueHandshake()
+    }
 
     private func continueHandshake() {
         switch core.handshake() {

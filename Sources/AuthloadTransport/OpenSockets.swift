@@ -2,7 +2,7 @@ import Synchronization
 
 /// The client sockets this process holds open right now: HTTP connections and open WebSockets.
 ///
-/// Counted where a connection's life begins and ends (its socket registered; its `close` or the WebSocket's
+/// Counted where a connection's life begins and ends (its socket connecting; its `close` or the WebSocket's
 /// closing handshake), process-wide, for the live metrics. An embedded staging server's own connections
 /// are not client sockets and are not counted.
 public enum OpenSockets {

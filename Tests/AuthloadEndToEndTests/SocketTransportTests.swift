@@ -1,5 +1,6 @@
 import AuthloadCore
 import AuthloadTransport
+import Glibc
 import Testing
 
 /// A service that answers every request from a closure, for transport tests.
@@ -37,6 +38,41 @@ struct SocketTransportTests {
             #expect(second.timing.tlsHandshake == .zero)
             #expect(first.timing.total >= first.timing.timeToFirstByte)
         }
+    }
+
+    @Test("a request queued while its connect is under way goes out when the connect completes, once")
+    func connectUnderWay() async throws {
+        let listener = try RawListener(backlog: 0)
+        defer { listener.close() }
+        // Takes the listener's one slot: the kernel drops the client's SYN until it is accepted, so the client's connect
+        // is still under way when its request is queued, and its first try at writing the request takes nothing.
+        let filler = try RawSocket.connect(port: listener.port)
+        defer { filler.close() }
+        let group = try EventLoopGroup(loops: 1)
+        defer { group.shutdown() }
+        let client = SocketTransport(group: group).makeClient(for: Endpoint(host: "127.0.0.1", port: listener.port))
+        defer { client.shutdown() }
+        let before = OpenSockets.httpConnections
+        async let response = client.execute(HTTPRequest(method: "GET", target: "/late"), timeout: .seconds(10))
+        for _ in 0..<500 where OpenSockets.httpConnections == before { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(OpenSockets.httpConnections > before, "the client never connected")
+
+        let extra = Locked<[UInt8]?>(nil)
+        try await offPool { [fd = listener.fd] in _ = Glibc.close(accept(fd, nil, nil)) }
+        // The SYN the kernel sends again (after about a second) now completes the connect.
+        try await listener.serveOne({ request in
+            Array("HTTP/1.1 200 OK\r\nContent-Length: \(request.target.utf8.count)\r\n\r\n\(request.target)".utf8)
+        }) { socket in
+            // A request written twice would follow the first: wait a moment for anything more.
+            var timeout = timeval(tv_sec: 0, tv_usec: 300_000)
+            setsockopt(socket.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            extra.withLock { $0 = socket.read() }
+            socket.close()
+        }
+        let answered = try await response
+        #expect(answered.body == Array("/late".utf8))
+        #expect(answered.timing.connect > .milliseconds(500), "the connect waited for the SYN to be sent again")
+        #expect(extra.withLock { $0 } == [], "the request went out once")
     }
 
     @Test("a response slower than the timeout fails with a timeout, and the client recovers")

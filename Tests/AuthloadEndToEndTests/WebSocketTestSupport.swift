@@ -186,14 +186,16 @@ final class RawListener: Sendable {
     let fd: Int32
     let port: Int
 
-    init() throws {
+    /// - Parameter backlog: how many connections the kernel completes before one is accepted; with 0 it completes
+    ///   one, and drops the SYNs of later ones until that one is accepted.
+    init(backlog: Int32 = 8) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.fd = fd
         var address = RawSocket.loopback(port: 0)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0, listen(fd, 8) == 0 else { throw RawSocketError(description: "cannot listen: errno \(errno)") }
+        guard bound == 0, listen(fd, backlog) == 0 else { throw RawSocketError(description: "cannot listen: errno \(errno)") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
