@@ -114,7 +114,7 @@ struct CSVWriterTests {
         var row: [String] = []
         var field = ""
         var quoted = false
-        var chars = Array(text)
+        let chars = Array(text)
         var i = 0
         while i < chars.count {
             let c = chars[i]
