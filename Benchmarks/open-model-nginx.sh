@@ -48,7 +48,8 @@ echo "$label for ${seconds}s  flows: $flows ($((flows / seconds))/s)  errors: $e
 python3 - "$work/report/result.json" <<'PY'
 import json, sys
 g = json.load(open(sys.argv[1]))["generator"]
-print("started %s  dropped at the cap %s, late %s" % (g.get("started"), g.get("droppedAtCap"), g.get("droppedLate")))
+print("started %s  dropped at the cap %s, late %s, while saturated %s"
+      % (g.get("started"), g.get("droppedAtCap"), g.get("droppedLate"), g.get("droppedSaturated")))
 PY
 grep -E '^(error|warning|note)' "$work/stderr" || true
 [ "$status" -eq 0 ] || { echo "FAIL"; exit 1; }

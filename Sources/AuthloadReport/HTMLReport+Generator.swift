@@ -29,6 +29,8 @@ extension HTMLReport {
             rows.append(
                 ("Dropped as late (over \(Format.latency(micros: g.dropAfterMicros)))", Format.count(g.droppedLate), "", g.droppedLate > 0))
             rows.append(
+                ("Dropped while the generator was saturated", Format.count(g.droppedSaturated), "", g.droppedSaturated > 0))
+            rows.append(
                 (
                     "Dropped rate", Format.percent(g.droppedRate), "≤ " + Format.percent(g.maxDroppedRate),
                     g.dropped > 0 && g.droppedRate > g.maxDroppedRate

@@ -1,6 +1,7 @@
 import AuthloadCore
 import CSystem
 import Foundation
+import Synchronization
 
 /// Something registered with an event loop that wants to hear about its file descriptor.
 protocol EventHandler: AnyObject {
@@ -43,6 +44,10 @@ public final class EventLoop: @unchecked Sendable {
     /// timers compared against it: one clock reading per round instead of one per response. Every response a round
     /// reads answers a request written before that wait returned, so its stamp never precedes the request's start.
     private(set) var wokeAt = MonotonicInstant.now
+    /// Whether the loop has been waiting for work at all lately; loop-thread only.
+    private var saturation = LoopSaturation(start: .now)
+    /// When the loop last found itself saturated, in monotonic nanoseconds; 0 once a window was not. Read by other threads.
+    private let saturatedAt = Atomic<Int64>(0)
     /// Scratch space for reads; one per loop, since a loop reads one socket at a time.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
@@ -119,6 +124,15 @@ public final class EventLoop: @unchecked Sendable {
 
     var hasStopped: Bool { submitted.withLock { $0.stopped } }
 
+    /// Whether the loop has been busy for next to all of its last few windows (``LoopSaturation``); from any thread.
+    ///
+    /// A saturated loop wakes without pause and so renews its verdict every window; a verdict two windows old is from
+    /// a loop that has since blocked, idle.
+    public var isSaturated: Bool {
+        let at = saturatedAt.load(ordering: .relaxed)
+        return at != 0 && MonotonicInstant.now.nanoseconds - at < 2 * LoopSaturation.window.nanoseconds
+    }
+
     /// Stops the loop after the work already submitted; sockets still registered are closed.
     func shutdown() {
         execute { [self] in running = false }
@@ -191,9 +205,14 @@ public final class EventLoop: @unchecked Sendable {
         }
         while running {
             let timeout = hasSubmittedWork() ? 0 : nanosecondsUntilNextTimer()
+            // Only a wait that may block is timed: a loop with work queued does not wait, and takes no clock reading.
+            let waitFrom: MonotonicInstant? = timeout == 0 ? nil : .now
             let count = authload_epoll_wait_ns(epollFD, events, Int32(capacity), timeout)
             if count < 0 && errno != EINTR { fatalError("epoll_wait: \(SocketError.text(errno))") }
             wokeAt = .now
+            if let saturated = saturation.woke(at: wokeAt, afterWaiting: waitFrom.map { wokeAt - $0 } ?? .zero) {
+                saturatedAt.store(saturated ? wokeAt.nanoseconds : 0, ordering: .relaxed)
+            }
             for i in 0..<max(0, Int(count)) {
                 let event = events[i]
                 let fd = event.data.fd

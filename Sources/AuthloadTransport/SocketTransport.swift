@@ -47,6 +47,8 @@ public final class SocketTransport: Transport {
 
     public var sharesClients: Bool { pool != nil }
 
+    public func isSaturated(forUser user: Int) -> Bool { group.loops[user % group.loops.count].isSaturated }
+
     public func makeClient(for endpoint: Endpoint) -> any HTTPClient {
         guard let pool else {
             // A user running on a loop keeps its connection there: its requests then take no thread hop.

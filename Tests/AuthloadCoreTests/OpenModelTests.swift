@@ -1,5 +1,6 @@
 import AuthloadCore
 import AuthloadTesting
+import Foundation
 import Testing
 
 @Suite("Open model on a manual clock", .timeLimit(.minutes(1)))
@@ -135,4 +136,61 @@ struct OpenModelTests {
                 ($0.droppedArrivals ?? 0) == 0 && ($0.maxScheduleLagMicros ?? 0) <= 1
             })
     }
+
+    @Test("arrivals due while the generator's thread is saturated are dropped as such, and the verdict names the generator")
+    func saturatedGenerator() async throws {
+        let start = clock.now
+        // 50 arrivals/s for 10 s; the thread that carries the users has no idle time from 3 s to 5 s.
+        let transport = SaturatingTransport(
+            base: SimulatedTransport(clock: clock) { _, _ in ServiceReply(HTTPResponse(status: 200), after: .milliseconds(10)) },
+            clock: clock, saturated: start.advanced(by: .seconds(3))..<start.advanced(by: .seconds(5)))
+        let runner = Runner(
+            plan: .open(rate: 50, duration: .seconds(10)), flows: [SingleRequestFlow()], transport: transport, endpoint: endpoint,
+            clock: clock)
+        let outcome = await clock.drive(runner.control) { await runner.run() }
+
+        let generator = outcome.generator
+        #expect(generator.due == 500)
+        #expect(generator.droppedSaturated == 100)
+        #expect(generator.droppedAtCap == 0 && generator.droppedLate == 0)
+        #expect(generator.started == 400 && outcome.iterations == 400)
+        #expect(!generator.keptSchedule)
+        #expect(
+            generator.problems == [
+                "100 of 500 arrivals dropped (20.00%: 0 at the maxUsers cap, 0 late, 100 while the generator's event loops were "
+                    + "saturated: the generator is the limit; lower the rate or run more shards) exceeds generator.maxDroppedRate 1.00%"
+            ], "\(generator.problems)")
+        // The time series shows when: the two saturated seconds, and no lag on what did start.
+        let rows = outcome.measured.timeseries
+        #expect(rows.filter { ($0.droppedArrivals ?? 0) > 0 }.map(\.index) == [3, 4])
+        #expect(rows.first { $0.index == 3 }?.droppedArrivals == 50)
+        #expect(generator.lagMaxMicros <= 1)
+    }
+
+    @Test("a result.json written before saturated drops were counted reads them as 0, and a new one reads back equal")
+    func generatorReportWithoutSaturatedDrops() throws {
+        let report = GeneratorReport(
+            model: "open", started: 90, droppedAtCap: 4, droppedLate: 3, droppedSaturated: 2, lagSamples: 0,
+            lagHistogram: Histogram().serialized(), lagP50Micros: 0, lagP99Micros: 0, lagMaxMicros: 0, maxLagP99Micros: 100_000,
+            maxDroppedRate: 0.01, dropAfterMicros: 1_000_000)
+        let data = try JSONEncoder().encode(report)
+        #expect(try JSONDecoder().decode(GeneratorReport.self, from: data) == report)
+
+        var older = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(older.removeValue(forKey: "droppedSaturated") as? Int == 2)
+        let read = try JSONDecoder().decode(GeneratorReport.self, from: try JSONSerialization.data(withJSONObject: older))
+        #expect(read.droppedSaturated == 0)
+        #expect(read.dropped == 7 && read.droppedAtCap == 4 && read.droppedLate == 3)
+    }
+}
+
+/// A simulated transport whose users' thread is saturated for a span of virtual time.
+private struct SaturatingTransport: Transport {
+    let base: SimulatedTransport<ManualClock>
+    let clock: ManualClock
+    let saturated: Range<ManualClock.Instant>
+
+    func makeClient(for endpoint: Endpoint) -> any HTTPClient { base.makeClient(for: endpoint) }
+
+    func isSaturated(forUser user: Int) -> Bool { saturated.contains(clock.now) }
 }

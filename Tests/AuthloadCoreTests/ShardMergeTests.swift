@@ -186,4 +186,24 @@ struct ShardMergeTests {
         #expect(merged.generator?.problems == ["shard 1/2 started 3.0 s after the common start, more than generator.maxLagP99"])
         #expect(merged.generatorKeptSchedule == false)
     }
+
+    @Test("dropped arrivals add up across shards, each reason apart, and the sum is judged again")
+    func droppedArrivalsAddUp() throws {
+        let samples = (0..<20).map { Sample(startMillis: $0 * 1000 + 10, latencyMillis: 5) }
+        var shards = [
+            try Self.result(samples, thresholds: [], shard: "0/2"), try Self.result(samples, thresholds: [], shard: "1/2")
+        ]
+        for (index, drops) in [(atCap: 1, late: 2, saturated: 0), (atCap: 3, late: 0, saturated: 30)].enumerated() {
+            shards[index].generator = GeneratorReport(
+                model: "open", started: 1_000, droppedAtCap: drops.atCap, droppedLate: drops.late, droppedSaturated: drops.saturated,
+                lagSamples: 0, lagHistogram: Histogram().serialized(), lagP50Micros: 0, lagP99Micros: 0, lagMaxMicros: 0,
+                maxLagP99Micros: 100_000, maxDroppedRate: 0.01, dropAfterMicros: 1_000_000)
+        }
+        let generator = try #require(try Self.merge(shards).generator)
+        #expect(generator.droppedAtCap == 4 && generator.droppedLate == 2 && generator.droppedSaturated == 30)
+        #expect(generator.due == 2_036)
+        // Shard 0 alone stays under 1 %; the sum does not, and says why.
+        let expected = "36 of 2036 arrivals dropped (1.77%: 4 at the maxUsers cap, 2 late, 30 while the generator's event loops"
+        #expect(generator.problems.first?.hasPrefix(expected) == true, "\(generator.problems)")
+    }
 }

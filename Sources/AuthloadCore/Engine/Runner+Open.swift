@@ -3,8 +3,8 @@
 /// Arrival k is due at `start + offset(k)`, computed from the start (never by adding up intervals), and
 /// its flow's time counts from that due instant: when the server stalls, or the generator starts the
 /// user late, the wait shows in full (no coordinated omission). An arrival is dropped — counted, not
-/// started — when `maxUsers` users are alive or the generator gets to it more than
-/// `generator.dropAfter` late. Every arrival runs in a task of its own (``UserTasks``).
+/// started — when `maxUsers` users are alive, when the generator gets to it more than `generator.dropAfter` late,
+/// or when the thread that would carry it is saturated. Every arrival runs in a task of its own (``UserTasks``).
 extension Runner {
     func runArrivals(start: C.Instant, end: C.Instant) async -> Int {
         let started = Locked(0)
@@ -58,7 +58,11 @@ extension Runner {
             guard !Task.isCancelled, !control.wasStopRequested else { return }
             let lag = due.duration(to: clock.now)
             if lag > plan.generator.dropAfter {
-                health.dropped(lag: lag, due: offset, atCap: false)
+                health.dropped(lag: lag, due: offset, because: .late)
+            } else if transport.isSaturated(forUser: number) {
+                // A user started now would only queue behind the ones its thread cannot serve already (see
+                // `Transport.isSaturated(forUser:)`): counted, and the run names the generator as its limit.
+                health.dropped(lag: lag, due: offset, because: .saturated)
             } else {
                 switch control.admitUser(limit: cap) {
                 case .draining:
@@ -67,7 +71,7 @@ extension Runner {
                     if !control.wasStopRequested { dropRemaining(from: number, step: step, start: start, end: end) }
                     return
                 case .atCap:
-                    health.dropped(lag: lag, due: offset, atCap: true)
+                    health.dropped(lag: lag, due: offset, because: .atCap)
                 case .admitted:
                     let arrival = number
                     control.taskStarted()
@@ -88,7 +92,7 @@ extension Runner {
         let schedule = plan.load.schedule
         var number = number
         while let offset = schedule.arrivalOffset(number), start.advanced(by: offset) < end {
-            health.dropped(lag: start.advanced(by: offset).duration(to: clock.now), due: offset, atCap: false)
+            health.dropped(lag: start.advanced(by: offset).duration(to: clock.now), due: offset, because: .late)
             number += step
         }
     }

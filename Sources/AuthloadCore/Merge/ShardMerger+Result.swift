@@ -194,6 +194,7 @@ extension ShardMerger {
         var merged = GeneratorReport(
             model: limits.model, started: reports.reduce(0) { $0 + $1.started },
             droppedAtCap: reports.reduce(0) { $0 + $1.droppedAtCap }, droppedLate: reports.reduce(0) { $0 + $1.droppedLate },
+            droppedSaturated: reports.reduce(0) { $0 + $1.droppedSaturated },
             lagSamples: lag.totalCount, lagHistogram: lag.serialized(), lagP50Micros: lag.value(atPercentile: 50),
             lagP99Micros: lag.value(atPercentile: 99), lagMaxMicros: lag.max, cpuSeconds: cpu.isEmpty ? nil : cpu.reduce(0, +),
             maxLagP99Micros: limits.maxLagP99Micros, maxDroppedRate: limits.maxDroppedRate, dropAfterMicros: limits.dropAfterMicros)

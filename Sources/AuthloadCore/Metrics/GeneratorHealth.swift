@@ -9,6 +9,7 @@ public final class GeneratorHealth: Sendable {
         var started = 0
         var droppedAtCap = 0
         var droppedLate = 0
+        var droppedSaturated = 0
         /// Per interval in which things were due, until the collector takes them for the time series.
         var intervals: [Int: IntervalHealth] = [:]
     }
@@ -43,13 +44,27 @@ public final class GeneratorHealth: Sendable {
         }
     }
 
-    /// Records an arrival that was not started: the user cap was reached, or the generator got to it too late.
-    public func dropped(lag: Duration, due: Duration, atCap: Bool) {
+    /// Why an arrival was not started.
+    public enum DropReason: Sendable {
+        /// `maxUsers` users were alive.
+        case atCap
+        /// The generator got to it more than `generator.dropAfter` late.
+        case late
+        /// The thread that would carry it had no idle time (``Transport/isSaturated(forUser:)``).
+        case saturated
+    }
+
+    /// Records an arrival that was not started, and why.
+    public func dropped(lag: Duration, due: Duration, because reason: DropReason) {
         let micros = Int(max(0, lag.microseconds))
         let index = self.index(due)
         shards[0].withLock { shard in
             shard.lag.record(micros)
-            if atCap { shard.droppedAtCap += 1 } else { shard.droppedLate += 1 }
+            switch reason {
+            case .atCap: shard.droppedAtCap += 1
+            case .late: shard.droppedLate += 1
+            case .saturated: shard.droppedSaturated += 1
+            }
             shard.intervals[index, default: IntervalHealth()].lagged(micros)
             shard.intervals[index, default: IntervalHealth()].dropped += 1
         }
@@ -71,7 +86,7 @@ public final class GeneratorHealth: Sendable {
     private func index(_ due: Duration) -> Int { Int(max(0, due.microseconds) / intervalMicros) }
 
     /// Arrivals dropped so far, for the progress line.
-    public var droppedSoFar: Int { shards[0].withLock { $0.droppedAtCap + $0.droppedLate } }
+    public var droppedSoFar: Int { shards[0].withLock { $0.droppedAtCap + $0.droppedLate + $0.droppedSaturated } }
 
     /// Everything so far, judged against `limits`.
     public func report(model: LoadModel, limits: GeneratorLimits) -> GeneratorReport {
@@ -82,10 +97,11 @@ public final class GeneratorHealth: Sendable {
             total.started += taken.started
             total.droppedAtCap += taken.droppedAtCap
             total.droppedLate += taken.droppedLate
+            total.droppedSaturated += taken.droppedSaturated
         }
         let report = GeneratorReport(
             model: model.rawValue, started: total.started, droppedAtCap: total.droppedAtCap, droppedLate: total.droppedLate,
-            lagSamples: total.lag.totalCount, lagHistogram: total.lag.serialized(),
+            droppedSaturated: total.droppedSaturated, lagSamples: total.lag.totalCount, lagHistogram: total.lag.serialized(),
             lagP50Micros: total.lag.value(atPercentile: 50), lagP99Micros: total.lag.value(atPercentile: 99),
             lagMaxMicros: total.lag.max, maxLagP99Micros: Int(limits.maxLagP99.microseconds),
             maxDroppedRate: limits.maxDroppedRate, dropAfterMicros: Int(limits.dropAfter.microseconds))

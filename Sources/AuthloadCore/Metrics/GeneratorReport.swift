@@ -24,6 +24,9 @@ public struct GeneratorReport: Codable, Sendable, Equatable {
     public var droppedAtCap: Int
     /// Arrivals not started because the generator got to them more than `dropAfter` late.
     public var droppedLate: Int
+    /// Arrivals not started because the thread that would have carried them was saturated. A `result.json` written
+    /// before this was counted reads as 0.
+    public var droppedSaturated: Int
     public var lagSamples: Int
     /// Schedule lag, microseconds, as a serialized ``Histogram``.
     public var lagHistogram: String
@@ -41,7 +44,8 @@ public struct GeneratorReport: Codable, Sendable, Equatable {
     public var problems: [String] = []
 
     public init(
-        model: String, started: Int, droppedAtCap: Int, droppedLate: Int, lagSamples: Int, lagHistogram: String,
+        model: String, started: Int, droppedAtCap: Int, droppedLate: Int, droppedSaturated: Int = 0, lagSamples: Int,
+        lagHistogram: String,
         lagP50Micros: Int, lagP99Micros: Int, lagMaxMicros: Int, cpuSeconds: Double? = nil, cpuShare: Double? = nil,
         maxLagP99Micros: Int, maxDroppedRate: Double, dropAfterMicros: Int
     ) {
@@ -49,6 +53,7 @@ public struct GeneratorReport: Codable, Sendable, Equatable {
         self.started = started
         self.droppedAtCap = droppedAtCap
         self.droppedLate = droppedLate
+        self.droppedSaturated = droppedSaturated
         self.lagSamples = lagSamples
         self.lagHistogram = lagHistogram
         self.lagP50Micros = lagP50Micros
@@ -66,7 +71,7 @@ public struct GeneratorReport: Codable, Sendable, Equatable {
     /// wake-ups of a short run (a process warming up, a busy CI machine), not a schedule the generator lost.
     public static let minimumLagSamples = 100
 
-    public var dropped: Int { droppedAtCap + droppedLate }
+    public var dropped: Int { droppedAtCap + droppedLate + droppedSaturated }
     /// Arrivals due: started and dropped.
     public var due: Int { started + dropped }
     public var droppedRate: Double { due > 0 ? Double(dropped) / Double(due) : 0 }
@@ -83,9 +88,44 @@ public struct GeneratorReport: Codable, Sendable, Equatable {
         if dropped > 0 && droppedRate > maxDroppedRate {
             problems.append(
                 "\(dropped) of \(due) arrivals dropped (\(ThresholdVerdict.format(droppedRate, .errorRate)): "
-                    + "\(droppedAtCap) at the maxUsers cap, \(droppedLate) late) exceeds generator.maxDroppedRate "
+                    + "\(droppedAtCap) at the maxUsers cap, \(droppedLate) late\(saturatedClause)) exceeds generator.maxDroppedRate "
                     + ThresholdVerdict.format(maxDroppedRate, .errorRate))
         }
         return problems
+    }
+
+    /// The saturated drops, when there were any, with what to do about them.
+    private var saturatedClause: String {
+        guard droppedSaturated > 0 else { return "" }
+        return ", \(droppedSaturated) while the generator's event loops were saturated: the generator is the limit; "
+            + "lower the rate or run more shards"
+    }
+}
+
+extension GeneratorReport {
+    private enum CodingKeys: String, CodingKey {
+        case model, started, droppedAtCap, droppedLate, droppedSaturated, lagSamples, lagHistogram, lagP50Micros, lagP99Micros
+        case lagMaxMicros, cpuSeconds, cpuShare, maxLagP99Micros, maxDroppedRate, dropAfterMicros, problems
+    }
+
+    /// Reads `result.json`'s generator section; one from before saturated drops were counted has none.
+    public init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        model = try values.decode(String.self, forKey: .model)
+        started = try values.decode(Int.self, forKey: .started)
+        droppedAtCap = try values.decode(Int.self, forKey: .droppedAtCap)
+        droppedLate = try values.decode(Int.self, forKey: .droppedLate)
+        droppedSaturated = try values.decodeIfPresent(Int.self, forKey: .droppedSaturated) ?? 0
+        lagSamples = try values.decode(Int.self, forKey: .lagSamples)
+        lagHistogram = try values.decode(String.self, forKey: .lagHistogram)
+        lagP50Micros = try values.decode(Int.self, forKey: .lagP50Micros)
+        lagP99Micros = try values.decode(Int.self, forKey: .lagP99Micros)
+        lagMaxMicros = try values.decode(Int.self, forKey: .lagMaxMicros)
+        cpuSeconds = try values.decodeIfPresent(Double.self, forKey: .cpuSeconds)
+        cpuShare = try values.decodeIfPresent(Double.self, forKey: .cpuShare)
+        maxLagP99Micros = try values.decode(Int.self, forKey: .maxLagP99Micros)
+        maxDroppedRate = try values.decode(Double.self, forKey: .maxDroppedRate)
+        dropAfterMicros = try values.decode(Int.self, forKey: .dropAfterMicros)
+        problems = try values.decode([String].self, forKey: .problems)
     }
 }

@@ -122,6 +122,11 @@ public protocol Transport: Sendable {
     /// `shutdown()` leaves its connections open. The runner then asks once per run instead of once per flow
     /// iteration, which for a pool behind a lock and a table keyed by endpoint cost every request a lock and a hash.
     var sharesClients: Bool { get }
+
+    /// Whether the thread that would carry user number `user` has had next to no idle time lately: the generator,
+    /// not the server, is then the limit, and the open model drops new arrivals for it rather than start users that
+    /// would only queue behind the others (see `Runner+Open.swift`). False where the transport cannot tell.
+    func isSaturated(forUser user: Int) -> Bool
 }
 
 extension HTTPClient {
@@ -135,4 +140,5 @@ extension Transport {
     public func executor(forUser user: Int) -> (any SerialExecutor & TaskExecutor)? { nil }
     public var userThreads: Int? { nil }
     public var sharesClients: Bool { false }
+    public func isSaturated(forUser user: Int) -> Bool { false }
 }
