@@ -128,7 +128,7 @@ public final class EventLoop: @unchecked Sendable {
     ///
     /// A saturated loop wakes without pause and so renews its verdict every window; a verdict two windows old is from
     /// a loop that has since blocked, idle.
-    public var isSaturated: Bool {
+    var isSaturated: Bool {
         let at = saturatedAt.load(ordering: .relaxed)
         return at != 0 && MonotonicInstant.now.nanoseconds - at < 2 * LoopSaturation.window.nanoseconds
     }
