@@ -13,7 +13,8 @@ protocol EventHandler: AnyObject {
 ///
 /// Sockets, handlers and timers belong to exactly one loop and are touched only on its thread;
 /// other threads reach them through ``execute(_:)``. That rule is what makes the `@unchecked Sendable`
-/// below safe: the only state shared across threads is `submitted`, which is behind a lock.
+/// below safe: the only state shared across threads is `submitted`, which is behind a lock, and the saturation
+/// verdict, which is atomic.
 ///
 /// A loop is also an executor (see `EventLoop+Executor.swift`): virtual users' tasks and actors run
 /// their jobs between its I/O rounds, so a user's request and its response never cross threads.
