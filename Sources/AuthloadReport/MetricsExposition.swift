@@ -112,7 +112,9 @@ public enum MetricsExposition {
         out.sample("authload_open_connections", ["kind": "websocket"], Double(run.openWebSockets))
         out.family("authload_flow_gauge", type: "gauge", help: "A flow's own gauge, e.g. concurrent Streem refreshes.")
         for gauge in run.gauges { out.sample("authload_flow_gauge", ["flow": gauge.flow, "name": gauge.name], Double(gauge.value)) }
-        out.family("authload_dropped_arrivals", type: "counter", help: "Arrivals the generator could not start in time.")
+        out.family(
+            "authload_dropped_arrivals", type: "counter",
+            help: "Arrivals the generator did not start: at the maxUsers cap, late, or while saturated.")
         out.sample("authload_dropped_arrivals_total", [:], Double(snapshot.droppedArrivals))
         out.family("authload_schedule_lag_max_seconds", type: "gauge", help: "The worst lag of a start behind its schedule so far.")
         out.sample("authload_schedule_lag_max_seconds", [:], Double(snapshot.maxScheduleLagMicros) / 1e6)
