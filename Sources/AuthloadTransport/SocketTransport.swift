@@ -39,15 +39,16 @@ public final class SocketTransport: Transport {
     }
 
     /// Users are spread over the loops; each user runs on its loop (see `EventLoop+Executor.swift`).
-    public func executor(forUser user: Int) -> (any SerialExecutor & TaskExecutor)? {
-        group.loops[user % group.loops.count]
-    }
+    public func executor(forUser user: Int) -> (any SerialExecutor & TaskExecutor)? { loop(forUser: user) }
 
     public var userThreads: Int? { group.loops.count }
 
     public var sharesClients: Bool { pool != nil }
 
-    public func isSaturated(forUser user: Int) -> Bool { group.loops[user % group.loops.count].isSaturated }
+    public func isSaturated(forUser user: Int) -> Bool { loop(forUser: user).isSaturated }
+
+    /// The loop that carries user number `user`: the one its task runs on, and so the one whose saturation decides.
+    private func loop(forUser user: Int) -> EventLoop { group.loops[user % group.loops.count] }
 
     public func makeClient(for endpoint: Endpoint) -> any HTTPClient {
         guard let pool else {

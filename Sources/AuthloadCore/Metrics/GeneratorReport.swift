@@ -45,8 +45,7 @@ public struct GeneratorReport: Codable, Sendable, Equatable {
 
     public init(
         model: String, started: Int, droppedAtCap: Int, droppedLate: Int, droppedSaturated: Int = 0, lagSamples: Int,
-        lagHistogram: String,
-        lagP50Micros: Int, lagP99Micros: Int, lagMaxMicros: Int, cpuSeconds: Double? = nil, cpuShare: Double? = nil,
+        lagHistogram: String, lagP50Micros: Int, lagP99Micros: Int, lagMaxMicros: Int, cpuSeconds: Double? = nil, cpuShare: Double? = nil,
         maxLagP99Micros: Int, maxDroppedRate: Double, dropAfterMicros: Int
     ) {
         self.model = model
