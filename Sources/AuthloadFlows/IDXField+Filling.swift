@@ -1,14 +1,31 @@
 import AuthloadCore
 import AuthloadWire
 
+/// Why a remediation form could not be answered: the path of the field that had no value, or no option that fits.
+struct IDXUnanswerable: Error, Equatable {
+    enum Reason: Equatable {
+        case noValue
+        case noOption
+    }
+
+    var reason: Reason
+    /// The field's path in the form, e.g. `["credentials", "answer"]`.
+    var path: [String]
+
+    var description: String {
+        let field = path.joined(separator: ".")
+        return reason == .noValue ? "no value for \(field)" : "no option of \(field) fits"
+    }
+}
+
 extension Array where Element == IDXField {
     /// Serializes a remediation form per the request body rule of docs/protocols.md, Okta IDX: field name → value, a field with
     /// a `form` as a nested object, a field with `options` as the chosen option's value or form.
     ///
     /// Values come first from the flow (`value`, by the field's path, e.g. `["credentials", "passcode"]`), then
     /// from the server (`stateHandle`, an authenticator's `id`). A required field with neither makes the
-    /// form unanswerable, and so does a field with options none of which fits: nil, so the flow can say at
-    /// which remediation it could not proceed.
+    /// form unanswerable, and so does a field with options none of which fits: the error names the field, so
+    /// the flow can say why it could not proceed.
     ///
     /// - Parameters:
     ///   - value: what the flow fills in at a path, or nil.
@@ -18,33 +35,35 @@ extension Array where Element == IDXField {
     func filled(
         value: ([String]) -> JSONValue?, choose: (IDXField) -> IDXOption?, omitMissing: Bool = false,
         path: [String] = []
-    ) -> JSONObject? {
+    ) throws(IDXUnanswerable) -> JSONObject {
         var object = JSONObject()
         for field in self {
             let fieldPath = path + [field.name]
             let missing = field.required && !omitMissing
             if let form = field.form {
-                guard let nested = form.filled(value: value, choose: choose, omitMissing: omitMissing, path: fieldPath) else {
-                    if missing { return nil } else { continue }
+                let nested: JSONObject
+                do {
+                    nested = try form.filled(value: value, choose: choose, omitMissing: omitMissing, path: fieldPath)
+                } catch {
+                    // An optional object is left out, unless the server filled part of it in: then it expects it back whole.
+                    if missing || form.contains(where: { $0.value != nil }) { throw error } else { continue }
                 }
                 if !nested.isEmpty { object.set(field.name, .object(nested)) }
             } else if !field.options.isEmpty {
-                // A choice the flow cannot make (the profile's factor is not offered) leaves the form unanswered.
+                // A choice the flow cannot make (no factor of the profile's is offered) leaves the form unanswered.
                 guard let option = choose(field) else {
-                    if omitMissing { continue } else { return nil }
+                    if omitMissing { continue } else { throw IDXUnanswerable(reason: .noOption, path: fieldPath) }
                 }
                 if option.form.isEmpty {
                     object.set(field.name, option.value ?? .null)
                 } else {
-                    guard let nested = option.form.filled(value: value, choose: choose, omitMissing: omitMissing, path: fieldPath) else {
-                        return nil
-                    }
+                    let nested = try option.form.filled(value: value, choose: choose, omitMissing: omitMissing, path: fieldPath)
                     object.set(field.name, .object(nested))
                 }
             } else if let filled = value(fieldPath) ?? field.value {
                 object.set(field.name, filled)
             } else if missing {
-                return nil
+                throw IDXUnanswerable(reason: .noValue, path: fieldPath)
             }
         }
         return object
@@ -56,8 +75,14 @@ extension IDXOption {
     /// form's `methodType` is fixed to it or offers it.
     func offers(method: String) -> Bool {
         if value?.stringValue == method { return true }
-        return form.contains { field in
-            field.name == "methodType" && (field.value?.stringValue == method || field.options.contains { $0.value?.stringValue == method })
-        }
+        return methodTypes.contains(method)
+    }
+
+    /// The method types the option's `methodType` field fixes or offers; empty when it has none, as a phone
+    /// offered as `{id, enrollmentId}` whose method is asked for later.
+    var methodTypes: [String] {
+        guard let field = form.first(where: { $0.name == "methodType" }) else { return [] }
+        if let fixed = field.value?.stringValue { return [fixed] }
+        return field.options.compactMap { $0.value?.stringValue }
     }
 }

@@ -5,7 +5,7 @@ import AuthloadWire
 extension OktaIDXFlow {
     static func read(_ reader: ProfileReader, basePath: String) throws(ProfileError) -> OktaIDXFlow {
         try reader.rejectUnknownKeys(allowed: [
-            "name", "kind", "weight", "issuerPath", "clientId", "redirectUri", "scope", "factor", "passcode",
+            "name", "kind", "weight", "issuerPath", "clientId", "redirectUri", "scope", "factor", "factors", "passcode",
             "restartOnExpiry", "maxRestarts", "maxRetries"
         ])
         var options = Options()
@@ -13,12 +13,26 @@ extension OktaIDXFlow {
         if let r = try reader.optional("clientId") { options.clientID = try r.nonEmptyString() }
         if let r = try reader.optional("redirectUri") { options.redirectURI = try r.nonEmptyString() }
         if let r = try reader.optional("scope") { options.scope = try r.nonEmptyString() }
-        if let r = try reader.optional("factor") { options.factor = Factor(rawValue: try r.oneOf(Factor.allCases.map(\.rawValue)))! }
+        options.factors = try factors(reader) ?? options.factors
         if let r = try reader.optional("passcode") { options.passcode = try r.nonEmptyString() }
         if let r = try reader.optional("restartOnExpiry") { options.restartOnExpiry = try r.bool() }
         if let r = try reader.optional("maxRestarts") { options.maxRestarts = try r.count(atMost: 10) }
         if let r = try reader.optional("maxRetries") { options.maxRetries = try r.count(atMost: 20) }
         return OktaIDXFlow(options: options, basePath: basePath)
+    }
+
+    /// `factors` (the preference list) or `factor` (its one-item form); nil when the profile names neither.
+    private static func factors(_ reader: ProfileReader) throws(ProfileError) -> [Factor]? {
+        let names = Factor.allCases.map(\.rawValue)
+        let one = try reader.optional("factor")
+        guard let list = try reader.optional("factors") else {
+            return try one.map { r throws(ProfileError) in [Factor(rawValue: try r.oneOf(names))!] }
+        }
+        if one != nil { throw list.error("give either factor or factors, not both") }
+        let factors = try list.elements().map { element throws(ProfileError) in Factor(rawValue: try element.oneOf(names))! }
+        guard !factors.isEmpty else { throw list.error("must name at least one of: \(names.joined(separator: ", "))") }
+        guard Set(factors).count == factors.count else { throw list.error("must not name a factor twice") }
+        return factors
     }
 }
 

@@ -1,16 +1,16 @@
 import AuthloadCore
 import AuthloadWire
 
-/// Okta Identity Engine embedded login with an email or SMS code (docs/protocols.md, Okta IDX, the Interaction Code flow).
+/// Okta Identity Engine embedded login with MFA (docs/protocols.md, Okta IDX, the Interaction Code flow).
 ///
 /// One iteration: `POST {issuer}/v1/interact` with a PKCE S256 challenge → `POST /idp/idx/introspect` →
-/// then whatever the server's remediations ask for — `identify` (with the password in the same form under a
-/// single-form policy), `challenge-authenticator` for the password (identifier-first), `select-authenticator-
-/// authenticate` picking the profile's factor, `challenge-authenticator` for the code, `skip` for optional
-/// enrollment — until `successWithInteractionCode`, whose form is posted to the token endpoint with the
-/// code verifier. Each form goes to the remediation's href with its method and content type, its fields
-/// filled per docs/protocols.md, Okta IDX, so a policy shape the profile did not foresee still works, or ends with
-/// "cannot proceed at remediation X".
+/// then whatever the server's remediations ask for, each decided from the answer alone by ``IDXWalker`` as the
+/// SDK's login sample decides it: the identifier (and the password when the form asks), the password first
+/// when an org offers it among the authenticators, the profile's preferred factor, SMS or voice when the
+/// phone asks, each challenge answered by its authenticator's type, an Okta Verify push polled at the
+/// server's `refresh`, `skip` for optional enrollment — until `successWithInteractionCode`, whose form is
+/// posted to the token endpoint with the code verifier. An answer the walker cannot use ends the flow with
+/// "cannot proceed at remediation X; offered: …".
 ///
 /// Statuses follow okta-idx-swift (§B.5): 200–499 from IDX calls are read as ION; an ERROR message is an
 /// auth failure (`api.authn.error.PASSCODE_INVALID`, a wrong password) or a protocol error, named by its
@@ -19,8 +19,14 @@ import AuthloadWire
 /// on `/challenge/answer`, whose 429 carries ION. `idx.session.expired` starts over from interact when
 /// `restartOnExpiry` allows (counted on the `restart` event step).
 public struct OktaIDXFlow: Flow {
+    /// A method the user can be challenged with, named as IDX names it (`methodType`).
     public enum Factor: String, Sendable, CaseIterable {
-        case email, sms
+        case email, sms, voice
+        /// Okta Verify's (or another authenticator app's) code.
+        case totp
+        /// Okta Verify's push, approved on the device while the flow polls.
+        case push
+        case securityQuestion = "security_question"
     }
 
     public struct Options: Sendable, Equatable {
@@ -28,7 +34,8 @@ public struct OktaIDXFlow: Flow {
         public var clientID = "authload"
         public var redirectURI = "com.example.authload:/callback"
         public var scope = "openid profile offline_access"
-        public var factor = Factor.email
+        /// The methods the user picks from, most wanted first (`factor` in a profile is the one-item form).
+        public var factors: [Factor] = [.email, .sms, .voice, .totp]
         /// [M] The code the staging service sends by email or SMS: a test-only convention, since a load
         /// tool cannot read real mailboxes.
         public var passcode = "123456"
@@ -50,10 +57,20 @@ public struct OktaIDXFlow: Flow {
         self.basePath = basePath
     }
 
-    enum Step: String, CaseIterable {
-        case interact, introspect, identify, password
+    /// Steps are named after what was answered, so the report shows every round trip of the org's policy.
+    enum Step: String, CaseIterable, Sendable {
+        case interact, introspect, identify
         case select = "select-authenticator"
-        case answer, skip, token, retry, restart
+        case verificationData = "verification-data"
+        case challengePassword = "challenge-password"
+        case challengeEmail = "challenge-email"
+        case challengeSMS = "challenge-sms"
+        case challengeVoice = "challenge-voice"
+        case challengeTOTP = "challenge-totp"
+        case challengeQuestion = "challenge-question"
+        /// A challenge of an authenticator type the flow does not name, answered with the passcode.
+        case challengeCode = "challenge-code"
+        case poll, skip, token, retry, restart
     }
 
     public var stepNames: [String] { Step.allCases.map(\.rawValue) }
@@ -67,7 +84,11 @@ public struct OktaIDXFlow: Flow {
     static let maxRemediations = 12
 
     public func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome where C.Duration == Duration {
-        var iteration = OktaIDXIteration(flow: self, context: context, username: user.identity.username, password: user.identity.password)
+        let identity = user.identity
+        let answers = IDXWalker.Answers(
+            username: identity.username, password: identity.password, passcode: identity["passcode"] ?? options.passcode,
+            securityAnswer: identity["securityAnswer"], phoneNumber: identity["phone"])
+        var iteration = OktaIDXIteration(flow: self, context: context, answers: answers)
         return await iteration.run()
     }
 

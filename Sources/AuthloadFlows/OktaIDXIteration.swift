@@ -7,15 +7,13 @@ struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
 
     let flow: OktaIDXFlow
     let context: FlowContext<C>
-    let username: String
-    let password: String
+    let answers: IDXWalker.Answers
     private var verifier = ""
 
-    init(flow: OktaIDXFlow, context: FlowContext<C>, username: String, password: String) {
+    init(flow: OktaIDXFlow, context: FlowContext<C>, answers: IDXWalker.Answers) {
         self.flow = flow
         self.context = context
-        self.username = username
-        self.password = password
+        self.answers = answers
     }
 
     private var options: OktaIDXFlow.Options { flow.options }
@@ -39,13 +37,6 @@ struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
     private enum OAuthAnswer {
         case json(JSONValue)
         case failed(Outcome)
-    }
-
-    /// What the flow does with an ION state.
-    private enum NextAction {
-        case token(IDXRemediation)
-        case submit(IDXRemediation, step: Step, body: JSONValue)
-        case cannotProceed(String)
     }
 
     mutating func run() async -> Outcome {
@@ -99,7 +90,10 @@ struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
         introspect.headers.add("Content-Type", IDXMediaType.ion)
         introspect.headers.add("Accept", IDXMediaType.ion)
         var answer = await idx(introspect, step: .introspect)
+        var walker = IDXWalker(factors: options.factors, answers: answers)
         var taken = 0
+        /// When the current run of polls began: polling for one push may last a step timeout, no longer.
+        var pollingSince: C.Instant?
         while true {
             switch answer {
             case .failed(let outcome):
@@ -107,63 +101,50 @@ struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
             case .expired(let step, let start, let latency):
                 return .expired(step: step, start: start, latency: latency)
             case .state(let response, let step, let start, let latency):
-                let action =
-                    taken < OktaIDXFlow.maxRemediations
-                    ? next(after: response) : .cannotProceed(response.remediations.first?.name ?? "(none)")
-                switch action {
-                case .cannotProceed(let name):
-                    let outcome = Outcome(.protocolError, "cannot proceed at remediation \(name)")
-                    context.record(step: OktaIDXFlow.index(step), start: start, outcome: outcome, latency: latency)
+                var decision = walker.next(after: response)
+                switch decision {
+                case .submit(let remediation, _, _) where taken >= OktaIDXFlow.maxRemediations:
+                    decision = .fail(Outcome(.protocolError, "loop at \(remediation.name)"))
+                case .poll(_, let wait, _):
+                    let since = pollingSince ?? start
+                    pollingSince = since
+                    if since.duration(to: clock.now) + wait > context.stepTimeout {
+                        decision = .fail(Outcome(.timeout, "not approved within the step timeout"))
+                    }
+                default:
+                    break
+                }
+                context.record(step: OktaIDXFlow.index(step), start: start, outcome: decision.failure ?? .ok, latency: latency)
+                switch decision {
+                case .fail(let outcome):
                     return .done(outcome)
-                case .token(let success):
-                    context.record(step: OktaIDXFlow.index(step), start: start, outcome: .ok, latency: latency)
+                case .exchange(let success):
                     return .done(await token(success))
                 case .submit(let remediation, let nextStep, let body):
-                    context.record(step: OktaIDXFlow.index(step), start: start, outcome: .ok, latency: latency)
                     taken += 1
-                    var request = HTTPRequest(method: remediation.method, target: remediation.targetPath, body: body.serialized())
-                    request.headers.add("Content-Type", remediation.accepts ?? IDXMediaType.json)
-                    request.headers.add("Accept", IDXMediaType.ion)
-                    answer = await idx(request, step: nextStep)
+                    pollingSince = nil
+                    answer = await idx(send(remediation, body), step: nextStep)
+                case .poll(let remediation, let wait, let body):
+                    let paused = await context.pause(for: wait)
+                    guard paused.isOK else { return .done(paused) }
+                    answer = await idx(send(remediation, body), step: .poll)
                 }
             }
         }
     }
 
-    /// Picks the remediation to follow and fills its form; anything else it cannot handle ends the attempt.
-    private func next(after response: IDXResponse) -> NextAction {
-        if let success = response.success { return .token(success) }
-        // The first remediation the flow knows, in the server's order; cancel, recover, redirect-idp and
-        // enrollment offers beside it are left alone.
-        let known: [String: Step] = [
-            "identify": .identify, "select-authenticator-authenticate": .select, "challenge-authenticator": .answer, "skip": .skip
-        ]
-        guard let remediation = response.remediations.first(where: { known[$0.name] != nil }) else {
-            return .cannotProceed(
-                response.remediations.first { $0.name != "cancel" }?.name ?? response.remediations.first?.name ?? "(none)")
-        }
-        var step = known[remediation.name]!
-        let isPassword = remediation.name == "identify" || response.currentAuthenticatorType == "password"
-        if step == .answer && isPassword { step = .password }
-        let secret = isPassword ? password : options.passcode
-        let method = options.factor.rawValue
-        let body = remediation.fields.filled(
-            value: { path in
-                switch path {
-                case ["identifier"]: .string(username)
-                case ["credentials", "passcode"]: .string(secret)
-                default: nil
-                }
-            },
-            choose: { field in field.options.first { $0.offers(method: method) } })
-        guard let body else { return .cannotProceed(remediation.name) }
-        return .submit(remediation, step: step, body: .object(body))
+    /// A remediation's form as a request to its href, with its method and content type.
+    private func send(_ remediation: IDXRemediation, _ body: JSONObject) -> HTTPRequest {
+        var request = HTTPRequest(method: remediation.method, target: remediation.targetPath, body: JSONValue.object(body).serialized())
+        request.headers.add("Content-Type", remediation.accepts ?? IDXMediaType.json)
+        request.headers.add("Accept", IDXMediaType.ion)
+        return request
     }
 
     /// B6: the `successWithInteractionCode` form, posted as a form with the code verifier added.
     private func token(_ success: IDXRemediation) async -> Outcome {
         // Like the SDK, fields with no value (client_secret for a public client) are left out.
-        let fields = success.fields.filled(
+        let fields = try? success.fields.filled(
             value: { $0 == ["code_verifier"] ? .string(verifier) : nil }, choose: { _ in nil }, omitMissing: true)
         let pairs = (fields ?? JSONObject()).compactMap { member -> (String, String)? in
             switch member.value {

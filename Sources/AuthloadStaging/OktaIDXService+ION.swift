@@ -8,9 +8,13 @@ extension OktaIDXService {
     static let sessionExpired = IDXMessage(key: IDXMessageKey.sessionExpired, text: "The session has expired.")
     static let rateLimitMessage = IDXMessage(key: IDXMessageKey.rateLimited, text: "API call exceeded rate limit due to too many requests.")
     static let invalidRequest = IDXMessage(key: IDXMessageKey.invalidRequest, text: "The request is not valid in this state.")
+    static let answerInvalid = IDXMessage(key: IDXMessageKey.answerInvalid, text: "Your answer doesn't match our records.")
 
-    /// [M] The authenticator id of a method: one email authenticator, one phone authenticator for SMS.
+    /// [M] The authenticator id of a method: one email authenticator, one phone authenticator for SMS and voice.
     static func authenticatorID(_ method: String) -> String { method == "email" ? "aut-email" : "aut-phone" }
+    static let passwordAuthenticatorID = "aut-password"
+    /// [M] The one question the staging org asks.
+    static let questionKey = "disliked_food"
 
     /// The transaction's current state as ION, optionally with an ERROR on the passcode field or at the top.
     func ion(
@@ -48,9 +52,15 @@ extension OktaIDXService {
                     ]
                 ])
         case .select:
-            let options = self.options.factors.enumerated().map { index, method in
+            var offered = offeredAuthenticators
+            if self.options.policy == .selectFirst && !transaction.passwordDone {
+                // As real orgs list them: the first factor, then the password, then the rest.
+                offered.insert(Self.passwordAuthenticator, at: min(1, offered.count))
+            }
+            let methodless = self.options.policy == .selectFirst
+            let options = offered.enumerated().map { index, authenticator in
                 IDXOption(
-                    label: method == "email" ? "Email" : "Phone", form: authenticatorForm(method),
+                    label: authenticator["displayName"]?.stringValue ?? "", form: authenticatorForm(authenticator, methodless: methodless),
                     relatesTo: "$.authenticatorEnrollments.value[\(index)]")
             }
             let name = self.options.requireEnrollment ? "select-authenticator-enroll" : "select-authenticator-authenticate"
@@ -61,22 +71,59 @@ extension OktaIDXService {
                     fields: [
                         IDXField(name: "authenticator", type: "object", required: true, options: options), stateField
                     ]))
-            let authenticators = JSONValue.array(self.options.factors.map(Self.authenticator))
-            body.set("authenticators", ["type": "array", "value": authenticators])
-            body.set("authenticatorEnrollments", ["type": "array", "value": authenticators])
-        case .code(let method):
+            body.set("authenticators", ["type": "array", "value": .array(offered)])
+            body.set("authenticatorEnrollments", ["type": "array", "value": .array(offered)])
+        case .verificationData:
+            let phone = Self.phoneAuthenticator(methods: phoneMethods)
+            remediations.append(
+                IDXRemediation(
+                    name: "authenticator-verification-data", href: origin + IDXPaths.challenge,
+                    relatesTo: ["$.currentAuthenticatorEnrollment"],
+                    fields: [
+                        IDXField(name: "authenticator", label: "Phone", form: authenticatorForm(phone, methodless: false)), stateField
+                    ]))
+            body.set("currentAuthenticatorEnrollment", ["type": "object", "value": phone])
+        case .question:
             remediations.append(
                 IDXRemediation(
                     name: "challenge-authenticator", href: origin + IDXPaths.answer,
-                    relatesTo: ["$.currentAuthenticatorEnrollment"], fields: [passcode("Enter code"), stateField]))
-            var current = Self.authenticator(method).objectValue ?? JSONObject()
-            current.set("resend", IDXRemediation(name: "resend", href: origin + IDXPaths.resend, fields: [stateField]).json)
+                    relatesTo: ["$.currentAuthenticatorEnrollment"],
+                    fields: [
+                        IDXField(
+                            name: "credentials", type: "object", required: true,
+                            form: [
+                                IDXField(name: "questionKey", required: true, mutable: false, value: .string(Self.questionKey)),
+                                IDXField(
+                                    name: "answer", label: "Answer", required: true, secret: true,
+                                    messages: passcodeError.map { [$0] } ?? [])
+                            ]),
+                        stateField
+                    ]))
+            body.set(
+                "currentAuthenticatorEnrollment",
+                [
+                    "type": "object",
+                    "value": [
+                        "type": "security_question", "key": "security_question", "id": "qae-authload", "displayName": "Security Question",
+                        "methods": [["type": "security_question"]],
+                        "profile": ["question": "What is the food you least liked as a child?", "questionKey": .string(Self.questionKey)]
+                    ]
+                ])
+        case .code(let method, let enrolling):
+            // Enrolling, the authenticator is the org's (`currentAuthenticator`), not yet the user's enrollment.
+            let current = enrolling ? "currentAuthenticator" : "currentAuthenticatorEnrollment"
+            remediations.append(
+                IDXRemediation(
+                    name: enrolling ? "enroll-authenticator" : "challenge-authenticator", href: origin + IDXPaths.answer,
+                    relatesTo: ["$." + current], fields: [passcode("Enter code"), stateField]))
+            var authenticator =
+                (method == "email" ? Self.emailAuthenticator : Self.phoneAuthenticator(methods: [method])).objectValue ?? JSONObject()
+            authenticator.set("resend", IDXRemediation(name: "resend", href: origin + IDXPaths.resend, fields: [stateField]).json)
             if method == "email" {
-                var poll = IDXRemediation(name: "poll", href: origin + IDXPaths.poll, fields: [stateField]).json.objectValue ?? JSONObject()
-                poll.set("refresh", 4000)
-                current.set("poll", .object(poll))
+                let poll = IDXRemediation(name: "poll", href: origin + IDXPaths.poll, fields: [stateField], refresh: .seconds(4))
+                authenticator.set("poll", poll.json)
             }
-            body.set("currentAuthenticatorEnrollment", ["type": "object", "value": .object(current)])
+            body.set(current, ["type": "object", "value": .object(authenticator)])
         }
         if !transaction.username.isEmpty {
             body.set("user", ["type": "object", "value": ["id": "00u-authload", "identifier": .string(transaction.username)]])
@@ -135,22 +182,48 @@ extension OktaIDXService {
         return body
     }
 
-    /// The form of one authenticator option: its id, and its method fixed (email) or offered (phone: SMS).
-    private func authenticatorForm(_ method: String) -> [IDXField] {
-        let id = IDXField(name: "id", required: true, mutable: false, value: .string(Self.authenticatorID(method)))
-        if method == "email" { return [id, IDXField(name: "methodType", required: false, mutable: false, value: "email")] }
-        return [
-            id, IDXField(name: "methodType", type: "string", required: false, options: [IDXOption(label: "SMS", value: "sms")]),
-            IDXField(name: "enrollmentId", required: true, mutable: false, value: "pae-authload")
-        ]
+    /// The authenticators `select-authenticator-*` offers besides the password: the email, and the phone with the
+    /// methods on offer, in the order of `factors`.
+    private var offeredAuthenticators: [JSONValue] {
+        var offered: [JSONValue] = []
+        for method in options.factors {
+            if method == "email" {
+                offered.append(Self.emailAuthenticator)
+            } else if !offered.contains(where: { $0["type"] == "phone" }) {
+                offered.append(Self.phoneAuthenticator(methods: phoneMethods))
+            }
+        }
+        return offered
     }
 
-    private static func authenticator(_ method: String) -> JSONValue {
-        let email = method == "email"
-        return [
-            "type": .string(email ? "email" : "phone"), "key": .string(email ? "okta_email" : "phone_number"),
-            "id": .string(authenticatorID(method)), "displayName": .string(email ? "Email" : "Phone"),
-            "methods": [["type": .string(method)]]
+    /// The form of one authenticator option: its id, and its method fixed (email, password) or offered (phone:
+    /// SMS, voice); a `methodless` phone leaves the method to `authenticator-verification-data`, as real orgs do.
+    private func authenticatorForm(_ authenticator: JSONValue, methodless: Bool) -> [IDXField] {
+        let id = IDXField(name: "id", required: true, mutable: false, value: authenticator["id"])
+        let methods = (authenticator["methods"]?.arrayValue ?? []).compactMap { $0["type"]?.stringValue }
+        guard authenticator["type"] == "phone" else {
+            return [id, IDXField(name: "methodType", required: false, mutable: false, value: methods.first.map(JSONValue.string))]
+        }
+        let enrollment = IDXField(name: "enrollmentId", required: true, mutable: false, value: "pae-authload")
+        if methodless { return [id, enrollment] }
+        let offered = methods.map { IDXOption(label: $0 == "sms" ? "SMS" : "Voice call", value: .string($0)) }
+        return [id, IDXField(name: "methodType", type: "string", required: false, options: offered), enrollment]
+    }
+
+    static let emailAuthenticator: JSONValue = [
+        "type": "email", "key": "okta_email", "id": .string(authenticatorID("email")), "displayName": "Email",
+        "methods": [["type": "email"]]
+    ]
+
+    static let passwordAuthenticator: JSONValue = [
+        "type": "password", "key": "okta_password", "id": .string(passwordAuthenticatorID), "displayName": "Password",
+        "methods": [["type": "password"]]
+    ]
+
+    static func phoneAuthenticator(methods: [String]) -> JSONValue {
+        [
+            "type": "phone", "key": "phone_number", "id": .string(authenticatorID("sms")), "displayName": "Phone",
+            "methods": .array(methods.map { ["type": .string($0)] })
         ]
     }
 

@@ -3,12 +3,24 @@ import AuthloadWire
 
 extension OktaIDXService {
     /// How the sign-on policy asks for the password.
+    /// Each shape is one a real org's sign-on policy produces; together they cover every rule of the client's walker.
     public enum Policy: String, Sendable, CaseIterable {
-        /// `identify` asks for the username only; the password is challenged next.
+        /// `identify` asks for the username only; the password is challenged next, then a factor is picked.
         case identifierFirst = "identifier-first"
-        /// `identify` asks for username and password in one form.
+        /// `identify` asks for username and password in one form, then a factor is picked.
         case singleForm = "single-form"
+        /// After `identify`, one `select-authenticator-authenticate` offers the password among the factors (Email,
+        /// Password, Phone); whatever is picked first, the other is asked for next. The phone is offered without a
+        /// method, which `authenticator-verification-data` asks for.
+        case selectFirst = "select-first"
+        /// The factor is picked and answered first; the password is challenged after the code.
+        case factorFirst = "factor-first"
+        /// Identifier-first, then the security question instead of a code.
+        case securityQuestion = "security-question"
     }
+
+    /// The methods a staging org can send a code by.
+    public static let factorNames = ["email", "sms", "voice"]
 
     /// A request budget per endpoint and window, as Okta's org rate limits work: over it, 429 until the window ends.
     public struct RateLimit: Sendable, Equatable {
@@ -33,7 +45,8 @@ extension OktaIDXService {
         /// Extra time `/challenge` (and resend) takes to send the email or SMS.
         public var dispatchLatency = LatencyModel.none
         public var policy = Policy.identifierFirst
-        /// The methods offered at `select-authenticator-authenticate`, in order: `email`, `sms`.
+        /// The methods offered at `select-authenticator-authenticate`, in order: `email`, `sms`, `voice` (SMS and
+        /// voice are two methods of one phone authenticator).
         public var factors = ["email", "sms"]
         /// Offer `select-authenticator-enroll` instead: a policy the load tool cannot complete.
         public var requireEnrollment = false
@@ -43,6 +56,8 @@ extension OktaIDXService {
         public var password: String?
         /// [M] The code "sent" by email or SMS; the flow's `passcode` must match.
         public var passcode = "123456"
+        /// When set, the answer every user must give to the security question; otherwise any non-empty one passes.
+        public var securityAnswer: String?
         /// Share of code answers rejected with `api.authn.error.PASSCODE_INVALID` even when right.
         public var wrongPasscodeRate = 0.0
         /// How long a state handle (and an interaction handle) lives after it is issued.
@@ -69,7 +84,7 @@ extension OktaIDXService.Options {
     public static func read(_ reader: ProfileReader) throws(ProfileError) -> Self {
         try reader.rejectUnknownKeys(allowed: [
             "issuerPath", "latency", "dispatchLatency", "policy", "factors", "requireEnrollment", "clientId", "password", "passcode",
-            "wrongPasscodeRate", "stateHandleLifetime", "interactionCodeLifetime", "tokenLifetime", "rateLimit", "origin"
+            "securityAnswer", "wrongPasscodeRate", "stateHandleLifetime", "interactionCodeLifetime", "tokenLifetime", "rateLimit", "origin"
         ])
         var options = Self()
         options.paths = try IDXPaths.read(reader)
@@ -79,8 +94,9 @@ extension OktaIDXService.Options {
             options.policy = OktaIDXService.Policy(rawValue: try r.oneOf(OktaIDXService.Policy.allCases.map(\.rawValue)))!
         }
         if let r = try reader.optional("factors") {
-            options.factors = try r.elements().map { element throws(ProfileError) in try element.oneOf(["email", "sms"]) }
-            guard !options.factors.isEmpty else { throw r.error("must name at least one of: email, sms") }
+            let names = OktaIDXService.factorNames
+            options.factors = try r.elements().map { element throws(ProfileError) in try element.oneOf(names) }
+            guard !options.factors.isEmpty else { throw r.error("must name at least one of: \(names.joined(separator: ", "))") }
             guard Set(options.factors).count == options.factors.count else { throw r.error("must not name a factor twice") }
         }
         if let r = try reader.optional("requireEnrollment") { options.requireEnrollment = try r.bool() }
@@ -90,6 +106,7 @@ extension OktaIDXService.Options {
             options.passcode = try r.string()
             guard !options.passcode.isEmpty else { throw r.error("must not be empty") }
         }
+        if let r = try reader.optional("securityAnswer") { options.securityAnswer = try r.string() }
         if let r = try reader.optional("wrongPasscodeRate") { options.wrongPasscodeRate = try r.fraction() }
         if let r = try reader.optional("stateHandleLifetime") { options.stateHandleLifetime = try r.positiveDuration() }
         if let r = try reader.optional("interactionCodeLifetime") { options.interactionCodeLifetime = try r.positiveDuration() }

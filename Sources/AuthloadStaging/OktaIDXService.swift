@@ -6,9 +6,10 @@ import Foundation
 /// endpoints answering ION, and the token endpoint.
 ///
 /// `POST {issuer}/v1/interact` stores a PKCE challenge under an interaction handle; `POST /idp/idx/introspect`
-/// opens a transaction (its state handle) offering `identify`; identify, the password (identifier-first),
-/// `select-authenticator-authenticate` and the code answer move it on until `successWithInteractionCode`
-/// hands out an `interaction_code`, redeemable once, with the matching code verifier, at `{issuer}/v1/token`.
+/// opens a transaction (its state handle) offering `identify`; then the policy (``Policy``) asks for the password
+/// and one factor — a code by email, SMS or voice, or the security question — in its own order and shape, until
+/// `successWithInteractionCode` hands out an `interaction_code`, redeemable once, with the matching code
+/// verifier, at `{issuer}/v1/token`.
 /// [M] The code sent "by email or SMS" is `passcode` from the options, so a load tool can answer it.
 ///
 /// The behaviours of §B.6 are options: the policy shape, the factors offered, a per-endpoint request budget
@@ -177,34 +178,39 @@ public final class OktaIDXService: Sendable {
         let passcode = body["credentials"]?["passcode"]?.stringValue ?? ""
         var dispatch = Duration.zero
         let response: HTTPResponse
+        let refused = { (status: Int, message: IDXMessage) in
+            (self.ion(transaction, handle: handle, origin: origin, status: status, passcodeError: message), Duration.zero)
+        }
         switch (path, transaction.phase) {
         case (IDXPaths.identify, .identify):
             let identifier = body["identifier"]?.stringValue ?? ""
             guard !identifier.isEmpty else { return (invalid(transaction, handle: handle, origin: origin), .zero) }
             transaction.username = identifier
             if options.policy == .singleForm {
-                guard passwordMatches(passcode) else {
-                    return (ion(transaction, handle: handle, origin: origin, status: 401, passcodeError: Self.incorrectPassword), .zero)
-                }
-                transaction.phase = .select
-            } else {
-                transaction.phase = .password
+                guard passwordMatches(passcode) else { return refused(401, Self.incorrectPassword) }
+                transaction.passwordDone = true
             }
+            transaction.phase = advance(transaction)
             response = store(transaction, handle: handle, origin: origin)
         case (IDXPaths.answer, .password):
-            guard passwordMatches(passcode) else {
-                return (ion(transaction, handle: handle, origin: origin, status: 401, passcodeError: Self.incorrectPassword), .zero)
+            guard passwordMatches(passcode) else { return refused(401, Self.incorrectPassword) }
+            transaction.passwordDone = true
+            response = proceed(transaction)
+        case (IDXPaths.answer, .question):
+            let answer = body["credentials"]?["answer"]?.stringValue ?? ""
+            guard body["credentials"]?["questionKey"]?.stringValue == Self.questionKey, answerMatches(answer) else {
+                return refused(400, Self.answerInvalid)
             }
-            transaction.phase = .select
-            response = store(transaction, handle: handle, origin: origin)
-        case (IDXPaths.challenge, .select) where !options.requireEnrollment:
-            let id = body["authenticator"]?["id"]?.stringValue ?? ""
-            let method = body["authenticator"]?["methodType"]?.stringValue ?? (id == Self.authenticatorID("email") ? "email" : "")
-            guard options.factors.contains(method), id == Self.authenticatorID(method) else {
+            transaction.factorDone = true
+            response = proceed(transaction)
+        case (IDXPaths.challenge, .select) where !options.requireEnrollment,
+            (IDXPaths.enroll, .select) where options.requireEnrollment,
+            (IDXPaths.challenge, .verificationData):
+            guard let phase = picked(body["authenticator"], in: transaction) else {
                 return (invalid(transaction, handle: handle, origin: origin), .zero)
             }
-            transaction.phase = .code(method: method)
-            dispatch = random.withLock { options.dispatchLatency.sample(using: &$0) }
+            transaction.phase = phase
+            if case .code = phase { dispatch = random.withLock { options.dispatchLatency.sample(using: &$0) } }
             response = store(transaction, handle: handle, origin: origin)
         case (IDXPaths.resend, .code):
             dispatch = random.withLock { options.dispatchLatency.sample(using: &$0) }
@@ -218,7 +224,8 @@ public final class OktaIDXService: Sendable {
                 state.withLock { $0.transactions.set(handle, transaction, expiresAt: transaction.expiresAt, now: time) }
                 return (ion(transaction, handle: handle, origin: origin, status: 400, passcodeError: Self.passcodeInvalid), .zero)
             }
-            response = succeed(transaction, handle: handle, origin: origin, at: time)
+            transaction.factorDone = true
+            response = proceed(transaction)
         case (IDXPaths.cancel, _):
             // A fresh identify with a new state handle (docs/protocols.md, Okta IDX).
             let fresh = OktaIDXTransaction(codeChallenge: transaction.codeChallenge, expiresAt: time + options.stateHandleLifetime)
@@ -237,6 +244,50 @@ public final class OktaIDXService: Sendable {
             state.withLock { $0.transactions.set(handle, transaction, expiresAt: transaction.expiresAt, now: time) }
             return ion(transaction, handle: handle, origin: origin)
         }
+
+        /// One proof more: on to what the policy asks next, or the interaction code when nothing is left.
+        func proceed(_ transaction: OktaIDXTransaction) -> HTTPResponse {
+            var transaction = transaction
+            guard !(transaction.passwordDone && transaction.factorDone) else {
+                return succeed(transaction, handle: handle, origin: origin, at: time)
+            }
+            transaction.phase = advance(transaction)
+            return store(transaction, handle: handle, origin: origin)
+        }
+    }
+
+    /// What the policy asks for next, given what the user has proven (both proven is handled by the caller).
+    private func advance(_ transaction: OktaIDXTransaction) -> OktaIDXTransaction.Phase {
+        switch options.policy {
+        case .identifierFirst, .singleForm: transaction.passwordDone ? .select : .password
+        case .selectFirst, .factorFirst: transaction.factorDone ? .password : .select
+        case .securityQuestion: transaction.passwordDone ? .question : .password
+        }
+    }
+
+    /// The phase an `authenticator` answer to a select (or verification-data) form leads to; nil when it picks
+    /// nothing on offer. A phone picked without a method is asked which one; under `select-first` the password
+    /// is on offer until it is given.
+    private func picked(_ authenticator: JSONValue?, in transaction: OktaIDXTransaction) -> OktaIDXTransaction.Phase? {
+        let id = authenticator?["id"]?.stringValue ?? ""
+        let method = authenticator?["methodType"]?.stringValue
+        if transaction.phase == .select, id == Self.passwordAuthenticatorID {
+            return options.policy == .selectFirst && !transaction.passwordDone && method ?? "password" == "password" ? .password : nil
+        }
+        if id == Self.authenticatorID("email") {
+            return options.factors.contains("email") && method ?? "email" == "email" && transaction.phase == .select
+                ? .code(method: "email", enrolling: options.requireEnrollment) : nil
+        }
+        guard id == Self.authenticatorID("sms"), !phoneMethods.isEmpty else { return nil }
+        guard let method else { return transaction.phase == .select && !options.requireEnrollment ? .verificationData : nil }
+        return phoneMethods.contains(method) ? .code(method: method, enrolling: options.requireEnrollment) : nil
+    }
+
+    /// The phone's methods on offer (`sms`, `voice`), in the options' order.
+    var phoneMethods: [String] { options.factors.filter { $0 != "email" } }
+
+    private func answerMatches(_ answer: String) -> Bool {
+        options.securityAnswer.map { $0 == answer } ?? !answer.isEmpty
     }
 
     /// The code was right: the transaction ends and its interaction code waits for the token request.

@@ -4,14 +4,22 @@ import AuthloadCore
 struct OktaIDXTransaction: Sendable {
     enum Phase: Sendable, Equatable {
         case identify
-        /// Identifier-first: the password is challenged after the identifier.
+        /// The password is challenged.
         case password
+        /// The user picks an authenticator (the password among them under `select-first`).
         case select
-        /// A code was sent by this method (`email`, `sms`).
-        case code(method: String)
+        /// The phone was picked without a method: SMS or voice is asked for (`authenticator-verification-data`).
+        case verificationData
+        /// A code was sent by this method (`email`, `sms`, `voice`); `enrolling` when it enrolls the authenticator.
+        case code(method: String, enrolling: Bool)
+        /// The security question is asked.
+        case question
     }
 
     var phase = Phase.identify
+    /// What the user has proven so far: the policy asks for both before it hands out a code.
+    var passwordDone = false
+    var factorDone = false
     var username = ""
     /// The PKCE challenge from interact, checked at the token endpoint.
     var codeChallenge: String

@@ -9,8 +9,8 @@ struct OktaCLITests {
         "validate names a bad Okta flow or staging option in one line and exits 64",
         arguments: [
             (
-                #"{"name": "m", "kind": "okta-idx-mfa", "factor": "voice"}"#, "{}",
-                #"flows[0].factor: "voice" is not one of: email, sms"#
+                #"{"name": "m", "kind": "okta-idx-mfa", "factor": "fax"}"#, "{}",
+                #"flows[0].factor: "fax" is not one of: email, sms, voice, totp, push, security_question"#
             ),
             (
                 #"{"name": "m", "kind": "okta-idx-mfa", "issuerPath": "oauth2/default"}"#, "{}",
@@ -29,17 +29,24 @@ struct OktaCLITests {
                 "flows[0].passcode: must not be empty"
             ),
             (
-                #"{"name": "m", "kind": "okta-idx-mfa", "factors": ["email"]}"#, "{}",
-                "flows[0].factors: unknown field (expected one of: clientId, factor, issuerPath, kind, maxRestarts, maxRetries, name, "
-                    + "passcode, redirectUri, restartOnExpiry, scope, weight)"
+                #"{"name": "m", "kind": "okta-idx-mfa", "factors": ["email", "sms", "email"]}"#, "{}",
+                "flows[0].factors: must not name a factor twice"
+            ),
+            (
+                #"{"name": "m", "kind": "okta-idx-mfa", "factors": []}"#, "{}",
+                "flows[0].factors: must name at least one of: email, sms, voice, totp, push, security_question"
+            ),
+            (
+                #"{"name": "m", "kind": "okta-idx-mfa", "factor": "sms", "factors": ["email"]}"#, "{}",
+                "flows[0].factors: give either factor or factors, not both"
             ),
             (
                 #"{"name": "m", "kind": "okta-idx-mfa"}"#, #"{"okta": {"policy": "two-form"}}"#,
-                #"target.embedded.okta.policy: "two-form" is not one of: identifier-first, single-form"#
+                #"target.embedded.okta.policy: "two-form" is not one of: identifier-first, single-form, select-first, factor-first, security-question"#
             ),
             (
                 #"{"name": "m", "kind": "okta-idx-mfa"}"#, #"{"okta": {"factors": ["email", "push"]}}"#,
-                #"target.embedded.okta.factors[1]: "push" is not one of: email, sms"#
+                #"target.embedded.okta.factors[1]: "push" is not one of: email, sms, voice"#
             ),
             (
                 #"{"name": "m", "kind": "okta-idx-mfa"}"#, #"{"okta": {"wrongPasscodeRate": 2}}"#,

@@ -47,9 +47,37 @@ struct OktaRunTests {
         let summary = read(result.out, "summary.csv")
         let flow = try #require(counts(summary, step: ""), "\(summary)")
         #expect(flow.count >= 30 && flow.errors == 0)
-        for step in ["interact", "introspect", "identify", "select-authenticator", "answer", "token"] {
+        for step in ["interact", "introspect", "identify", "select-authenticator", "challenge-\(factor)", "token"] {
             let row = try #require(counts(summary, step: step), "\(step)")
             #expect(row.count == flow.count && row.errors == 0, "\(step)")
+        }
+    }
+
+    @Test(
+        "every policy shape of the embedded org passes over loopback with each round trip counted",
+        arguments: [
+            (
+                "select-first", #"["email", "sms", "voice"]"#, #""factors": ["voice"]"#,
+                ["select-authenticator": 2, "challenge-password": 1, "verification-data": 1, "challenge-voice": 1]
+            ),
+            (
+                "factor-first", #"["sms", "email"]"#, #""factors": ["sms", "email"]"#,
+                ["select-authenticator": 1, "challenge-sms": 1, "challenge-password": 1]
+            ),
+            ("security-question", #"["email"]"#, #""factor": "email""#, ["challenge-password": 1, "challenge-question": 1])
+        ])
+    func policy(name: String, offered: String, factors: String, steps: [String: Int]) async throws {
+        let profile = Self.profile(
+            staging: #", "policy": "\#(name)", "factors": \#(offered), "securityAnswer": "broccoli""#, flow: ", " + factors
+        ).replacingOccurrences(of: #""users": {"username""#, with: #""users": {"fields": {"securityAnswer": "broccoli"}, "username""#)
+        let result = try await run(profile)
+        #expect(result.code == .success, "\(result.err)")
+        let summary = read(result.out, "summary.csv")
+        let flow = try #require(counts(summary, step: ""), "\(summary)")
+        #expect(flow.count >= 30 && flow.errors == 0, "\(read(result.out, "errors.csv"))")
+        for (step, perFlow) in steps {
+            let row = try #require(counts(summary, step: step), "\(step)")
+            #expect(row.count == perFlow * flow.count && row.errors == 0, "\(step)")
         }
     }
 
@@ -75,7 +103,7 @@ struct OktaRunTests {
         #expect(result.code == .success, "\(result.err)")
         let errors = read(result.out, "errors.csv")
         let rows = errors.split(whereSeparator: \.isNewline)
-        let prefix = "mfa,answer,auth-failure,api.authn.error.PASSCODE_INVALID,"
+        let prefix = "mfa,challenge-email,auth-failure,api.authn.error.PASSCODE_INVALID,"
         let row = try #require(rows.first { $0.hasPrefix(prefix) }, "\(errors)")
         #expect((Int(row.dropFirst(prefix.count)) ?? 0) > 0)
         // The flow's own row carries the same key; nothing else failed.

@@ -79,7 +79,7 @@ struct OktaIDXFlowTests {
         await probeNotingSleeps(flow, service).result
     }
 
-    func probeNotingSleeps(_ flow: OktaIDXFlow, _ service: any HTTPService) async -> (
+    func probeNotingSleeps(_ flow: OktaIDXFlow, _ service: any HTTPService, securityAnswer: String? = nil) async -> (
         result: FlowProbe.Result, sleeps: [ManualClock.Instant]
     ) {
         let host = InProcessHost(clock: clock, service: service)
@@ -93,7 +93,9 @@ struct OktaIDXFlowTests {
             clock: flowClock, client: host.makeClient(for: Endpoint(host: "staging", port: 80)),
             stepTimeout: .seconds(10), deadline: start.advanced(by: .seconds(120)), recorder: recorder,
             firstStepMetric: catalog.stepMetric(flow: 0, step: 0), shard: 0, runStart: start)
-        let user = VirtualUser(index: 0, identity: UserIdentity(username: "user0", password: "pw"), seed: 1)
+        var identity = UserIdentity(username: "user0", password: "pw")
+        identity.fields["securityAnswer"] = securityAnswer
+        let user = VirtualUser(index: 0, identity: identity, seed: 1)
         let outcome = await flow.run(context, user: user)
         let elapsed = start.duration(to: flowClock.now)
         recorder.record(metric: catalog.flowMetric(0), startOffset: .zero, latency: elapsed, outcome: outcome, shard: 0)
@@ -114,17 +116,17 @@ struct OktaIDXFlowTests {
         ])
     func happyPath(policy: OktaIDXService.Policy, factor: OktaIDXFlow.Factor) async throws {
         let server = staging { $0.policy = policy }
-        let result = await probe(flow { $0.factor = factor }, server)
+        let result = await probe(flow { $0.factors = [factor] }, server)
         #expect(result.outcome == .ok)
         let identifierFirst = policy == .identifierFirst
         // Each call 10 ms; select also sends the code (300 ms); identifier-first adds the password step.
         #expect(result.elapsed == .milliseconds(identifierFirst ? 370 : 360))
-        for step in ["interact", "introspect", "identify", "answer", "token"] {
+        for step in ["interact", "introspect", "identify", "challenge-\(factor.rawValue)", "token"] {
             #expect(result.metric("okta", step)?.count == 1, "\(step)")
             #expect(isNear(result.metric("okta", step)?.p50Micros, .milliseconds(10)), "\(step)")
         }
         #expect(isNear(result.metric("okta", "select-authenticator")?.p50Micros, .milliseconds(310)))
-        #expect(result.metric("okta", "password")?.count == (identifierFirst ? 1 : 0))
+        #expect(result.metric("okta", "challenge-password")?.count == (identifierFirst ? 1 : 0))
         #expect(result.metric("okta", "retry")?.count == 0)
         #expect(result.metric("okta", "restart")?.count == 0)
         #expect(result.measured.errors.isEmpty)
@@ -135,7 +137,7 @@ struct OktaIDXFlowTests {
     @Test("the flow sends the chosen factor and the forms as nested JSON, and PKCE S256 with an 86-character verifier")
     func requestBodies() async throws {
         let tapped = TappedService(staging())
-        let result = await probe(flow { $0.factor = .sms }, tapped)
+        let result = await probe(flow { $0.factors = [.sms] }, tapped)
         #expect(result.outcome == .ok)
         let select = try #require(tapped.requests.first { $0.path == IDXPaths.challenge })
         let body = try JSONValue.parse(select.body)
@@ -152,19 +154,19 @@ struct OktaIDXFlowTests {
         #expect(token["grant_type"] == "interaction_code" && token["client_secret"] == nil)
     }
 
-    @Test("a wrong passcode is an auth failure named api.authn.error.PASSCODE_INVALID on the answer step")
+    @Test("a wrong passcode is an auth failure named api.authn.error.PASSCODE_INVALID on the code's challenge step")
     func wrongPasscode() async throws {
         let result = await probe(flow(), staging { $0.wrongPasscodeRate = 1 })
         #expect(result.outcome == Outcome(.authFailure, IDXMessageKey.passcodeInvalid))
-        #expect(result.errors("okta", "answer", .authFailure, IDXMessageKey.passcodeInvalid) == 1)
+        #expect(result.errors("okta", "challenge-email", .authFailure, IDXMessageKey.passcodeInvalid) == 1)
         #expect(result.metric("okta", "token")?.count == 0)
     }
 
-    @Test("a wrong password is an auth failure on the password step, keyed, never showing the password")
+    @Test("a wrong password is an auth failure on the challenge-password step, keyed, never showing the password")
     func wrongPassword() async throws {
         let result = await probe(flow(), staging { $0.password = "the-right-one" })
         #expect(result.outcome == Outcome(.authFailure, IDXMessageKey.incorrectPassword))
-        #expect(result.errors("okta", "password", .authFailure, IDXMessageKey.incorrectPassword) == 1)
+        #expect(result.errors("okta", "challenge-password", .authFailure, IDXMessageKey.incorrectPassword) == 1)
         #expect(!result.measured.errors.contains { $0.detail.contains("pw") })
     }
 
@@ -196,7 +198,7 @@ struct OktaIDXFlowTests {
         spend(server, IDXPaths.answer)
         let result = await probe(flow(), server)
         #expect(result.outcome == Outcome(.protocolError, IDXMessageKey.rateLimited))
-        #expect(result.errors("okta", "answer", .protocolError, IDXMessageKey.rateLimited) == 1)
+        #expect(result.errors("okta", "challenge-email", .protocolError, IDXMessageKey.rateLimited) == 1)
         #expect(result.metric("okta", "retry")?.count == 0)
         #expect(result.elapsed == .milliseconds(350))
     }
@@ -269,21 +271,133 @@ struct OktaIDXFlowTests {
         #expect(try JSONValue.parse(response.body)["error"] == "invalid_grant")
     }
 
-    @Test(
-        "a remediation the flow cannot handle ends the login with cannot proceed at remediation X",
-        arguments: [
-            ("factor", "select-authenticator-authenticate", "password"),
-            ("enroll", "select-authenticator-enroll", "password")
-        ])
-    func cannotProceed(shape: String, remediation: String, step: String) async throws {
-        let server = staging { options in
-            if shape == "factor" { options.factors = ["email"] } else { options.requireEnrollment = true }
-        }
-        let result = await probe(flow { $0.factor = .sms }, server)
-        let expected = Outcome(.protocolError, "cannot proceed at remediation \(remediation)")
+    @Test("a select offering none of the profile's factors ends the login naming the remediation and what it offered")
+    func cannotProceed() async throws {
+        let server = staging { $0.factors = ["email"] }
+        let result = await probe(flow { $0.factors = [.sms, .voice] }, server)
+        let expected = Outcome(.protocolError, "cannot proceed at remediation select-authenticator-authenticate; offered: email")
         #expect(result.outcome == expected)
-        #expect(result.errors("okta", step, expected.kind, expected.detail) == 1)
+        #expect(result.errors("okta", "challenge-password", expected.kind, expected.detail) == 1)
         #expect(result.metric("okta", "select-authenticator")?.count == 0)
+    }
+
+    @Test(
+        "every policy shape of the staging org is walked to a token with each round trip counted",
+        arguments: [
+            (
+                OktaIDXService.Policy.selectFirst, [OktaIDXFlow.Factor.email], ["email"],
+                ["select-authenticator": 2, "challenge-password": 1, "challenge-email": 1]
+            ),
+            (
+                .selectFirst, [.sms], ["email", "sms", "voice"],
+                ["select-authenticator": 2, "challenge-password": 1, "verification-data": 1, "challenge-sms": 1]
+            ),
+            (
+                .selectFirst, [.voice], ["email", "sms", "voice"],
+                ["select-authenticator": 2, "challenge-password": 1, "verification-data": 1, "challenge-voice": 1]
+            ),
+            (
+                .factorFirst, [.voice, .email], ["sms", "voice", "email"],
+                ["select-authenticator": 1, "challenge-voice": 1, "challenge-password": 1]
+            ),
+            (.securityQuestion, [.email], ["email"], ["select-authenticator": 0, "challenge-password": 1, "challenge-question": 1]),
+            (.identifierFirst, [.voice], ["email", "voice"], ["select-authenticator": 1, "challenge-password": 1, "challenge-voice": 1])
+        ] as [(OktaIDXService.Policy, [OktaIDXFlow.Factor], [String], [String: Int])])
+    func policies(policy: OktaIDXService.Policy, factors: [OktaIDXFlow.Factor], offered: [String], steps: [String: Int]) async throws {
+        let server = staging {
+            $0.policy = policy
+            $0.factors = offered
+            $0.securityAnswer = "broccoli"
+        }
+        let result = await probeNotingSleeps(flow { $0.factors = factors }, server, securityAnswer: "broccoli").result
+        #expect(result.outcome == .ok)
+        #expect(result.measured.errors.isEmpty)
+        for (step, count) in steps {
+            #expect(result.metric("okta", step)?.count == count, "\(step)")
+        }
+        #expect(result.metric("okta", "token")?.count == 1)
+        #expect(server.okta.tableSizes.transactions == 0)
+    }
+
+    @Test("a wrong security answer is an auth failure on challenge-question")
+    func wrongSecurityAnswer() async throws {
+        let server = staging {
+            $0.policy = .securityQuestion
+            $0.securityAnswer = "broccoli"
+        }
+        let result = await probeNotingSleeps(flow(), server, securityAnswer: "kale").result
+        #expect(result.outcome == Outcome(.authFailure, IDXMessageKey.answerInvalid))
+        #expect(result.errors("okta", "challenge-question", .authFailure, IDXMessageKey.answerInvalid) == 1)
+    }
+
+    @Test("a policy that requires enrollment is walked through select-authenticator-enroll and enroll-authenticator")
+    func enrollment() async throws {
+        let server = staging { $0.requireEnrollment = true }
+        let result = await probe(flow { $0.factors = [.sms] }, server)
+        #expect(result.outcome == .ok)
+        #expect(result.metric("okta", "select-authenticator")?.count == 1)
+        #expect(result.metric("okta", "challenge-sms")?.count == 1)
+    }
+
+    @Test("an Okta Verify push is polled at the server's refresh until it is approved")
+    func pushPolled() async throws {
+        // An org whose select leads to Okta Verify's push, approved while the second poll is on its way.
+        let polls = Locked(0)
+        let handle = Locked("")
+        let server = staging { $0.policy = .singleForm }
+        let service = TappedService(
+            server,
+            answer: { request in
+                switch request.path {
+                case IDXPaths.challenge:
+                    // The staging org sends its email code; the client is shown Okta Verify's push instead.
+                    _ = server.respond(to: request)
+                    handle.withLock { $0 = (try? JSONValue.parse(request.body))?["stateHandle"]?.stringValue ?? "" }
+                    return Self.ion(IDXFixtures.pushPollMembers)
+                case "/idp/idx/authenticators/poll":
+                    let count = polls.withLock { count in
+                        count += 1
+                        return count
+                    }
+                    return count < 2 ? Self.ion(IDXFixtures.pushPollMembers) : nil
+                default:
+                    return nil
+                }
+            },
+            tap: { request in
+                // The second poll is answered by the staging service as if the code had been given.
+                guard request.path == "/idp/idx/authenticators/poll", polls.withLock({ $0 }) >= 1 else { return }
+                request.target = IDXPaths.answer
+                var body = (try? JSONValue.parse(request.body))?.objectValue ?? JSONObject()
+                body.set("credentials", ["passcode": "123456"])
+                body.set("stateHandle", .string(handle.withLock { $0 }))
+                request.body = JSONValue.object(body).serialized()
+            })
+        let (result, sleeps) = await probeNotingSleeps(flow { $0.factors = [.push, .email] }, service)
+        #expect(result.outcome == .ok)
+        #expect(result.metric("okta", "poll")?.count == 2)
+        #expect(result.metric("okta", "poll")?.errors == 0)
+        #expect(sleeps.count == 2, "one wait of the server's refresh before each poll")
+        #expect(zip(sleeps, sleeps.dropFirst()).allSatisfy { $0.duration(to: $1) == .milliseconds(4_010) })
+    }
+
+    @Test("a push never approved stops polling at the step timeout")
+    func pushTimesOut() async throws {
+        let service = TappedService(
+            staging { $0.policy = .singleForm },
+            answer: { request in
+                request.path == IDXPaths.challenge || request.path == "/idp/idx/authenticators/poll"
+                    ? Self.ion(IDXFixtures.pushPollMembers) : nil
+            })
+        let result = await probe(flow { $0.factors = [.push, .email] }, service)
+        #expect(result.outcome == Outcome(.timeout, "not approved within the step timeout"))
+        // A 10 s step timeout and a 4 s refresh: two polls, and the second's answer shows a third wait would pass it.
+        #expect(result.metric("okta", "poll")?.count == 2)
+        #expect(result.errors("okta", "poll", .timeout, "not approved within the step timeout") == 1)
+    }
+
+    static func ion(_ members: String) -> HTTPResponse {
+        HTTPResponse(status: 200, headers: ["Content-Type": IDXMediaType.ion], body: IDXFixtures.body(members))
     }
 
     @Test(
@@ -300,7 +414,12 @@ struct OktaIDXFlowTests {
             (
                 IDXPaths.identify, 200,
                 #"{"version": "1.0.0", "stateHandle": "s", "remediation": {"type": "array", "value": [{"name": "redirect-idp", "href": "/sso/idps/1", "method": "GET", "value": []}]}}"#,
-                Outcome(.protocolError, "cannot proceed at remediation redirect-idp"), "identify"
+                Outcome(.protocolError, "cannot proceed at remediation redirect-idp; offered: redirect-idp"), "identify"
+            ),
+            (
+                IDXPaths.identify, 200,
+                #"{"version": "1.0.0", "stateHandle": "s", "remediation": {"type": "array", "value": [{"name": "select-enroll-profile", "href": "/idp/idx/enroll", "value": []}]}}"#,
+                Outcome(.protocolError, "user not enrolled"), "identify"
             ),
             (
                 IDXPaths.identify, 200, #"{"version": "1.0.0", "stateHandle": "s"}"#,

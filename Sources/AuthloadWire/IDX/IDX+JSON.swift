@@ -52,6 +52,10 @@ extension IDXRemediation {
         if let produces { object.set("produces", .string(produces)) }
         object.set("value", .array(fields.map(\.json)))
         if let accepts { object.set("accepts", .string(accepts)) }
+        if let refresh {
+            let millis = refresh.components.seconds * 1000 + refresh.components.attoseconds / 1_000_000_000_000_000
+            object.set("refresh", .number(Double(millis)))
+        }
         return .object(object)
     }
 }

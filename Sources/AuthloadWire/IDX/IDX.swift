@@ -175,10 +175,12 @@ public struct IDXRemediation: Sendable, Equatable {
     public var produces: String?
     public var relatesTo: [String]
     public var fields: [IDXField]
+    /// How long the server asks a poller to wait before it polls again (`refresh`, milliseconds on the wire).
+    public var refresh: Duration?
 
     public init(
         name: String, href: String, method: String = "POST", accepts: String? = IDXMediaType.json,
-        produces: String? = IDXMediaType.ion, relatesTo: [String] = [], fields: [IDXField]
+        produces: String? = IDXMediaType.ion, relatesTo: [String] = [], fields: [IDXField], refresh: Duration? = nil
     ) {
         self.name = name
         self.href = href
@@ -187,6 +189,7 @@ public struct IDXRemediation: Sendable, Equatable {
         self.produces = produces
         self.relatesTo = relatesTo
         self.fields = fields
+        self.refresh = refresh
     }
 
     init?(json: JSONValue) {
@@ -198,6 +201,7 @@ public struct IDXRemediation: Sendable, Equatable {
         produces = json["produces"]?.stringValue
         relatesTo = (json["relatesTo"]?.arrayValue ?? []).compactMap(\.stringValue)
         fields = (json["value"]?.arrayValue ?? []).compactMap(IDXField.init(json:))
+        refresh = json["refresh"]?.intValue.map { .milliseconds($0) }
     }
 
     /// The href's path and query: IDX hrefs are absolute (`https://{org}/idp/idx/…`), but every request
@@ -219,8 +223,14 @@ public struct IDXResponse: Sendable {
     public var messages: [IDXMessage]
     /// The `successWithInteractionCode` form: the login is done, the token request is next.
     public var success: IDXRemediation?
+    /// The authenticator being challenged or enrolled (`currentAuthenticatorEnrollment`, else `currentAuthenticator`).
+    public var currentAuthenticator: IDXAuthenticator?
+    /// The org's authenticators and the user's enrollments, which options' `relatesTo` paths point into.
+    public var authenticators: [IDXAuthenticator]
+    public var authenticatorEnrollments: [IDXAuthenticator]
+
     /// The `type` of the authenticator being challenged (`password`, `email`, `phone`), if any.
-    public var currentAuthenticatorType: String?
+    public var currentAuthenticatorType: String? { currentAuthenticator?.type }
 
     /// Reads an ION body; nil when it is not a JSON object with at least a state handle, remediations,
     /// messages or a success form.
@@ -231,9 +241,24 @@ public struct IDXResponse: Sendable {
         remediations = (json["remediation"]?["value"]?.arrayValue ?? []).compactMap(IDXRemediation.init(json:))
         messages = IDXMessage.list(json["messages"])
         success = json["successWithInteractionCode"].flatMap(IDXRemediation.init(json:))
-        let current = json["currentAuthenticatorEnrollment"]?["value"] ?? json["currentAuthenticator"]?["value"]
-        currentAuthenticatorType = current?["type"]?.stringValue
+        currentAuthenticator = IDXAuthenticator(
+            json: json["currentAuthenticatorEnrollment"]?["value"] ?? json["currentAuthenticator"]?["value"])
+        authenticators = (json["authenticators"]?["value"]?.arrayValue ?? []).compactMap(IDXAuthenticator.init(json:))
+        authenticatorEnrollments = (json["authenticatorEnrollments"]?["value"]?.arrayValue ?? []).compactMap(
+            IDXAuthenticator.init(json:))
         guard stateHandle != nil || !remediations.isEmpty || !messages.isEmpty || success != nil else { return nil }
+    }
+
+    /// The authenticator a `relatesTo` path names: `$.authenticators.value[i]`, `$.authenticatorEnrollments.value[i]`,
+    /// `$.currentAuthenticator` or `$.currentAuthenticatorEnrollment`; nil for any other path or an index out of range.
+    public func authenticator(relatedTo path: String) -> IDXAuthenticator? {
+        if path == "$.currentAuthenticator" || path == "$.currentAuthenticatorEnrollment" { return currentAuthenticator }
+        for (prefix, list) in [("$.authenticators.value[", authenticators), ("$.authenticatorEnrollments.value[", authenticatorEnrollments)]
+        where path.hasPrefix(prefix) && path.hasSuffix("]") {
+            guard let index = Int(path.dropFirst(prefix.count).dropLast()), list.indices.contains(index) else { return nil }
+            return list[index]
+        }
+        return nil
     }
 
     /// Every ERROR message: top-level first, then those on fields, remediation by remediation.
