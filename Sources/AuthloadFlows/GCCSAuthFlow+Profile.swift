@@ -6,7 +6,7 @@ extension GCCSAuthFlow {
     static func read(_ reader: ProfileReader, basePath: String) throws(ProfileError) -> GCCSAuthFlow {
         try reader.rejectUnknownKeys(allowed: [
             "name", "kind", "weight", "apiPrefix", "socketPath", "clientKey", "lang", "cancelRatio", "cancelAfter",
-            "subscribeReceipt", "heartBeat", "subprotocols"
+            "subscribeReceipt", "heartBeat", "subprotocols", "secondaryCertification"
         ])
         var options = Options()
         options.paths = try GCCSPaths.read(reader)
@@ -25,6 +25,14 @@ extension GCCSAuthFlow {
         }
         if let r = try reader.optional("subprotocols") {
             options.subprotocols = try r.elements().map { element throws(ProfileError) in try element.string() }
+        }
+        if let r = try reader.optional("secondaryCertification") {
+            if let value = r.value.boolValue {
+                options.secondaryCertification = .always(value)
+            } else {
+                guard r.value.stringValue == "auto" else { throw r.error("must be \"auto\", true or false") }
+                options.secondaryCertification = .auto
+            }
         }
         return GCCSAuthFlow(options: options, basePath: basePath)
     }

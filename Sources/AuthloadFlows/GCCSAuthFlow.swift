@@ -34,8 +34,25 @@ public struct GCCSAuthFlow: Flow {
         public var heartBeat: StompHeartBeat?
         /// `Sec-WebSocket-Protocol` values to offer; none by default, like the SDK.
         public var subprotocols: [String] = []
+        /// What completion says of the secondary authentication: as `authType` asks (`auto`), or always one answer.
+        public var secondaryCertification = SecondaryCertification.auto
 
         public init() {}
+    }
+
+    /// `isSecondaryCertification` on completion: the app sends `true` after it performed the secondary
+    /// authentication that `authType` asked for.
+    public enum SecondaryCertification: Sendable, Equatable {
+        case auto
+        case always(Bool)
+
+        /// The value to send for an `auth/nodes` answer's `authType` (nil when it sent none: nothing was asked).
+        func value(for authType: Int?) -> Bool {
+            switch self {
+            case .auto: authType.map(GCCSAuthType.asksSecondaryCertification) ?? false
+            case .always(let value): value
+            }
+        }
     }
 
     public let options: Options

@@ -15,6 +15,8 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
     private var stomp: StompClient<C>?
     private var channelKey = ""
     private var blockKey = ""
+    /// What `auth/nodes` asked the app to do on the device before completing.
+    private var authType: Int?
 
     init(flow: GCCSAuthFlow, context: FlowContext<C>, userKey: String, deviceID: String, cancels: Bool) {
         self.flow = flow
@@ -100,8 +102,10 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
         let result = await post(.nodes, path: paths.nodes, body: body)
         guard result.outcome.isOK else { return result.outcome }
         let answered = clock.now
+        let data = result.response.flatMap { GCCSEnvelope(body: $0.body) }?.data
+        authType = data?["authType"]?.intValue
         // Like the SDK: a local timer of authTimeRemaining from the answer; without one, the flow's deadline rules.
-        let remaining = result.response.flatMap { GCCSEnvelope(body: $0.body) }?.data["authTimeRemaining"]?.intValue
+        let remaining = data?["authTimeRemaining"]?.intValue
         let authDeadline = remaining.map { answered.advanced(by: .milliseconds($0)) }
         let deadline = min(authDeadline ?? context.deadline, context.deadline)
         let expiry =
@@ -116,7 +120,8 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
         tracker.sent(at: clock.now)
         let body: JSONValue = [
             "lang": .string(options.lang), "clientKey": .string(options.clientKey),
-            "deviceId": .string(deviceID), "isSecondaryCertification": false
+            "deviceId": .string(deviceID),
+            "isSecondaryCertification": .bool(options.secondaryCertification.value(for: authType))
         ]
         let completed = await post(.complete, path: paths.complete, body: body)
         guard completed.outcome.isOK else { return completed.outcome }

@@ -44,6 +44,8 @@ struct GCCSChannel: Sendable {
         }
     }
     var phase = Phase.requested
+    /// What `auth/nodes` told the app to do before completing; completion must report it.
+    var authType = GCCSAuthType.nodesOnly
     var fault: Fault?
     var peer: (any WebSocketPeer)?
     /// The `id` of the client's SUBSCRIBE to the status queue; nil while it has none.

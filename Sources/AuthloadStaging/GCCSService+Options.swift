@@ -8,13 +8,13 @@ extension GCCSService.Options {
     /// {"nodeDelay": {"lognormal": {"median": "300ms", "p99": "3s"}}, "authTimeRemaining": "60s",
     ///  "failureRate": 0.01, "timeoutRate": 0.01, "busyRate": 0, "cancelRaceRate": 0,
     ///  "stompErrorRate": 0, "socketDropRate": 0, "rejectRate": 0, "latency": {"fixed": "5ms"},
-    ///  "verifyEncodedFields": true, "skipStatuses": ["CreateChannel"], "repeatStatuses": false}
+    ///  "verifyEncodedFields": true, "skipStatuses": ["CreateChannel"], "repeatStatuses": false, "secondaryAuthRate": 0.5}
     /// ```
     public static func read(_ reader: ProfileReader) throws(ProfileError) -> Self {
         try reader.rejectUnknownKeys(allowed: [
             "apiPrefix", "socketPath", "latency", "nodeDelay", "authTimeRemaining", "clientKey", "failureRate", "timeoutRate",
             "busyRate", "cancelRaceRate", "stompErrorRate", "socketDropRate", "rejectRate", "verifyEncodedFields",
-            "skipStatuses", "repeatStatuses"
+            "skipStatuses", "repeatStatuses", "secondaryAuthRate"
         ])
         var options = Self()
         options.paths = try GCCSPaths.read(reader)
@@ -36,6 +36,7 @@ extension GCCSService.Options {
                 try r.elements().map { element throws(ProfileError) in GCCSStatus(rawValue: try element.oneOf(names))! })
         }
         if let r = try reader.optional("repeatStatuses") { options.repeatStatuses = try r.bool() }
+        if let r = try reader.optional("secondaryAuthRate") { options.secondaryAuthRate = try r.fraction() }
         return options
     }
 }

@@ -41,6 +41,9 @@ public final class GCCSService: Sendable {
         public var skipStatuses: Set<GCCSStatus> = []
         /// Every status pushed twice, which the client must tolerate.
         public var repeatStatuses = false
+        /// Share of `auth/nodes` answers whose `authType` asks the app for a secondary authentication; completion
+        /// must then say `isSecondaryCertification: true`, and `false` otherwise, or it is refused with 2002.
+        public var secondaryAuthRate = 0.0
 
         public init() {}
     }
@@ -78,7 +81,8 @@ public final class GCCSService: Sendable {
         switch (request.method, path) {
         case ("POST", paths.auth): envelope = requestAuth(deviceID: deviceID, userKey: parameters["userKey"]?.stringValue ?? "")
         case ("POST", paths.nodes): envelope = startVerification(deviceID: deviceID, fields: parameters)
-        case ("POST", paths.complete): envelope = complete(deviceID: deviceID, after: latency)
+        case ("POST", paths.complete):
+            envelope = complete(deviceID: deviceID, secondary: parameters["isSecondaryCertification"]?.boolValue, after: latency)
         case ("GET", paths.auth): envelope = token(deviceID: deviceID, channelKey: parameters["channelKey"]?.stringValue ?? "")
         case ("DELETE", paths.auth): envelope = cancel(deviceID: deviceID)
         case ("GET", paths.auth + "/exist"): envelope = exists(deviceID: deviceID)
@@ -110,6 +114,8 @@ public final class GCCSService: Sendable {
     }
 
     private func startVerification(deviceID: String, fields: JSONValue) -> GCCSEnvelope {
+        let secondary = options.secondaryAuthRate > 0 && random.withLock { $0.chance(options.secondaryAuthRate) }
+        let authType = secondary ? GCCSAuthType.secondary : GCCSAuthType.nodesOnly
         let fault = random.withLock { random -> GCCSChannel.Fault? in
             // One draw per fault, in a fixed order, so the shares are independent of each other's settings.
             let draws = [
@@ -128,6 +134,7 @@ public final class GCCSService: Sendable {
                 return (GCCSEnvelope(rtCode: GCCSResultCode.authenticationInProgress, rtMsg: "verification already started"), "", nil)
             }
             channel.phase = .verifying(sent: 0)
+            channel.authType = authType
             channel.fault = fault
             channels[deviceID] = channel
             return (nil, channel.userKey, channel.peer)
@@ -137,16 +144,22 @@ public final class GCCSService: Sendable {
         return GCCSEnvelope(
             rtCode: 0, rtMsg: "success",
             data: [
-                "authType": 1, "connectIp": "127.0.0.1", "userKey": .string(userKey),
+                "authType": .number(Double(authType)), "connectIp": "127.0.0.1", "userKey": .string(userKey),
                 "authTimeRemaining": .number(Double(options.authTimeRemaining.microseconds / 1000))
             ])
     }
 
-    private func complete(deviceID: String, after latency: Duration) -> GCCSEnvelope {
+    /// - Parameter secondary: the request's `isSecondaryCertification`; it must say what the channel's `authType` asked.
+    private func complete(deviceID: String, secondary: Bool?, after latency: Duration) -> GCCSEnvelope {
         let token = random.withLock { $0.hex(48) }
         let (refusal, peer): (GCCSEnvelope?, (any WebSocketPeer)?) = channels.withLock { channels in
             guard var channel = channels[deviceID] else { return (Self.noChannel, nil) }
             guard channel.phase == .verified else { return (GCCSEnvelope(rtCode: channel.refusal, rtMsg: "not verified"), nil) }
+            guard secondary == GCCSAuthType.asksSecondaryCertification(channel.authType) else {
+                let message =
+                    "isSecondaryCertification must be \(GCCSAuthType.asksSecondaryCertification(channel.authType)) for authType \(channel.authType)"
+                return (GCCSEnvelope(rtCode: GCCSResultCode.requestParameterError, rtMsg: message), nil)
+            }
             channel.phase = .completed(token: token)
             channels[deviceID] = channel
             return (nil, channel.peer)

@@ -127,6 +127,14 @@ struct CLITests {
                 #"flows[0].cancelAfter: "AuthCompleted" is not one of: CreateChannel, SelectNodes, StartVerificationOfNodes, CompleteVerificationOfNodes"#
             ),
             (
+                #"{"name": "g", "kind": "gccs-auth", "secondaryCertification": "yes"}"#, "{}",
+                #"flows[0].secondaryCertification: must be "auto", true or false"#
+            ),
+            (
+                #"{"name": "g", "kind": "gccs-auth"}"#, #"{"gccs": {"secondaryAuthRate": 2}}"#,
+                "target.embedded.gccs.secondaryAuthRate: must be between 0 and 1, found 2.0"
+            ),
+            (
                 #"{"name": "g", "kind": "gccs-auth", "heartBeat": "10s"}"#, "{}",
                 #"flows[0].heartBeat: must be "cx,cy" in milliseconds, e.g. "10000,10000""#
             ),
@@ -145,7 +153,7 @@ struct CLITests {
             (
                 #"{"name": "g", "kind": "gccs-auth"}"#, #"{"gccs": {"failRate": 0.1}}"#,
                 "target.embedded.gccs.failRate: unknown field (expected one of: apiPrefix, authTimeRemaining, busyRate, cancelRaceRate, "
-                    + "clientKey, failureRate, latency, nodeDelay, rejectRate, repeatStatuses, skipStatuses, socketDropRate, socketPath, "
+                    + "clientKey, failureRate, latency, nodeDelay, rejectRate, repeatStatuses, secondaryAuthRate, skipStatuses, socketDropRate, socketPath, "
                     + "stompErrorRate, timeoutRate, verifyEncodedFields)"
             )
         ])

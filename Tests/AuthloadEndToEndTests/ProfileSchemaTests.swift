@@ -178,7 +178,16 @@ struct ProfileSchemaTests {
             (
                 "a GCCS cancelAfter that is no verification status",
                 { $0["flows"] = [["name": "a", "kind": "gccs-auth", "cancelAfter": "AuthCompleted"]] }
-            )
+            ),
+            (
+                "a GCCS secondaryCertification that is neither auto nor a boolean",
+                { $0["flows"] = [["name": "a", "kind": "gccs-auth", "secondaryCertification": "yes"]] }
+            ),
+            (
+                "an Okta flow with both factor and factors",
+                { $0["flows"] = [["name": "a", "kind": "okta-idx-mfa", "factor": "sms", "factors": ["email"]]] }
+            ),
+            ("an Okta factor the flow cannot pick", { $0["flows"] = [["name": "a", "kind": "okta-idx-mfa", "factors": ["fax"]]] })
         ]
     }
 

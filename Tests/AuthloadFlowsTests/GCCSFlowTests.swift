@@ -142,6 +142,21 @@ struct GCCSFlowTests {
         #expect(result.metric("gccs", "AuthCanceled")?.count == 0)
     }
 
+    @Test(
+        "completion reports the secondary authentication authType asked for, and the service refuses a wrong answer with 2002",
+        arguments: [
+            (1.0, GCCSAuthFlow.SecondaryCertification.auto, Outcome.ok), (0.0, .auto, .ok),
+            (1.0, .always(false), Outcome(.protocolError, "rtCode 2002")), (0.0, .always(true), Outcome(.protocolError, "rtCode 2002"))
+        ])
+    func secondaryCertification(rate: Double, setting: GCCSAuthFlow.SecondaryCertification, expected: Outcome) async throws {
+        let (host, _) = staging { $0.secondaryAuthRate = rate }
+        let result = await FlowProbe.run(flow { $0.secondaryCertification = setting }, name: "gccs", host: host)
+        #expect(result.outcome == expected)
+        #expect(result.metric("gccs", "complete")?.count == 1)
+        #expect(result.metric("gccs", "token")?.count == (expected.isOK ? 1 : 0))
+        if !expected.isOK { #expect(result.errors("gccs", "complete", .protocolError, "rtCode 2002") == 1) }
+    }
+
     @Test("a second authentication while one is running is refused with rtCode 2010")
     func busy() async throws {
         let (host, _) = staging { $0.busyRate = 1 }

@@ -46,6 +46,19 @@ public enum GCCSResultCode {
     public static let nodeVerificationFailure = 5022
 }
 
+/// The `authType` that `auth/nodes` answers: which authentication the app performs on the device after the nodes
+/// verify, before it completes (docs/protocols.md, GCCS).
+public enum GCCSAuthType {
+    /// [ours] The node verification alone: the app completes with `isSecondaryCertification: false`. Every other value
+    /// asks the app for its secondary authentication (biometrics, a PIN) and `true`; the real codes are not public.
+    public static let nodesOnly = 1
+    /// [ours] The value the staging service sends when it asks for a secondary authentication.
+    public static let secondary = 2
+
+    /// Whether the app must perform (and report) a secondary authentication for `authType`.
+    public static func asksSecondaryCertification(_ authType: Int) -> Bool { authType != nodesOnly }
+}
+
 /// The `{"rtCode", "rtMsg", "data"}` envelope every GCCS REST call answers with.
 public struct GCCSEnvelope: Sendable, Equatable {
     public var rtCode: Int
