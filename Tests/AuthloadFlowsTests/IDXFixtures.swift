@@ -60,27 +60,23 @@ enum IDXFixtures {
         #"{"label": "\#(label)", "value": {"form": {"value": [\#(form)]}}, "relatesTo": "$.authenticatorEnrollments.value[\#(index)]"}"#
     }
 
-    static let emailOption = option(
-        "Email", index: 0,
-        form:
-            #"{"name": "id", "required": true, "value": "aut-email", "mutable": false}, {"name": "methodType", "required": false, "value": "email", "mutable": false}"#
-    )
-    static let passwordOption = option(
-        "Password", index: 1,
-        form:
-            #"{"name": "id", "required": true, "value": "aut-password", "mutable": false}, {"name": "methodType", "required": false, "value": "password", "mutable": false}"#
-    )
+    /// An option whose form fixes its method, as orgs offer the email, the password and the security question.
+    static func fixedOption(_ label: String, index: Int, id: String, method: String) -> String {
+        option(
+            label, index: index,
+            form: #"{"name": "id", "required": true, "value": "\#(id)", "mutable": false}, "#
+                + #"{"name": "methodType", "required": false, "value": "\#(method)", "mutable": false}"#)
+    }
+
+    static let emailOption = fixedOption("Email", index: 0, id: "aut-email", method: "email")
+    static let passwordOption = fixedOption("Password", index: 1, id: "aut-password", method: "password")
     /// The phone as real orgs offer it: an id and an enrollment id, its method asked for afterwards.
     static let phoneOption = option(
         "Phone", index: 2,
         form:
             #"{"name": "id", "required": true, "value": "aut-phone", "mutable": false}, {"name": "enrollmentId", "required": true, "value": "pae1", "mutable": false}"#
     )
-    static let questionOption = option(
-        "Security Question", index: 3,
-        form:
-            #"{"name": "id", "required": true, "value": "aut-question", "mutable": false}, {"name": "methodType", "required": false, "value": "security_question", "mutable": false}"#
-    )
+    static let questionOption = fixedOption("Security Question", index: 3, id: "aut-question", method: "security_question")
 
     static func select(
         _ options: String..., name: String = "select-authenticator-authenticate", path: String = "/idp/idx/challenge", also: String = ""
