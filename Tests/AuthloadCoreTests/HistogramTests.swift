@@ -171,7 +171,7 @@ struct HistogramTests {
         for length in 0..<bytes.count {
             #expect(throws: HistogramDecodingError.self) { try Histogram(serialized: Bytes.base64(Array(bytes[..<length]))) }
         }
-        var random = SeededRandom(state: 7)
+        var random = SplitMix64(seed: 7)
         for _ in 0..<1_000 {
             var damaged = bytes
             for _ in 0...Int(random.next() % 3) {
@@ -188,7 +188,7 @@ struct HistogramTests {
 /// One million lognormal latencies (median 20 ms, σ = 1), shared by the tests and built once.
 private enum Samples {
     static let lognormal: [Int] = {
-        var random = SeededRandom(state: 0x5EED)
+        var random = SplitMix64(seed: 0x5EED)
         var samples: [Int] = []
         samples.reserveCapacity(1_000_000)
         while samples.count < 1_000_000 {
@@ -239,20 +239,5 @@ private enum Bytes {
             rest >>= 7
         }
         return bytes + [UInt8(rest)]
-    }
-}
-
-/// SplitMix64, seeded, so that samples and any failure are the same on every run.
-///
-/// Kept here rather than using the engine's generator so that the reference samples never change under these tests.
-private struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

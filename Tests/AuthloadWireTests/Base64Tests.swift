@@ -1,3 +1,4 @@
+import AuthloadCore
 import Testing
 
 @testable import AuthloadWire
@@ -41,7 +42,7 @@ import Testing
 
     @Test("round-trips every length up to 300")
     func roundTrip() {
-        var generator = SeededGenerator(state: 64)
+        var generator = SplitMix64(seed: 64)
         for length in 0...300 {
             let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
             #expect(Base64.decoded(Base64.encoded(bytes)) == bytes)

@@ -1,3 +1,4 @@
+import AuthloadCore
 import Testing
 
 @testable import AuthloadWire
@@ -55,7 +56,7 @@ import Testing
         "masks and unmasks every length from 0 to 130 and 70000, whatever the alignment",
         arguments: Array(0...130) + [70000])
     func maskingRoundTrip(length: Int) throws {
-        var generator = SeededGenerator(state: UInt64(length))
+        var generator = SplitMix64(seed: UInt64(length))
         let payload = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
         for key: UInt32 in [0x37FA_213D, 0, 0xFFFF_FFFF, UInt32.random(in: 0...UInt32.max, using: &generator)] {
             // Prefix bytes shift the payload off word alignment in the buffer.

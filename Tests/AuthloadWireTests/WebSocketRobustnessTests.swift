@@ -1,3 +1,4 @@
+import AuthloadCore
 import Testing
 
 @testable import AuthloadWire
@@ -7,7 +8,7 @@ import Testing
         "never crashes on random bytes, and splitting them never changes the outcome",
         arguments: [WebSocketFrameDecoder.Role.client, .server])
     func randomBytes(role: WebSocketFrameDecoder.Role) {
-        var generator = SeededGenerator(state: role == .client ? 1 : 2)
+        var generator = SplitMix64(seed: role == .client ? 1 : 2)
         for _ in 0..<2000 {
             let count = Int.random(in: 0...64, using: &generator)
             let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
@@ -20,7 +21,7 @@ import Testing
 
     @Test("never crashes on valid streams with bytes flipped, and mutants decode the same in pieces")
     func mutatedStreams() {
-        var generator = SeededGenerator(state: 3)
+        var generator = SplitMix64(seed: 3)
         let streams = WebSocketStream.all.filter { $0.role == .client }.map(\.bytes)
         for _ in 0..<3000 {
             var bytes = streams[Int.random(in: 0..<streams.count, using: &generator)]
