@@ -31,7 +31,7 @@ struct RunCommand {
             group: group,
             configuration: SocketTransportConfiguration(
                 connectTimeout: plan.timeouts.connect, idleTimeout: idleTimeout,
-                tls: TLSClientConfiguration(insecureSkipVerify: plan.insecureSkipTLSVerify),
+                tls: profile.tls,
                 sourceAddresses: plan.sourceAddresses),
             sharedConnections: sharedConnections)
         let verificationOff = endpoint.tls && plan.insecureSkipTLSVerify
