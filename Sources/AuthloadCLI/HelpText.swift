@@ -80,7 +80,8 @@ public enum HelpText {
         in the target trusts that PEM bundle instead ("addSystemRoots": true: beside the
         system's); "serverName" is the name to send and verify for a baseURL that is an
         address; "clientCertificate" and "clientKey" (PEM) answer servers that require
-        mutual TLS. A certificate that fails says why and which key to set.
+        mutual TLS. One handshake before the load checks it: a certificate that fails
+        ends the run (exit 1) with one line saying why and which key to set.
         "insecureSkipTLSVerify": true accepts any certificate and prints a warning.
         {"embedded": {"tls": true}} serves HTTPS with a certificate made for the run,
         which only insecureSkipTLSVerify accepts.

@@ -139,6 +139,38 @@ struct TLSTrustTests {
         }
     }
 
+    @Test("the probe before a run finds each certificate problem by cause, passes a good one, and sends no request")
+    func probe() async throws {
+        let pki = try PrivatePKI()
+        let group = try EventLoopGroup(loops: 1)
+        defer { group.shutdown() }
+        let staging = StagingServer(configuration: StagingConfiguration())
+        let cases: [(TLSIdentity, TLSIdentity?, TLSClientConfiguration, TLSFailure.Cause?)] = [
+            (pki.server, nil, trusting(pki.authority), nil),
+            (pki.server, nil, trusting(pki.stranger), .untrustedIssuer),
+            (pki.expired, nil, trusting(pki.authority), .expired),
+            (pki.named, nil, trusting(pki.authority), .nameMismatch),
+            (pki.server, pki.authority, trusting(pki.authority), .clientCertificateRequired),
+            (pki.server, pki.authority, trusting(pki.authority, client: pki.strangerClient), .clientCertificateRefused),
+            (pki.server, pki.authority, trusting(pki.authority, client: pki.client), nil)
+        ]
+        for (identity, clientAuthorities, configuration, expected) in cases {
+            let server = try HTTPServer(
+                group: group, port: 0, service: staging,
+                tls: TLSServerContext(identity: identity, clientAuthoritiesPEM: clientAuthorities?.certificatePEM))
+            defer { server.close() }
+            let failure = await TLSProbe.failure(
+                connectingTo: Endpoint(host: "127.0.0.1", port: server.port, tls: true), configuration: configuration, timeout: .seconds(5))
+            #expect(failure?.cause == expected, "\(failure.map { "\($0)" } ?? "passed")")
+        }
+        #expect(staging.accessLog.total == 0, "the probe only shakes hands")
+        #expect(
+            await TLSProbe.failure(
+                connectingTo: Endpoint(host: "127.0.0.1", port: 1, tls: true), configuration: TLSClientConfiguration(), timeout: .seconds(2)
+            )
+                == nil, "a refused connection is left for the run to report")
+    }
+
     @Test("a client key that does not fit its certificate, or is not PEM, is named before any connection")
     func badClientKey() throws {
         let pki = try PrivatePKI()
@@ -212,7 +244,7 @@ struct TLSTrustRunTests {
     }
 
     @Test(
-        "each certificate problem fails the run with one line naming the cause and the key to set",
+        "each certificate problem fails the run at its first connection, before any load, with one line naming the cause and the key to set",
         arguments: [
             ("wrong CA", "certificate verify failed: unable to get local issuer certificate", "target.tls.caFile"),
             ("expired", "certificate verify failed: certificate has expired", "target.insecureSkipTLSVerify"),
@@ -235,10 +267,11 @@ struct TLSTrustRunTests {
             let lines = captured.err.split(separator: "\n")
             #expect(lines.count == 1, "\(captured.err)")
             let line = String(lines.first ?? "")
-            #expect(line.hasPrefix("error: no flow succeeded ("), "\(line)")
-            #expect(line.contains("transport-error (tls: \(cause)"), "\(line)")
+            #expect(line.hasPrefix("error: TLS to https://127.0.0.1:\(port) failed: \(cause)"), "\(line)")
             #expect(line.contains("set \(key)") || line.contains("; \(key)"), "\(line)")
             #expect(!line.contains("socket error"))
+            let report = (path as NSString).deletingLastPathComponent + "/report"
+            #expect(!FileManager.default.fileExists(atPath: report), "no load ran, so there is no report")
         }
     }
 
