@@ -120,7 +120,10 @@ public final class TLSClientContext: @unchecked Sendable {
         try trust(configuration.trustedCertificatesPEM, in: SSL_CTX_get_cert_store(context))
     }
 
+    /// Adds `bundles` to `store`. Any certificate given is a trust anchor, root or not: a staging stack often
+    /// hands out its issuing CA rather than its root, and a chain that reaches it verifies (as curl does).
     private static func trust(_ bundles: [String], in store: OpaquePointer?) throws(TLSConfigurationError) {
+        if !bundles.isEmpty { X509_STORE_set_flags(store, UInt(X509_V_FLAG_PARTIAL_CHAIN)) }
         for (index, pem) in bundles.enumerated() {
             let certificates = PEM.certificates(pem)
             defer { for certificate in certificates { X509_free(certificate) } }

@@ -44,14 +44,24 @@ public struct TLSIdentity: Sendable, Equatable, CustomStringConvertible {
         case server
         /// A TLS client's, for servers that ask for one (`clientAuth`).
         case client
+        /// An intermediate CA's, which issues certificates in turn (`CA:TRUE`, `keyCertSign`).
+        case authority
 
         fileprivate var extensions: [(Int32, String)] {
-            [
-                (NID_basic_constraints, "critical,CA:FALSE"),
-                (NID_key_usage, "critical,digitalSignature"),
-                (NID_ext_key_usage, self == .server ? "serverAuth" : "clientAuth"),
-                (NID_subject_key_identifier, "hash")
-            ]
+            switch self {
+            case .server, .client:
+                [
+                    (NID_basic_constraints, "critical,CA:FALSE"),
+                    (NID_key_usage, "critical,digitalSignature"),
+                    (NID_ext_key_usage, self == .server ? "serverAuth" : "clientAuth"),
+                    (NID_subject_key_identifier, "hash")
+                ]
+            case .authority:
+                [
+                    (NID_basic_constraints, "critical,CA:TRUE"), (NID_key_usage, "critical,keyCertSign,cRLSign"),
+                    (NID_subject_key_identifier, "hash")
+                ]
+            }
         }
     }
 
@@ -61,10 +71,7 @@ public struct TLSIdentity: Sendable, Equatable, CustomStringConvertible {
     public static func authority(commonName: String, validity: Duration = .seconds(86_400)) throws(TransportError) -> TLSIdentity {
         try make(
             commonName: commonName, issuer: nil, notBefore: .seconds(-300), notAfter: validity,
-            extensions: [
-                (NID_basic_constraints, "critical,CA:TRUE"), (NID_key_usage, "critical,keyCertSign,cRLSign"),
-                (NID_subject_key_identifier, "hash")
-            ])
+            extensions: Purpose.authority.extensions)
     }
 
     /// A certificate this identity (an ``authority(commonName:validity:)``) signs, with a key of its own.

@@ -83,6 +83,25 @@ struct TLSTrustTests {
         }
     }
 
+    @Test("a server that sends its intermediate CA verifies against the root alone, and against the intermediate alone")
+    func intermediate() async throws {
+        let root = try TLSIdentity.authority(commonName: "staging root")
+        let issuing = try root.issue(commonName: "staging issuing CA", purpose: .authority)
+        let leaf = try issuing.issue(commonName: "localhost", hostnames: ["localhost"], ipAddresses: ["127.0.0.1"])
+        let chained = TLSIdentity(certificatePEM: leaf.certificatePEM + issuing.certificatePEM, privateKeyPEM: leaf.privateKeyPEM)
+        try await withStagingServer(chained) { port in
+            let byRoot = try await request(port: port, trusting(root))
+            #expect(byRoot == .success(200))
+            let byIssuing = try await request(port: port, trusting(issuing))
+            #expect(byIssuing == .success(200))
+        }
+        try await withStagingServer(leaf) { port in
+            let error = try #require(
+                try await request(port: port, trusting(root)).failure, "without the intermediate, the root alone cannot")
+            #expect(error.tlsFailure?.cause == .untrustedIssuer)
+        }
+    }
+
     @Test("a certificate from another CA fails as an untrusted issuer, with OpenSSL's reason")
     func wrongAuthority() async throws {
         let pki = try PrivatePKI()
