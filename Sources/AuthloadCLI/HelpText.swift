@@ -76,8 +76,13 @@ public enum HelpText {
         DIR` rebuilds the rest from the last checkpoint.
 
         HTTPS: certificates are checked against the system's trusted certificates and the
-        target's host name. "insecureSkipTLSVerify": true in the target accepts any
-        certificate (e.g. a staging server's self-signed one) and prints a warning.
+        target's host name. A staging stack with its own CA: "tls": {"caFile": "ca.pem"}
+        in the target trusts that PEM bundle instead ("addSystemRoots": true: beside the
+        system's); "serverName" is the name to send and verify for a baseURL that is an
+        address; "clientCertificate" and "clientKey" (PEM) answer servers that require
+        mutual TLS. One handshake before the load checks it: a certificate that fails
+        ends the run (exit 1) with one line saying why and which key to set.
+        "insecureSkipTLSVerify": true accepts any certificate and prints a warning.
         {"embedded": {"tls": true}} serves HTTPS with a certificate made for the run,
         which only insecureSkipTLSVerify accepts.
 
@@ -146,6 +151,7 @@ public enum HelpText {
                               for localhost, 127.0.0.1 and ::1) made at start; prints its
                               SHA-256 fingerprint
           --cert-out FILE     Write that certificate (PEM) to FILE, for clients to trust
+                              (a profile's target.tls.caFile, curl --cacert)
         """
 
     static let report = """

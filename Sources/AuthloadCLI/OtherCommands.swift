@@ -62,7 +62,9 @@ struct ServeCommand {
             let fingerprint = (try? identity.sha256Fingerprint()) ?? "unavailable"
             console.line("self-signed TLS certificate, valid for 1 day; SHA-256 fingerprint \(fingerprint)")
             if let path = options.certificateOutput {
-                console.line("certificate written to \(path) (e.g. curl --cacert \(path) https://localhost:\(server.port)/...)")
+                console.line(
+                    "certificate written to \(path) (trust it with a profile's \"target\": {\"tls\": {\"caFile\": \"\(path)\"}}, "
+                        + "or curl --cacert \(path) https://localhost:\(server.port)/...)")
             }
         }
         let stopped = AsyncFlag()

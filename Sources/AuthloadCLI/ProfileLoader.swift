@@ -12,6 +12,8 @@ struct LoadedProfile {
     var staging: StagingConfiguration?
     /// The profile file's digest (``PlanRecord/profileDigest``): shards of one run must have read the same bytes.
     var digest: String
+    /// How connections to an https target check it and present themselves, with `target.tls`'s files read.
+    var tls = TLSClientConfiguration()
 
     /// Reads and validates `path`; every problem is a usage error naming the file and the field.
     static func load(_ path: String) throws(CLIError) -> LoadedProfile {
@@ -25,12 +27,13 @@ struct LoadedProfile {
         do throws(ProfileError) {
             // Files a profile names (users.csv) are found from the current directory, then from the profile's.
             let profileDirectory = (path as NSString).deletingLastPathComponent
-            let plan = try Profile.parse(text, fileName: fileName) { name in
+            let readFile = { (name: String) -> String? in
                 let candidates = name.hasPrefix("/") ? [name] : [name, (profileDirectory as NSString).appendingPathComponent(name)]
                 return candidates.lazy.compactMap { FileManager.default.contents(atPath: $0) }.first.flatMap {
                     String(data: $0, encoding: .utf8)
                 }
             }
+            let plan = try Profile.parse(text, fileName: fileName, readFile: readFile)
             var staging: StagingConfiguration?
             let basePath: String
             switch plan.target {
@@ -50,9 +53,44 @@ struct LoadedProfile {
                 users: plan.load.identitiesNeeded,
                 flowsNeeding: flows.enumerated().map { ("flows[\($0.offset)]", $0.element.userFields) })
             let digest = Digest.sha256([UInt8](data)).prefix(8).map { String(format: "%02x", $0) }.joined()
-            return LoadedProfile(plan: plan, flows: flows, staging: staging, digest: digest)
+            var loaded = LoadedProfile(plan: plan, flows: flows, staging: staging, digest: digest)
+            loaded.tls = try tlsConfiguration(plan, readFile: readFile)
+            return loaded
         } catch {
             throw CLIError(error.path == fileName ? error.description : "\(fileName): \(error)", exitCode: .usage)
         }
+    }
+
+    /// Reads `target.tls`'s files, once, and checks that OpenSSL can use them: an unreadable or malformed one
+    /// is a profile error naming the key and the file, before any connection fails over it.
+    static func tlsConfiguration(_ plan: RunPlan, readFile: (String) -> String?) throws(ProfileError) -> TLSClientConfiguration {
+        let tls = plan.tls
+        func read(_ key: String, _ file: String?) throws(ProfileError) -> String? {
+            guard let file else { return nil }
+            guard let text = readFile(file) else {
+                throw ProfileError("target.tls.\(key)", "cannot read \"\(file)\" (no such file, not readable, or not text)")
+            }
+            return text
+        }
+        var configuration = TLSClientConfiguration(insecureSkipVerify: plan.insecureSkipTLSVerify)
+        if let ca = try read("caFile", tls.caFile) {
+            configuration.trustedCertificatesPEM = [ca]
+            configuration.trustsSystemRoots = tls.addSystemRoots
+        }
+        configuration.clientCertificatePEM = try read("clientCertificate", tls.clientCertificate)
+        configuration.clientKeyPEM = try read("clientKey", tls.clientKey)
+        if let name = tls.serverName, case .url(let url) = plan.target { configuration.serverNames = [url.endpoint.host: name] }
+        do throws(TLSConfigurationError) {
+            try TLSClientContext.check(configuration)
+        } catch {
+            let (key, file) =
+                switch error.part {
+                case .trustedCertificates: ("caFile", tls.caFile ?? "")
+                case .clientCertificate: ("clientCertificate", tls.clientCertificate ?? "")
+                case .clientKey: ("clientKey", tls.clientKey ?? "")
+                }
+            throw ProfileError("target.tls.\(key)", "\"\(file)\" \(error.problem)")
+        }
+        return configuration
     }
 }

@@ -20,6 +20,13 @@ struct RunCommand {
 
         let (endpoint, targetDescription, server) = try startTarget(plan: plan, staging: profile.staging, group: group)
         defer { server?.close() }
+        // A certificate that every connection would fail over ends the run before it starts, in one line that names
+        // the cause and the profile key to set: a soak should not spend its hours collecting the same TLS error.
+        if case .url = plan.target,
+            let failure = await TLSProbe.failure(connectingTo: endpoint, configuration: profile.tls, timeout: plan.timeouts.connect)
+        {
+            throw CLIError("TLS to \(endpoint) failed: \(failure) (\(failure.profileAdvice))", exitCode: .runError)
+        }
 
         let sharedConnections: Int?
         let idleTimeout: Duration
@@ -31,7 +38,7 @@ struct RunCommand {
             group: group,
             configuration: SocketTransportConfiguration(
                 connectTimeout: plan.timeouts.connect, idleTimeout: idleTimeout,
-                tls: TLSClientConfiguration(insecureSkipVerify: plan.insecureSkipTLSVerify),
+                tls: profile.tls,
                 sourceAddresses: plan.sourceAddresses),
             sharedConnections: sharedConnections)
         let verificationOff = endpoint.tls && plan.insecureSkipTLSVerify

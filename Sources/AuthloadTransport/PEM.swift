@@ -11,9 +11,29 @@ enum PEM {
         }
     }
 
+    /// Why `text` gave no certificate: it has none, or one OpenSSL cannot read (cut short, bad base64).
+    static func noCertificateProblem(_ text: String) -> String {
+        text.contains("-----BEGIN CERTIFICATE-----")
+            ? "holds a PEM certificate OpenSSL cannot read (cut short or damaged?)"
+            : "holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
+    }
+
     /// The first private key in `text` (unencrypted); the caller frees it with `EVP_PKEY_free`.
     static func privateKey(_ text: String) -> OpaquePointer? {
-        withReader(text) { bio in PEM_read_bio_PrivateKey(bio, nil, nil, nil) }
+        withReader(text) { bio in PEM_read_bio_PrivateKey(bio, nil, authload_no_passphrase, nil) }
+    }
+
+    /// The first private key in `text`, or what keeps it from being read, in words that hold none of the
+    /// key's bytes; the caller frees the key with `EVP_PKEY_free`.
+    static func privateKeyOrProblem(_ text: String) -> Result<OpaquePointer, TLSKeyProblem> {
+        if let key = privateKey(text) { return .success(key) }
+        if text.contains("ENCRYPTED") {
+            return .failure(TLSKeyProblem("is encrypted; authload reads unencrypted keys only (openssl pkey -in KEY -out PLAIN)"))
+        }
+        if !text.contains("-----BEGIN") || !text.contains("PRIVATE KEY-----") {
+            return .failure(TLSKeyProblem("holds no PEM private key (-----BEGIN PRIVATE KEY-----)"))
+        }
+        return .failure(TLSKeyProblem("holds a PEM private key OpenSSL cannot read"))
     }
 
     /// What `write` puts into a memory BIO, as text; nil when it fails.
@@ -42,4 +62,10 @@ enum PEM {
     private static func withReader<R>(_ text: String, _ body: (OpaquePointer) -> [R]) -> [R] {
         withReader(text) { bio -> [R]? in body(bio) } ?? []
     }
+}
+
+/// Why a PEM private key could not be read.
+struct TLSKeyProblem: Error, Equatable {
+    let text: String
+    init(_ text: String) { self.text = text }
 }

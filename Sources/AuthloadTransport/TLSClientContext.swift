@@ -1,17 +1,69 @@
 import AuthloadCore
 import COpenSSL
 
-/// How a client checks the servers it speaks TLS to.
-public struct TLSClientConfiguration: Sendable, Equatable {
+/// How a client checks the servers it speaks TLS to, and what it shows them.
+public struct TLSClientConfiguration: Sendable, Equatable, CustomStringConvertible {
     /// Accepts any certificate, unchecked (`SSL_VERIFY_NONE`): for staging servers with self-signed
-    /// certificates. Off by default; a profile turns it on with `target.insecureSkipTLSVerify`.
+    /// certificates. Off by default.
     public var insecureSkipVerify: Bool
-    /// PEM certificates trusted besides the system store, e.g. a test server's self-signed one.
+    /// PEM certificates trusted besides the system store (or instead of it, without ``trustsSystemRoots``),
+    /// e.g. a private CA's bundle or a test server's self-signed certificate.
     public var trustedCertificatesPEM: [String]
+    /// Whether the system's CAs are trusted. Off, only ``trustedCertificatesPEM`` are: a staging stack's own CA
+    /// then cannot be stood in for by a public one.
+    public var trustsSystemRoots: Bool
+    /// Names to send as SNI and check the certificate against in place of a host's own, keyed by the host as
+    /// the URL has it: for a URL with an address, or a name the certificate does not list.
+    public var serverNames: [String: String]
+    /// A client certificate (PEM, the leaf first, then any intermediates) for servers that ask for one.
+    public var clientCertificatePEM: String?
+    /// The unencrypted PEM private key of ``clientCertificatePEM``.
+    public var clientKeyPEM: String?
 
-    public init(insecureSkipVerify: Bool = false, trustedCertificatesPEM: [String] = []) {
+    public init(
+        insecureSkipVerify: Bool = false, trustedCertificatesPEM: [String] = [], trustsSystemRoots: Bool = true,
+        serverNames: [String: String] = [:], clientCertificatePEM: String? = nil, clientKeyPEM: String? = nil
+    ) {
         self.insecureSkipVerify = insecureSkipVerify
         self.trustedCertificatesPEM = trustedCertificatesPEM
+        self.trustsSystemRoots = trustsSystemRoots
+        self.serverNames = serverNames
+        self.clientCertificatePEM = clientCertificatePEM
+        self.clientKeyPEM = clientKeyPEM
+    }
+
+    /// The settings without the key: a configuration printed in a log or an error must not carry it.
+    public var description: String {
+        "TLSClientConfiguration(insecureSkipVerify: \(insecureSkipVerify), trusted: \(trustedCertificatesPEM.count), "
+            + "systemRoots: \(trustsSystemRoots), serverNames: \(serverNames), clientCertificate: \(clientCertificatePEM != nil))"
+    }
+}
+
+/// A TLS setting that OpenSSL cannot use, and which one: the caller knows where it came from (a file, a
+/// profile key) and says so.
+public struct TLSConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Part: Sendable, Equatable {
+        /// The ``TLSClientConfiguration/trustedCertificatesPEM`` entry at this index.
+        case trustedCertificates(index: Int)
+        case clientCertificate
+        case clientKey
+    }
+
+    public var part: Part
+    /// What is wrong with it, e.g. `holds no PEM certificate (-----BEGIN CERTIFICATE-----)`.
+    public var problem: String
+
+    public init(_ part: Part, _ problem: String) {
+        self.part = part
+        self.problem = problem
+    }
+
+    public var description: String {
+        switch part {
+        case .trustedCertificates(let index): "trusted certificate \(index + 1) \(problem)"
+        case .clientCertificate: "the client certificate \(problem)"
+        case .clientKey: "the client key \(problem)"
+        }
     }
 }
 
@@ -27,8 +79,8 @@ public final class TLSClientContext: @unchecked Sendable {
     public let configuration: TLSClientConfiguration
     private let context: OpaquePointer
 
-    /// - Throws: `TransportError(.tls)` when OpenSSL cannot create the context or an extra
-    ///   certificate is not PEM.
+    /// - Throws: `TransportError(.tls)` when OpenSSL cannot create the context or a certificate or key of the
+    ///   configuration is unusable (``check(_:)`` says which).
     public init(configuration: TLSClientConfiguration = TLSClientConfiguration()) throws(TransportError) {
         OpenSSLError.clear()
         guard let context = SSL_CTX_new(TLS_client_method()) else {
@@ -37,27 +89,83 @@ public final class TLSClientContext: @unchecked Sendable {
         self.context = context
         self.configuration = configuration
         guard authload_ssl_ctx_configure(context) == 1 else { throw OpenSSLError.error("cannot configure TLS 1.2 or later") }
+        do throws(TLSConfigurationError) { try Self.useClientCertificate(configuration, in: context) } catch {
+            throw TransportError(.tls, error.description)
+        }
         if configuration.insecureSkipVerify {
             SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
             return
         }
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
-        guard SSL_CTX_set_default_verify_paths(context) == 1 else {
-            throw OpenSSLError.error("cannot load the system's trusted certificates")
+        if configuration.trustsSystemRoots {
+            guard SSL_CTX_set_default_verify_paths(context) == 1 else {
+                throw OpenSSLError.error("cannot load the system's trusted certificates")
+            }
         }
-        let store = SSL_CTX_get_cert_store(context)
-        for (index, pem) in configuration.trustedCertificatesPEM.enumerated() {
+        do throws(TLSConfigurationError) { try Self.trust(configuration.trustedCertificatesPEM, in: SSL_CTX_get_cert_store(context)) } catch
+        {
+            throw TransportError(.tls, error.description)
+        }
+    }
+
+    /// Parses every certificate and key of `configuration` as ``init(configuration:)`` would, without loading
+    /// the system's store, so a caller can refuse a bad file before any connection and name it.
+    public static func check(_ configuration: TLSClientConfiguration) throws(TLSConfigurationError) {
+        OpenSSLError.clear()
+        guard let context = SSL_CTX_new(TLS_client_method()) else {
+            throw TLSConfigurationError(.clientCertificate, "cannot be checked: \(OpenSSLError.drain().joined(separator: "; "))")
+        }
+        defer { SSL_CTX_free(context) }
+        try useClientCertificate(configuration, in: context)
+        try trust(configuration.trustedCertificatesPEM, in: SSL_CTX_get_cert_store(context))
+    }
+
+    /// Adds `bundles` to `store`. Any certificate given is a trust anchor, root or not: a staging stack often
+    /// hands out its issuing CA rather than its root, and a chain that reaches it verifies (as curl does).
+    private static func trust(_ bundles: [String], in store: OpaquePointer?) throws(TLSConfigurationError) {
+        if !bundles.isEmpty { X509_STORE_set_flags(store, UInt(X509_V_FLAG_PARTIAL_CHAIN)) }
+        for (index, pem) in bundles.enumerated() {
             let certificates = PEM.certificates(pem)
             defer { for certificate in certificates { X509_free(certificate) } }
             guard !certificates.isEmpty else {
-                throw TransportError(.tls, "trusted certificate \(index + 1) holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
+                throw TLSConfigurationError(.trustedCertificates(index: index), PEM.noCertificateProblem(pem))
             }
             for certificate in certificates where X509_STORE_add_cert(store, certificate) != 1 {
                 let reasons = OpenSSLError.drain()
                 // The same certificate given twice is no error.
                 if reasons.contains(where: { $0.contains("already in hash table") }) { continue }
-                throw TransportError(.tls, "cannot trust certificate \(index + 1): \(reasons.joined(separator: "; "))")
+                throw TLSConfigurationError(.trustedCertificates(index: index), "cannot be trusted: \(reasons.joined(separator: "; "))")
             }
+        }
+    }
+
+    /// Sets the certificate, its chain and its key that the client sends when a server asks for one.
+    private static func useClientCertificate(_ configuration: TLSClientConfiguration, in context: OpaquePointer)
+        throws(TLSConfigurationError)
+    {
+        guard let certificatePEM = configuration.clientCertificatePEM else { return }
+        let certificates = PEM.certificates(certificatePEM)
+        defer { for certificate in certificates { X509_free(certificate) } }
+        guard let leaf = certificates.first else {
+            throw TLSConfigurationError(.clientCertificate, PEM.noCertificateProblem(certificatePEM))
+        }
+        guard SSL_CTX_use_certificate(context, leaf) == 1 else {
+            throw TLSConfigurationError(.clientCertificate, "cannot be used: \(OpenSSLError.drain().joined(separator: "; "))")
+        }
+        for intermediate in certificates.dropFirst() where authload_ssl_ctx_add1_chain_cert(context, intermediate) != 1 {
+            throw TLSConfigurationError(
+                .clientCertificate, "has an intermediate that cannot be used: \(OpenSSLError.drain().joined(separator: "; "))")
+        }
+        guard let keyPEM = configuration.clientKeyPEM else { throw TLSConfigurationError(.clientKey, "is missing") }
+        let key: OpaquePointer
+        switch PEM.privateKeyOrProblem(keyPEM) {
+        case .success(let parsed): key = parsed
+        case .failure(let problem): throw TLSConfigurationError(.clientKey, problem.text)
+        }
+        defer { EVP_PKEY_free(key) }
+        guard SSL_CTX_use_PrivateKey(context, key) == 1, SSL_CTX_check_private_key(context) == 1 else {
+            OpenSSLError.clear()
+            throw TLSConfigurationError(.clientKey, "does not fit the client certificate")
         }
     }
 
@@ -69,19 +177,23 @@ public final class TLSClientContext: @unchecked Sendable {
     func makeStream(fd: Int32, host: String) throws(TransportError) -> TLSStream {
         OpenSSLError.clear()
         guard let ssl = SSL_new(context) else { throw OpenSSLError.error("cannot start a TLS session") }
-        let numeric = SocketAddress(numericHost: host, port: 0) != nil
+        // A server name set for the host stands in for it, in SNI and in the check alike.
+        let name = configuration.serverNames[host] ?? host
+        let numeric = SocketAddress(numericHost: name, port: 0) != nil
         var configured = SSL_set_fd(ssl, fd) == 1
         if configured && !configuration.insecureSkipVerify {
-            configured = numeric ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host) == 1 : SSL_set1_host(ssl, host) == 1
+            configured = numeric ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name) == 1 : SSL_set1_host(ssl, name) == 1
         }
         // SNI carries names only (RFC 6066 forbids addresses).
-        if configured && !numeric { configured = authload_ssl_set_server_name(ssl, host) == 1 }
+        if configured && !numeric { configured = authload_ssl_set_server_name(ssl, name) == 1 }
         guard configured else {
             SSL_free(ssl)
-            throw OpenSSLError.error("cannot set up a TLS session for \(host)")
+            throw OpenSSLError.error("cannot set up a TLS session for \(name)")
         }
         SSL_set_connect_state(ssl)
-        return TLSStream(fd: fd, ssl: ssl, verifiedPeer: configuration.insecureSkipVerify ? nil : host)
+        return TLSStream(
+            fd: fd, ssl: ssl, role: .client(verifiedPeer: configuration.insecureSkipVerify ? nil : name, name: name),
+            sendsCertificate: configuration.clientCertificatePEM != nil)
     }
 }
 

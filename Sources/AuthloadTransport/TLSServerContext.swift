@@ -14,8 +14,10 @@ import COpenSSL
 public final class TLSServerContext: @unchecked Sendable {
     private let context: OpaquePointer
 
+    /// - Parameter clientAuthoritiesPEM: when set, every client must present a certificate issued by one of
+    ///   these CAs (mutual TLS, as some gateways ask); a client without one, or with another, is refused.
     /// - Throws: `TransportError(.tls)` when the certificate or key is not PEM or they do not match.
-    public init(identity: TLSIdentity) throws(TransportError) {
+    public init(identity: TLSIdentity, clientAuthoritiesPEM: String? = nil) throws(TransportError) {
         OpenSSLError.clear()
         guard let context = SSL_CTX_new(TLS_server_method()) else {
             throw OpenSSLError.error("cannot create a TLS server context")
@@ -25,7 +27,7 @@ public final class TLSServerContext: @unchecked Sendable {
         // authload's clients never resume sessions; TLS 1.3 tickets would be work for nothing on both sides.
         SSL_CTX_set_num_tickets(context, 0)
 
-        // Only the first certificate is used: a self-signed identity has no chain to send.
+        // The first certificate is the server's; any after it are the chain it sends (a self-signed one has none).
         let certificates = PEM.certificates(identity.certificatePEM)
         defer { for certificate in certificates { X509_free(certificate) } }
         guard let leaf = certificates.first else {
@@ -36,8 +38,23 @@ public final class TLSServerContext: @unchecked Sendable {
         }
         defer { EVP_PKEY_free(key) }
         guard SSL_CTX_use_certificate(context, leaf) == 1 else { throw OpenSSLError.error("cannot use the server certificate") }
+        for intermediate in certificates.dropFirst() where authload_ssl_ctx_add1_chain_cert(context, intermediate) != 1 {
+            throw OpenSSLError.error("cannot send an intermediate certificate")
+        }
         guard SSL_CTX_use_PrivateKey(context, key) == 1, SSL_CTX_check_private_key(context) == 1 else {
             throw OpenSSLError.error("the private key does not fit the server certificate")
+        }
+        if let clientAuthoritiesPEM {
+            let authorities = PEM.certificates(clientAuthoritiesPEM)
+            defer { for authority in authorities { X509_free(authority) } }
+            guard !authorities.isEmpty else {
+                throw TransportError(.tls, "the client certificate authorities are not PEM (-----BEGIN CERTIFICATE-----)")
+            }
+            let store = SSL_CTX_get_cert_store(context)
+            for authority in authorities where X509_STORE_add_cert(store, authority) != 1 {
+                throw OpenSSLError.error("cannot trust a client certificate authority")
+            }
+            SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
         }
     }
 
@@ -54,6 +71,6 @@ public final class TLSServerContext: @unchecked Sendable {
             throw OpenSSLError.error("cannot attach a TLS session to its socket")
         }
         SSL_set_accept_state(ssl)
-        return TLSStream(fd: fd, ssl: ssl, verifiedPeer: nil)
+        return TLSStream(fd: fd, ssl: ssl, role: .server)
     }
 }

@@ -18,18 +18,28 @@ final class TLSStream: ByteStream {
     let fd: Int32
     /// Nil once ``shutdown()`` freed it.
     private var ssl: OpaquePointer?
-    /// The host a verifying client checks the certificate against; nil on servers and when
-    /// verification is off, where a failed handshake is never a verification failure.
-    private let verifiedPeer: String?
+    /// Which side of the connection this is, and for a client, what it checks the certificate against.
+    enum Role {
+        case server
+        /// `verifiedPeer` is nil when verification is off: a failed handshake is then never a verification
+        /// failure. `name` is the server's name (or address) as sent and checked.
+        case client(verifiedPeer: String?, name: String)
+    }
+
+    private let role: Role
+    /// A client that sends a certificate when asked: an alert about certificates from the server is then its
+    /// verdict on that certificate, and without one, the server's demand for it.
+    private let sendsCertificate: Bool
     private var established = false
     /// A fatal error happened: OpenSSL forbids `SSL_shutdown` after one.
     private var broken = false
 
     /// Takes ownership of `ssl`, already bound to `fd` and set to connect or accept.
-    init(fd: Int32, ssl: OpaquePointer, verifiedPeer: String?) {
+    init(fd: Int32, ssl: OpaquePointer, role: Role, sendsCertificate: Bool = false) {
         self.fd = fd
         self.ssl = ssl
-        self.verifiedPeer = verifiedPeer
+        self.role = role
+        self.sendsCertificate = sendsCertificate
     }
 
     deinit {
@@ -98,32 +108,74 @@ final class TLSStream: ByteStream {
         case SSL_ERROR_SYSCALL:
             broken = true
             let reasons = OpenSSLError.drain()
+            if let failure = clientCertificateFailure(reasons) { return .failed(TransportError(failure)) }
             if !reasons.isEmpty { return .failed(TransportError(.tls, "\(operation) failed: \(reasons.joined(separator: "; "))")) }
+            if systemError == ECONNRESET || systemError == EPIPE, let failure = alertBeforeReset(ssl) {
+                return .failed(TransportError(failure))
+            }
             // An end of file where OpenSSL wanted bytes (ignored unexpected EOF lands here on older versions).
             if systemError == 0 { return .end }
             return .failed(SocketError.transportError(systemError, during: operation))
         default:
             broken = true
-            if !established, let failure = verificationFailure(ssl) { return .failed(failure) }
-            return .failed(OpenSSLError.error("\(operation) failed"))
+            if !established, let failure = verificationFailure(ssl) { return .failed(TransportError(failure)) }
+            let reasons = OpenSSLError.drain()
+            // With TLS 1.3 the client's handshake is over before the server has looked at its certificate: the
+            // server's verdict comes as an alert on the first read.
+            if let failure = clientCertificateFailure(reasons) { return .failed(TransportError(failure)) }
+            return .failed(
+                TransportError(.tls, "\(operation) failed: \(reasons.isEmpty ? "no detail from OpenSSL" : reasons.joined(separator: "; "))")
+            )
         }
     }
 
-    /// The certificate check that made a client handshake fail, in words that say what to do.
-    private func verificationFailure(_ ssl: OpaquePointer) -> TransportError? {
-        guard let peer = verifiedPeer else { return nil }
+    /// The certificate check that made a client handshake fail, by cause; the transport names no profile
+    /// key; the caller that knows where the settings came from says what to change.
+    private func verificationFailure(_ ssl: OpaquePointer) -> TLSFailure? {
+        guard case .client(let peer?, _) = role else { return nil }
         let result = SSL_get_verify_result(ssl)
         guard result != Int(X509_V_OK) else { return nil }
         _ = OpenSSLError.drain()
         let reason = String(cString: X509_verify_cert_error_string(result))
+        let cause: TLSFailure.Cause
         switch Int32(truncatingIfNeeded: result) {
         case X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH:
-            return TransportError(
-                .tls,
-                "certificate verify failed: \(reason): the certificate is not for \(peer) "
-                    + "(connect by a name the certificate lists, or set target.insecureSkipTLSVerify to accept it)")
+            cause = .nameMismatch
+        case X509_V_ERR_CERT_HAS_EXPIRED, X509_V_ERR_CERT_NOT_YET_VALID:
+            cause = .expired
+        case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT, X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT,
+            X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE, X509_V_ERR_CERT_UNTRUSTED:
+            cause = .untrustedIssuer
         default:
-            return TransportError(.tls, "certificate verify failed: \(reason) (set target.insecureSkipTLSVerify to accept it)")
+            cause = .verificationFailed
         }
+        return TLSFailure(cause, reason: reason, peer: peer)
+    }
+
+    /// The alert a server sent before it reset the connection, when a client's write met the reset first: a
+    /// TLS 1.3 server that refuses the client's certificate alerts and closes while the client, its handshake
+    /// done, is already sending its request. The alert is still in the socket's receive queue; one read finds it.
+    private func alertBeforeReset(_ ssl: OpaquePointer) -> TLSFailure? {
+        guard case .client = role else { return nil }
+        var byte: UInt8 = 0
+        OpenSSLError.clear()
+        guard SSL_read(ssl, &byte, 1) <= 0 else { return nil }
+        return clientCertificateFailure(OpenSSLError.drain())
+    }
+
+    /// The server's alert about the client's certificate, from OpenSSL's reasons (`tlsv13 alert certificate
+    /// required`, `tlsv1 alert unknown ca`, …): it demanded one the client lacks, or refused the one it sent.
+    private func clientCertificateFailure(_ reasons: [String]) -> TLSFailure? {
+        guard case .client(_, let name) = role else { return nil }
+        if let reason = reasons.first(where: { $0.hasSuffix("alert certificate required") }) {
+            return TLSFailure(.clientCertificateRequired, reason: reason, peer: name)
+        }
+        let refusals = [
+            "alert unknown ca", "alert bad certificate", "alert certificate unknown", "alert certificate expired",
+            "alert certificate revoked", "alert unsupported certificate", "alert access denied"
+        ]
+        guard let reason = reasons.first(where: { reason in refusals.contains { reason.hasSuffix($0) } }) else { return nil }
+        // Without a certificate of its own the client was refused for wanting none (a TLS 1.2 server, say).
+        return TLSFailure(sendsCertificate ? .clientCertificateRefused : .clientCertificateRequired, reason: reason, peer: name)
     }
 }

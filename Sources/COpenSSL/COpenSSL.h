@@ -44,4 +44,17 @@ static inline int authload_evp_pkey_ctx_set_ec_curve(EVP_PKEY_CTX *ctx, int nid)
     return EVP_PKEY_CTX_set_ec_paramgen_curve_nid(ctx, nid);
 }
 
+/// Adds an intermediate to the chain a context sends with its certificate (a copy: the caller keeps
+/// its own); `SSL_CTX_add1_chain_cert` is a macro.
+static inline int authload_ssl_ctx_add1_chain_cert(SSL_CTX *ctx, X509 *certificate) {
+    return (int)SSL_CTX_ctrl(ctx, SSL_CTRL_CHAIN_CERT, 1, (void *)certificate);
+}
+
+/// A PEM passphrase callback that gives none: an encrypted key then fails to load instead of OpenSSL's
+/// default asking for a passphrase on the terminal in the middle of a run.
+static inline int authload_no_passphrase(char *buffer, int size, int rwflag, void *userdata) {
+    (void)buffer; (void)size; (void)rwflag; (void)userdata;
+    return -1;
+}
+
 #endif

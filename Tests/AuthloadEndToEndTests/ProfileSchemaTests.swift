@@ -133,6 +133,21 @@ struct ProfileSchemaTests {
         }
     }
 
+    @Test("target.tls's unknown-field error names exactly the keys the schema lists there")
+    func tlsKeys() async throws {
+        var profile = Self.base()
+        profile["target"] = ["baseURL": "https://127.0.0.1:8443", "tls": ["zzUnknown": "x"]]
+        let error = try #require(try await Self.validate(profile), "the validator accepted an unknown field in target.tls")
+        let list = try #require(error.range(of: "expected one of: "), "\(error)")
+        let accepted = Set(
+            error[list.upperBound...].prefix { $0 != ")" }.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        let described = try #require(
+            try Self.schemaNode(["properties", "target", "properties", "tls"])["properties"] as? [String: Any], "target.tls in the schema")
+        #expect(accepted == Set(described.keys))
+        let target = try #require(try Self.schemaNode(["properties", "target"])["properties"] as? [String: Any])
+        #expect(target["tls"] != nil && target["insecureSkipTLSVerify"] != nil)
+    }
+
     @Test("the base profile of those probes is valid for both")
     func baseIsValid() async throws {
         #expect(try await Self.validate(Self.base()) == nil)
@@ -175,6 +190,15 @@ struct ProfileSchemaTests {
             ("both baseURL and embedded", { $0["target"] = ["baseURL": "http://127.0.0.1:8080", "embedded": [String: Any]()] }),
             ("a metrics listen address that is not one", { $0["metrics"] = ["listen": "localhost"] }),
             ("an unknown connection policy", { $0["connections"] = ["policy": "pooled"] }),
+            (
+                "a client certificate without its key",
+                { $0["target"] = ["baseURL": "https://127.0.0.1:8443", "tls": ["clientCertificate": "client.pem"]] }
+            ),
+            (
+                "a CA to check against beside insecureSkipTLSVerify",
+                { $0["target"] = ["baseURL": "https://127.0.0.1:8443", "insecureSkipTLSVerify": true, "tls": ["caFile": "ca.pem"]] }
+            ),
+            ("TLS settings for the embedded server", { $0["target"] = ["embedded": [String: Any](), "tls": [String: Any]()] }),
             (
                 "a GCCS cancelAfter that is no verification status",
                 { $0["flows"] = [["name": "a", "kind": "gccs-auth", "cancelAfter": "AuthCompleted"]] }

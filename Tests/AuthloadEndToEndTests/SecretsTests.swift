@@ -1,4 +1,5 @@
 import AuthloadCLI
+import AuthloadTransport
 import Foundation
 import Testing
 
@@ -52,5 +53,38 @@ struct SecretsTests {
             }
             #expect(text.firstMatch(of: /[0-9a-f]{32,}/) == nil, "\(name) contains a long hex run (a session id or token?)")
         }
+    }
+
+    @Test("a client key from target.tls appears in no report file and not in the output, on success or on a profile error")
+    func clientKey() async throws {
+        let pki = try PrivatePKI()
+        let keyLines = pki.client.privateKeyPEM.split(separator: "\n").filter { !$0.hasPrefix("-----") }
+        try await withStagingServer(pki.server, clientAuthorities: pki.authority) { port in
+            let path = try TLSTrustRunTests.profile(
+                port: port, tls: #"{"caFile": "ca.pem", "clientCertificate": "client.pem", "clientKey": "client-key.pem"}"#,
+                files: [
+                    "ca.pem": pki.authority.certificatePEM, "client.pem": pki.client.certificatePEM,
+                    "client-key.pem": pki.client.privateKeyPEM
+                ])
+            let (code, captured) = await TLSTrustRunTests.run(path)
+            #expect(code == .success, "\(captured.err)")
+            let out = (path as NSString).deletingLastPathComponent + "/report"
+            let texts =
+                try FileManager.default.contentsOfDirectory(atPath: out).map {
+                    (name: $0, text: try String(contentsOfFile: "\(out)/\($0)", encoding: .utf8))
+                } + [(name: "stdout", text: captured.out), (name: "stderr", text: captured.err)]
+            #expect(texts.contains { $0.name == "result.json" })
+            for (name, text) in texts {
+                #expect(!text.contains("PRIVATE KEY"), "\(name)")
+                for line in keyLines { #expect(!text.contains(line), "\(name) holds a line of the client key") }
+            }
+        }
+        // A key that does not fit its certificate: the error names the file, never what is in it.
+        let mismatched = try TLSTrustRunTests.profile(
+            port: 8443, tls: #"{"clientCertificate": "client.pem", "clientKey": "server-key.pem"}"#,
+            files: ["client.pem": pki.client.certificatePEM, "server-key.pem": pki.server.privateKeyPEM])
+        let captured = Captured()
+        #expect(await Authload.main(["validate", mismatched], console: captured.console) == .usage)
+        #expect(captured.err == "error: staging.json: target.tls.clientKey: \"server-key.pem\" does not fit the client certificate\n")
     }
 }

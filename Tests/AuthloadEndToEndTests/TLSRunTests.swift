@@ -14,7 +14,7 @@ struct TLSRunTests {
             """
     }
 
-    @Test("without insecureSkipTLSVerify the run fails and says the certificate is self-signed and how to accept it")
+    @Test("without insecureSkipTLSVerify the run fails and says the certificate is self-signed and which keys accept it")
     func verificationOn() async throws {
         let path = try temporaryFile("tls.json", Self.profile(insecure: nil))
         let captured = Captured()
@@ -26,7 +26,8 @@ struct TLSRunTests {
         #expect(
             captured.err.contains(
                 "most often at login.login: transport-error (tls: certificate verify failed: self-signed certificate "
-                    + "(set target.insecureSkipTLSVerify to accept it))"), "\(captured.err)")
+                    + "(set target.tls.caFile to the PEM of the CA that issued it, or target.insecureSkipTLSVerify to accept any))"),
+            "\(captured.err)")
         #expect(!captured.err.contains("warning:"))
     }
 

@@ -110,13 +110,16 @@ struct TLSTransportTests {
         #expect(login.errors == 0, "\(outcome.measured.errors)")
     }
 
-    @Test("default verification rejects a self-signed certificate and says how to accept it; insecureSkipTLSVerify accepts it")
+    @Test(
+        "default verification rejects a self-signed certificate as an untrusted issuer, naming no profile key; skipping verification accepts it"
+    )
     func selfSignedRejected() async throws {
         let identity = try TLSIdentity.selfSigned(hostnames: ["localhost"], ipAddresses: ["127.0.0.1"])
         try await withServer(identity: identity, client: TLSClientConfiguration()) { client in
             let error = try #require(await tlsError { try await client.execute(Self.login, timeout: .seconds(5)) })
             #expect(error.kind == .tls)
-            #expect(error.detail == "certificate verify failed: self-signed certificate (set target.insecureSkipTLSVerify to accept it)")
+            #expect(error.tlsFailure == TLSFailure(.untrustedIssuer, reason: "self-signed certificate", peer: "127.0.0.1"))
+            #expect(error.detail == "certificate verify failed: self-signed certificate")
         }
         try await withServer(identity: identity, client: TLSClientConfiguration(insecureSkipVerify: true)) { client in
             let response = try await client.execute(Self.login, timeout: .seconds(5))
@@ -131,9 +134,8 @@ struct TLSTransportTests {
         try await withServer(identity: identity, client: trusting(identity)) { client in
             let error = try #require(await tlsError { try await client.execute(Self.login, timeout: .seconds(5)) })
             #expect(error.kind == .tls)
-            #expect(
-                error.detail.hasPrefix("certificate verify failed: IP address mismatch: the certificate is not for 127.0.0.1"), "\(error)")
-            #expect(error.detail.contains("insecureSkipTLSVerify"))
+            #expect(error.detail == "certificate verify failed: IP address mismatch: the certificate is not for 127.0.0.1", "\(error)")
+            #expect(error.tlsFailure?.cause == .nameMismatch)
         }
     }
 

@@ -32,7 +32,9 @@ public struct Outcome: Sendable, Hashable, CustomStringConvertible {
                 self.init(.transportError, problem.map { "bad response: \($0.rawValue)" } ?? "bad response")
             case .cancelled: self = .cancelled
             // The kind alone ("tls") would not say which check failed or how to fix it; the few TLS details are stable texts.
-            case .tls: self.init(.transportError, error.description)
+            // A certificate problem also says which profile key fixes it: the transport names none.
+            case .tls:
+                self.init(.transportError, error.tlsFailure.map { "\(error.description) (\($0.profileAdvice))" } ?? error.description)
             // A socket error says which call failed, with which errno, and what to change (stable texts).
             case .other where !error.detail.isEmpty, .generatorLimit: self.init(.transportError, error.description)
             default: self.init(.transportError, error.kind.rawValue)

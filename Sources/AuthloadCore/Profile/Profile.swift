@@ -69,6 +69,9 @@ public enum Profile {
             insecureSkipTLSVerify: try targetReader.optional("insecureSkipTLSVerify")?.bool() ?? false
         )
         plan.generator = try generator(root.optional("generator"))
+        if let tls = try targetReader.optional("tls") {
+            plan.tls = try TargetTLS.read(tls, target: plan.target, insecure: try targetReader.optional("insecureSkipTLSVerify"))
+        }
         if let connectionsReader {
             if let lifetime = try connectionsReader.optional("lifetime") {
                 guard case .perUser = plan.connections else { throw lifetime.error("only means something with \"policy\": \"per-user\"") }
@@ -90,7 +93,7 @@ public enum Profile {
     }
 
     static func target(_ reader: ProfileReader) throws(ProfileError) -> TargetPlan {
-        try reader.rejectUnknownKeys(allowed: ["baseURL", "embedded", "insecureSkipTLSVerify"])
+        try reader.rejectUnknownKeys(allowed: ["baseURL", "embedded", "insecureSkipTLSVerify", "tls"])
         let base = try reader.optional("baseURL")
         let embedded = try reader.optional("embedded")
         switch (base, embedded) {

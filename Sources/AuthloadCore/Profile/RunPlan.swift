@@ -5,6 +5,8 @@ public struct RunPlan: Sendable {
     /// Accept any TLS certificate from the target (`target.insecureSkipTLSVerify`), e.g. a staging
     /// server's self-signed one. Off by default; a run with it on says so in its output and report.
     public var insecureSkipTLSVerify: Bool
+    /// The CAs trusted, the name checked, the client certificate shown to an https target (`target.tls`).
+    public var tls = TargetTLS()
     public var load: LoadPlan
     public var flows: [FlowPlan]
     /// Where each virtual user's identity (username, password, other columns) comes from.

@@ -39,10 +39,14 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
 
     public var kind: Kind
     public var detail: String
+    /// Why a TLS connection failed, when the transport could tell (a `.tls` error from a certificate check or
+    /// the server's verdict on the client's certificate); nil otherwise.
+    public var tlsFailure: TLSFailure?
 
     public init(_ kind: Kind, _ detail: String = "") {
         self.kind = kind
         self.detail = detail
+        self.tlsFailure = nil
     }
 
     public var description: String { detail.isEmpty ? kind.rawValue : "\(kind.rawValue): \(detail)" }

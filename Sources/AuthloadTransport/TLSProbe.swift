@@ -1,0 +1,76 @@
+import AuthloadCore
+import CSystem
+import Foundation
+
+/// One TLS handshake with a target before a run's load starts.
+///
+/// A certificate every connection would fail over (another CA, expired, another name, a client certificate
+/// the server wants or refuses) is then reported once, at the start, rather than as the errors of a whole run.
+/// Only a failure ``TLSFailure`` names counts: a target that refuses or does not answer is left for the run,
+/// which reports it per request as ever.
+///
+/// ```swift
+/// if let failure = await TLSProbe.failure(connectingTo: endpoint, configuration: tls, timeout: .seconds(5)) { ... }
+/// ```
+public enum TLSProbe {
+    /// How long after its handshake the probe waits for the server's verdict on the client's certificate: a
+    /// TLS 1.3 server sends it only after the client has finished its part.
+    static let settle = Duration.milliseconds(250)
+
+    /// Connects to `endpoint`, completes the TLS handshake as the run's connections would (same context, same
+    /// name), waits up to ``settle`` for an alert, and closes without sending a request, so the server's
+    /// access log shows no extra request. Blocks the calling thread for at most `timeout`.
+    ///
+    /// - Returns: why TLS failed, when it did for a reason a ``TLSFailure`` names; nil otherwise.
+    public static func failure(connectingTo endpoint: Endpoint, configuration: TLSClientConfiguration, timeout: Duration) async
+        -> TLSFailure?
+    {
+        guard endpoint.tls, let context = try? TLSClientContext(configuration: configuration),
+            let address = try? await Resolver().resolve(host: endpoint.host, port: endpoint.port, isolation: nil),
+            let fd = try? Sockets.connect(to: address, from: nil, target: "\(endpoint.host):\(endpoint.port)")
+        else { return nil }
+        defer { Glibc.close(fd) }
+        let deadline = MonotonicInstant.now + timeout
+        var error: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard wait(fd, for: EPOLLOUT.rawValue, until: deadline), getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0, error == 0,
+            let stream = try? context.makeStream(fd: fd, host: endpoint.host)
+        else { return nil }
+        defer { stream.shutdown() }
+        while true {
+            switch stream.handshake() {
+            case .done: break
+            case .wouldBlock(let interest):
+                guard wait(fd, for: interest, until: deadline) else { return nil }
+                continue
+            case .failed(let error): return error.tlsFailure
+            case .end: return nil
+            }
+            break
+        }
+        let settled = min(deadline, MonotonicInstant.now + settle)
+        var buffer = [UInt8](repeating: 0, count: 512)
+        while true {
+            switch buffer.withUnsafeMutableBytes({ stream.read(into: $0) }) {
+            case .failed(let error): return error.tlsFailure
+            case .wouldBlock(let interest):
+                // Session tickets come and are taken in; only an alert ends the wait early.
+                guard wait(fd, for: interest, until: settled) else { return nil }
+            case .done, .end: return nil
+            }
+        }
+    }
+
+    /// Waits until `fd` is ready for `interest` (EPOLLIN or EPOLLOUT), or `deadline` passes (false).
+    private static func wait(_ fd: Int32, for interest: UInt32, until deadline: MonotonicInstant) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(interest == EPOLLOUT.rawValue ? POLLOUT : POLLIN), revents: 0)
+        while true {
+            let left = MonotonicInstant.now.duration(to: deadline)
+            guard left > .zero else { return false }
+            let milliseconds = Int32(clamping: max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+            let ready = poll(&entry, 1, milliseconds)
+            if ready > 0 { return true }
+            if ready < 0 && errno != EINTR { return false }
+        }
+    }
+}
