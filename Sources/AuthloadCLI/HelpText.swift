@@ -73,7 +73,7 @@ public enum HelpText {
 
         CHECKPOINTS: every metrics.checkpoint (default 10s) result.json is saved and finished
         intervals are appended to timeseries.csv; if the process is killed, `authload report
-        DIR` rebuilds the rest from the last checkpoint.
+        DIR` rebuilds the rest from the last checkpoint, as a run interrupted at its time.
 
         HTTPS: certificates are checked against the system's trusted certificates and the
         target's host name. "insecureSkipTLSVerify": true in the target accepts any
@@ -153,6 +153,13 @@ public enum HelpText {
 
         Rebuilds report.html, summary.csv, timeseries.csv and errors.csv from
         REPORT_DIR/result.json (or from a result.json path given directly).
+
+        A run killed before its final report (kill -9, a crash) left only its last
+        checkpoint: the rebuilt report says "interrupted", with that checkpoint's time, in
+        its header, junit.xml and result.json.
+
+        EXIT STATUS: the one the run's result implies, as `authload run` would have
+        exited (130 for a killed run); 64 when result.json cannot be read.
         """
 
     static let compare = """
