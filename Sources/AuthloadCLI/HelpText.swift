@@ -109,8 +109,14 @@ public enum HelpText {
         "generator": {"maxLagP99": "100ms", "maxDroppedRate": 0.01, "dropAfter": "1s"}
         (the defaults) sets when the run exits 3: then it says nothing about the server.
 
-        PROGRESS: one line per second on a terminal (elapsed, users, req/s, p95, errors);
-        plain log lines every 5 s otherwise.
+        UNREACHABLE TARGET: a user whose flow cannot connect (refused, unreachable, DNS,
+        TLS handshake) waits 100 ms more before its next, doubling to 5 s, until one gets
+        through. When nothing has succeeded for generator.unreachableAfter (default 30s;
+        "0s": never) while connections fail, the run stops, prints one line naming the
+        target and the cause, writes its report and exits 1.
+
+        PROGRESS: one line per second on a terminal (elapsed, users, req/s, p95, errors
+        and their share of the request steps attempted); plain log lines every 5 s otherwise.
 
         STOPPING: the first Ctrl-C (SIGINT) or SIGTERM stops new flows, lets in-flight
         flows finish within load.gracefulStop, writes the partial report and exits 130.
