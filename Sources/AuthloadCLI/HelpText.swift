@@ -142,6 +142,9 @@ public enum HelpText {
         staging side of every flow: FCSDK login (/csdk-sample/SDK/login), Okta IDX
         (/oauth2/default/v1/interact, /idp/idx/...), GCCS (/api/v3/auth..., STOMP over
         WebSocket at /ws/v3/app/websocket), Streem (/v1/..., /openid/token) and GET /health.
+        When it stops it prints its access log: requests by method and route, numbers in
+        a path written {n} and ids (hex, UUIDs, tokens) {id}; at most 48 routes, the rest
+        counted under "other".
 
         OPTIONS:
           -p, --port P        Port to listen on (default 8080; 0 picks a free one)
