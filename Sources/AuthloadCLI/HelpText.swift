@@ -73,7 +73,7 @@ public enum HelpText {
 
         CHECKPOINTS: every metrics.checkpoint (default 10s) result.json is saved and finished
         intervals are appended to timeseries.csv; if the process is killed, `authload report
-        DIR` rebuilds the rest from the last checkpoint.
+        DIR` rebuilds the rest from the last checkpoint, as a run interrupted at its time.
 
         HTTPS: certificates are checked against the system's trusted certificates and the
         target's host name. A staging stack with its own CA: "tls": {"caFile": "ca.pem"}
@@ -114,8 +114,14 @@ public enum HelpText {
         "generator": {"maxLagP99": "100ms", "maxDroppedRate": 0.01, "dropAfter": "1s"}
         (the defaults) sets when the run exits 3: then it says nothing about the server.
 
-        PROGRESS: one line per second on a terminal (elapsed, users, req/s, p95, errors);
-        plain log lines every 5 s otherwise.
+        UNREACHABLE TARGET: a user whose flow cannot connect (refused, unreachable, DNS,
+        TLS handshake) waits 100 ms more before its next, doubling to 5 s, until one gets
+        through. When nothing has succeeded for generator.unreachableAfter (default 30s;
+        "0s": never) while connections fail, the run stops, prints one line naming the
+        target and the cause, writes its report and exits 1.
+
+        PROGRESS: one line per second on a terminal (elapsed, users, req/s, p95, errors
+        and their share of the request steps attempted); plain log lines every 5 s otherwise.
 
         STOPPING: the first Ctrl-C (SIGINT) or SIGTERM stops new flows, lets in-flight
         flows finish within load.gracefulStop, writes the partial report and exits 130.
@@ -141,6 +147,9 @@ public enum HelpText {
         staging side of every flow: FCSDK login (/csdk-sample/SDK/login), Okta IDX
         (/oauth2/default/v1/interact, /idp/idx/...), GCCS (/api/v3/auth..., STOMP over
         WebSocket at /ws/v3/app/websocket), Streem (/v1/..., /openid/token) and GET /health.
+        When it stops it prints its access log: requests by method and route, numbers in
+        a path written {n} and ids (hex, UUIDs, tokens) {id}; at most 48 routes, the rest
+        counted under "other".
 
         OPTIONS:
           -p, --port P        Port to listen on (default 8080; 0 picks a free one)
@@ -159,6 +168,13 @@ public enum HelpText {
 
         Rebuilds report.html, summary.csv, timeseries.csv and errors.csv from
         REPORT_DIR/result.json (or from a result.json path given directly).
+
+        A run killed before its final report (kill -9, a crash) left only its last
+        checkpoint: the rebuilt report says "interrupted", with that checkpoint's time, in
+        its header, junit.xml and result.json.
+
+        EXIT STATUS: the one the run's result implies, as `authload run` would have
+        exited (130 for a killed run); 64 when result.json cannot be read.
         """
 
     static let compare = """

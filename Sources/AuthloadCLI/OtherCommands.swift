@@ -119,15 +119,19 @@ struct ReportCommand {
         let json = isDirectory.boolValue ? (path as NSString).appendingPathComponent("result.json") : path
         guard exists else { throw CLIError("\(path): no such file or directory", exitCode: .usage) }
         do {
-            let result = try ReportWriter.load(resultJSON: json)
+            let loaded = try ReportWriter.load(resultJSON: json)
+            // A checkpoint on its own means the run never finished: it was interrupted at its last checkpoint.
+            let result = loaded.interruptedAtLastCheckpoint()
             let files = try ReportWriter.write(result, to: (json as NSString).deletingLastPathComponent, keepingTimeseriesCSV: true)
-            if result.status == .running {
+            if loaded.status == .running {
                 console.line(
                     "note: rebuilt from a checkpoint: the run ended without its final report; "
-                        + "\(result.timeseries.count) intervals (\(Int(result.durationSeconds)) s) were saved")
+                        + "\(result.timeseries.count) intervals (\(Int(result.durationSeconds)) s) were saved, the last at \(result.endedAt)"
+                )
             }
             console.line("report: \(files.html)")
-            return .success
+            // The status the run's own exit would have had, as the header and junit.xml say it.
+            return RunCommand.exitCode(for: result, console: console)
         } catch {
             throw CLIError("\(error)", exitCode: .usage)
         }

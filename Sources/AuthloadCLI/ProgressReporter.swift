@@ -25,7 +25,7 @@ struct ProgressReporter {
                     + (plan.load.model == .open ? "  dropped \(Format.count(runner.health.droppedSoFar))" : "")
                     + "  req/s \(Format.count(Int(live.requestsPerSecond.rounded())))"
                     + "  p95 \(Format.millis(live.p95Micros)) ms"
-                    + "  errors \(Format.count(live.totalErrors)) (\(Format.percent(live.totalErrors, of: live.totalRequests)))"
+                    + "  errors \(Format.count(live.totalErrors)) (\(Format.percent(live.totalErrors, of: live.totalAttempts)))"
                     + (runner.control.wasStopRequested ? "  stopping" : "")
                 if console.isTerminal { console.status(line) } else { console.line(line) }
             }

@@ -267,6 +267,11 @@ struct RunCommand {
     /// succeeded, then the generator's health, then the thresholds.
     static func exitCode(for result: RunResult, console: Console) -> ExitCode {
         if result.status == .interrupted { return .interrupted }
+        if result.status == .failed {
+            // The run could not go on (the target did not answer): its first note says why, in one line.
+            console.error(result.notes.first ?? "the run could not go on")
+            return .runError
+        }
         if result.status == .aborted {
             let threshold = result.thresholds.first(where: \.abortedRun)
             console.error("threshold failed, run aborted: " + (threshold.map { "\($0.name) (\($0.path))" } ?? "abortOnFail"))
@@ -315,6 +320,10 @@ enum RunResultBuilder {
             notes.append(
                 "Stopped early by a signal after \(DurationText.format(.seconds(Int64(outcome.elapsed.seconds)))): this report is partial.")
         }
+        if let unreachable = outcome.unreachable {
+            // First: junit.xml's failure message and the exit's one line are this note.
+            notes.insert("\(unreachable.line(target: target)); the run stopped (generator.unreachableAfter)", at: 0)
+        }
         if let threshold = outcome.abortedBy {
             notes.append(
                 "Aborted after \(DurationText.format(.seconds(Int64(outcome.elapsed.seconds)))) because \(threshold.name) failed (abortOnFail): this report is partial."
@@ -342,7 +351,8 @@ enum RunResultBuilder {
                 cores: ProcessInfo.processInfo.activeProcessorCount, target: target, shard: plan.shard?.description),
             startedAt: iso.string(from: startedAt), endedAt: iso.string(from: endedAt),
             durationSeconds: outcome.elapsed.seconds, intervalSeconds: plan.interval.seconds,
-            status: outcome.stoppedEarly ? .interrupted : outcome.abortedBy != nil ? .aborted : .completed,
+            status: outcome.stoppedEarly
+                ? .interrupted : outcome.abortedBy != nil ? .aborted : outcome.unreachable != nil ? .failed : .completed,
             metrics: outcome.measured.metrics, timeseries: outcome.measured.timeseries,
             errors: outcome.measured.errors, notes: notes, thresholds: outcome.measured.thresholds,
             generator: outcome.generator, capacity: outcome.measured.capacity, peaks: outcome.peaks)

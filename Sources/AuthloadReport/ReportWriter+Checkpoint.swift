@@ -107,3 +107,23 @@ extension ReportWriter {
         }
     }
 }
+
+extension RunResult {
+    /// The note a report rebuilt from a checkpoint carries first, naming when that checkpoint was saved.
+    public static func checkpointNote(savedAt: String) -> String {
+        "Rebuilt from the last checkpoint, saved at \(savedAt): the run ended without its final report (killed or "
+            + "crashed), so its figures stop there."
+    }
+
+    /// A checkpoint read back after its run ended without a final report (``RunStatus/running`` on disk), as the
+    /// run it was: ``RunStatus/interrupted``, its first note naming the last checkpoint's time (`endedAt`). The
+    /// header, `junit.xml` and the exit status then all say the same (a report of a killed run said `running`,
+    /// and its JUnit suite `run running`). Any other result comes back as it is.
+    public func interruptedAtLastCheckpoint() -> RunResult {
+        guard status == .running else { return self }
+        var result = self
+        result.status = .interrupted
+        result.notes.insert(Self.checkpointNote(savedAt: endedAt), at: 0)
+        return result
+    }
+}

@@ -79,6 +79,16 @@ struct LoadScheduleTests {
         #expect(staged.generator == GeneratorLimits(maxLagP99: .milliseconds(50), maxDroppedRate: 0.05, dropAfter: .milliseconds(500)))
     }
 
+    @Test("generator.unreachableAfter is 30 s unless set; 0s turns the verdict off")
+    func unreachableAfter() throws {
+        let load = #""users": 1, "duration": "1m""#
+        #expect(try Profile.parse(Self.profile(load), fileName: "p.json").generator.unreachableAfter == .seconds(30))
+        let set = try Profile.parse(Self.profile(load, extra: #", "generator": {"unreachableAfter": "2s"}"#), fileName: "p.json")
+        #expect(set.generator.unreachableAfter == .seconds(2))
+        let off = try Profile.parse(Self.profile(load, extra: #", "generator": {"unreachableAfter": "0s"}"#), fileName: "p.json")
+        #expect(off.generator.unreachableAfter == nil)
+    }
+
     @Test("closed-model stages set the population to their highest target and the length to their sum")
     func closedStages() throws {
         let plan = try Profile.parse(
@@ -143,7 +153,10 @@ struct LoadScheduleTests {
         arguments: [
             (#"{"maxLagP99": "0s"}"#, "generator.maxLagP99: must be longer than 0s"),
             (#"{"maxDroppedRate": 2}"#, "generator.maxDroppedRate: must be between 0 and 1, found 2.0"),
-            (#"{"maxLag": "1s"}"#, "generator.maxLag: unknown field (expected one of: dropAfter, maxDroppedRate, maxLagP99)")
+            (
+                #"{"maxLag": "1s"}"#,
+                "generator.maxLag: unknown field (expected one of: dropAfter, maxDroppedRate, maxLagP99, unreachableAfter)"
+            )
         ])
     func badGenerator(generator: String, expected: String) {
         do {

@@ -158,15 +158,20 @@ struct BinaryTests {
 
         let captured = Captured()
         let code = await Authload.main(["report", out], console: captured.console)
-        #expect(code == .success, "\(captured.err)")
+        // The run never finished: interrupted, as its exit status, the header, junit.xml and the HTML all say.
+        #expect(code == .interrupted, "\(captured.err)")
         #expect(captured.out.contains("note: rebuilt from a checkpoint"))
+        let rebuilt = try String(contentsOfFile: "\(out)/result.json", encoding: .utf8)
+        #expect(rebuilt.contains("\"status\" : \"interrupted\"") && rebuilt.contains("Rebuilt from the last checkpoint, saved at 20"))
+        let junit = try String(contentsOfFile: "\(out)/junit.xml", encoding: .utf8)
+        #expect(junit.contains("name=\"run interrupted\"") && !junit.contains("running"), "\(junit)")
         let timeseries = try String(contentsOfFile: "\(out)/timeseries.csv", encoding: .utf8)
         let intervals = Set(timeseries.split(whereSeparator: \.isNewline).dropFirst().compactMap { Int($0.prefix { $0 != "," }) })
         #expect(Set(0..<saved).isSubset(of: intervals), "every interval up to the last checkpoint: \(intervals.sorted())")
         let summary = try String(contentsOfFile: "\(out)/summary.csv", encoding: .utf8)
         #expect(summary.contains("login,login,"))
         let html = try String(contentsOfFile: "\(out)/report.html", encoding: .utf8)
-        #expect(html.contains("Rebuilt from a checkpoint"))
+        #expect(html.contains("status-interrupted\">interrupted</span>") && html.contains("Rebuilt from the last checkpoint, saved at"))
     }
 
     @Test("a run whose checkpoints let go of the rows they saved still reports every interval, once, in order")

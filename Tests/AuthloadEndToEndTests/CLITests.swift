@@ -195,6 +195,7 @@ struct LoadModelCLITests {
         #expect(
             captured.out.contains("THRESHOLDS: \"steps\" pools every request step (not events). Latency bounds judge\nsuccessful samples"))
         #expect(captured.out.contains("COUNTS: \"HTTP requests\" are the requests sent on the wire"))
+        #expect(captured.out.contains("When nothing has succeeded for generator.unreachableAfter (default 30s;"))
         #expect(
             captured.out.contains(
                 "EXIT STATUS: 0 pass, 1 run error (e.g. no flow succeeded), 2 threshold failed,\n"

@@ -7,7 +7,7 @@ import Testing
 enum JSONSchemaTool {
     static let python: String? = {
         for candidate in ["/usr/bin/env", "/usr/bin/python3"]
-        where run(
+        where IsolatedPython.run(
             candidate == "/usr/bin/env" ? [candidate, "python3"] : [candidate],
             ["-m", "check_jsonschema", "--version"]
         ).status == 0 {
@@ -21,7 +21,7 @@ enum JSONSchemaTool {
     /// Validates `instances` against `schema`; the exit status and what the tool said.
     static func validate(schema: String, _ instances: [String]) throws -> (status: Int32, output: String) {
         let python = try #require(python, "AUTHLOAD_REQUIRE_INTEROP=1, but python3 -m check_jsonschema fails: pip install check-jsonschema")
-        return run(
+        return IsolatedPython.run(
             python == "/usr/bin/env" ? [python, "python3"] : [python], ["-m", "check_jsonschema", "--schemafile", schema] + instances)
     }
 

@@ -9,7 +9,7 @@ import Testing
 enum KubernetesValidate {
     static let python: [String]? = {
         for candidate in [["/usr/bin/env", "python3"], ["/usr/bin/python3"]]
-        where JSONSchemaTool.run(candidate, ["-m", "kubernetes_validate", "--version"]).status == 0 {
+        where IsolatedPython.run(candidate, ["-m", "kubernetes_validate", "--version"]).status == 0 {
             return candidate
         }
         return nil
@@ -32,7 +32,7 @@ struct KubernetesManifestTests {
     /// Every document of a manifest, as JSON (PyYAML reads it; the test reads the JSON).
     static func documents(_ name: String) throws -> [JSONValue] {
         let python = try KubernetesValidate.require()
-        let read = JSONSchemaTool.run(
+        let read = IsolatedPython.run(
             python,
             [
                 "-c", "import json, sys, yaml; print(json.dumps(list(yaml.safe_load_all(open(sys.argv[1])))))",
@@ -46,13 +46,13 @@ struct KubernetesManifestTests {
     func valid() throws {
         let python = try KubernetesValidate.require()
         let paths = Self.manifests.map { Self.directory.appendingPathComponent($0).path }
-        let checked = JSONSchemaTool.run(python, ["-m", "kubernetes_validate", "--strict"] + paths)
+        let checked = IsolatedPython.run(python, ["-m", "kubernetes_validate", "--strict"] + paths)
         #expect(checked.status == 0, "\(checked.output)")
         for name in Self.manifests { #expect(checked.output.contains("\(name) passed"), "\(checked.output)") }
 
         let job = try String(contentsOfFile: Self.directory.appendingPathComponent("shards-job.yaml").path, encoding: .utf8)
         let broken = try temporaryFile("broken-job.yaml", job.replacingOccurrences(of: "  parallelism: 4", with: "  paralelism: 4"))
-        #expect(JSONSchemaTool.run(python, ["-m", "kubernetes_validate", "--strict", broken]).status != 0, "a misspelt field fails")
+        #expect(IsolatedPython.run(python, ["-m", "kubernetes_validate", "--strict", broken]).status != 0, "a misspelt field fails")
     }
 
     @Test("the shards' and the merge's commands, run as the manifests give them, make one merged report; shard exit 2 completes the pod")

@@ -18,10 +18,13 @@ struct SourceAddressTests {
         defer { group.shutdown() }
         let port = try PrometheusTools.freePort(group)
         // Python's own HTTP server: it logs each request's client address ("127.0.0.2 - - [...] "GET / ...").
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: python[0])
-        server.arguments = Array(python.dropFirst()) + ["-u", "-m", "http.server", "--bind", "127.0.0.1", String(port)]
-        server.currentDirectoryURL = FileManager.default.temporaryDirectory
+        // Isolated, in a directory of its own: a stray http.py or types.py must not stand in for the standard library.
+        let server = try IsolatedPython.process(python, ["-u", "-m", "http.server", "--bind", "127.0.0.1", String(port)])
+        // What a shared /tmp may hold at any time; in isolated mode Python never imports it.
+        for module in ["http.py", "types.py"] {
+            try "raise SystemExit('shadowed the standard library')\n".write(
+                to: server.currentDirectoryURL!.appendingPathComponent(module), atomically: true, encoding: .utf8)
+        }
         let log = Pipe()
         let ready = Pipe()
         server.standardError = log

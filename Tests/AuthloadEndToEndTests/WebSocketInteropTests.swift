@@ -24,14 +24,7 @@ enum Interop {
 
     private static func canImportWebSockets(_ command: [String]) -> Bool {
         guard FileManager.default.isExecutableFile(atPath: command[0]) else { return false }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst()) + ["-c", "import websockets"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        return IsolatedPython.run(command, ["-c", "import websockets"]).status == 0
     }
 
     /// The Python command, or a failed test that says how to get it.
@@ -48,8 +41,10 @@ final class PythonScript: Sendable {
     private let exited = AsyncFlag()
 
     init(_ python: [String], script: String, arguments: [String] = []) throws {
-        process.executableURL = URL(fileURLWithPath: python[0])
-        process.arguments = Array(python.dropFirst()) + ["-u", Interop.scripts.appendingPathComponent(script).path] + arguments
+        let isolated = try IsolatedPython.process(python, ["-u", Interop.scripts.appendingPathComponent(script).path] + arguments)
+        process.executableURL = isolated.executableURL
+        process.arguments = isolated.arguments
+        process.currentDirectoryURL = isolated.currentDirectoryURL
         let out = Pipe()
         process.standardOutput = out
         process.standardError = out

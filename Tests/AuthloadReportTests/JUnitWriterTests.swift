@@ -51,6 +51,27 @@ struct JUnitWriterTests {
         #expect(failures.count == 1)
     }
 
+    @Test("a run rebuilt from its last checkpoint is interrupted at that checkpoint's time in the header, junit.xml and the HTML")
+    func rebuiltFromCheckpoint() throws {
+        // What a killed run's result.json says: `running`, the time of its last checkpoint as its end.
+        let killed = Fixtures.run(status: .running, notes: ["TLS verification was off."])
+        let rebuilt = killed.interruptedAtLastCheckpoint()
+        #expect(rebuilt.status == .interrupted)
+        #expect(rebuilt.notes.first == RunResult.checkpointNote(savedAt: "2025-01-01T02:00:10Z"))
+        #expect(rebuilt.notes.dropFirst() == ["TLS verification was off."])
+        let junit = JUnitWriter.render(rebuilt)
+        #expect(!junit.contains("running"))
+        let doc = try Self.document(junit)
+        let failures = try doc.nodes(forXPath: "//testcase[@name='run interrupted']/failure")
+        #expect(failures.count == 1)
+        #expect((failures.first as? XMLElement)?.attribute(forName: "message")?.stringValue?.contains("2025-01-01T02:00:10Z") == true)
+        let html = HTMLReport.render(rebuilt)
+        #expect(html.contains("<span class=\"status status-interrupted\">interrupted</span>"))
+        #expect(html.contains("saved at 2025-01-01T02:00:10Z") && !html.contains("status-running"))
+        // A result that ended as planned is left as it is.
+        #expect(Fixtures.run().interruptedAtLastCheckpoint() == Fixtures.run())
+    }
+
     @Test("names from a profile are escaped, and control characters XML cannot carry are dropped")
     func escaping() throws {
         var odd = Self.held

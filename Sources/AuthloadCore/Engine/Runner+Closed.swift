@@ -137,7 +137,9 @@ extension Runner {
             let finished = await iterate(pickFlow(&user.random), user: user, runStart: runStart, now: now)
             control.endFlow()
             iterations += 1
-            let think = user.random.duration(in: plan.load.thinkTime)
+            // A user whose flows find no server waits longer each time, or it would spin on the failure.
+            var think = user.random.duration(in: plan.load.thinkTime)
+            if user.connectionFailures > 0 { think += ConnectionBackoff.delay(afterFailures: user.connectionFailures, using: &user.random) }
             // No think time: go straight on (a benchmark's tight loop) rather than through the heap, from the
             // instant the flow ended, which was read just now: another reading would cost every flow a clock call.
             guard think > .zero else {

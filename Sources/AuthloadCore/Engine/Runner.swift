@@ -70,7 +70,7 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         let flowIntervals = Int((plan.timeouts.flow.seconds / plan.interval.seconds).rounded(.up))
         self.collector = Collector(
             catalog: catalog, recorder: recorder, lag: min(stepIntervals + 1, 120), horizon: flowIntervals + 2,
-            thresholds: thresholds, load: plan.load, health: health)
+            thresholds: thresholds, load: plan.load, health: health, unreachableAfter: plan.generator.unreachableAfter)
     }
 
     /// Checks what a run can only check once the flows are built: that every threshold names a flow or step.
@@ -113,10 +113,12 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         let elapsed = start.duration(to: clock.now)
         let lastInterval = Int(max(0, elapsed.microseconds - 1) / plan.interval.microseconds)
         let abortedBy = collector.abortingThreshold
+        let unreachable = abortedBy == nil ? collector.unreachable : nil
         return RunOutcome(
             measured: collector.finish(lastInterval: lastInterval, activeUsers: control.activeUsers, duration: elapsed),
-            elapsed: elapsed, iterations: iterations, stoppedEarly: control.wasStopRequested && abortedBy == nil,
-            abortedBy: abortedBy, generator: health.report(model: plan.load.model, limits: plan.generator), peaks: peaks)
+            elapsed: elapsed, iterations: iterations, stoppedEarly: control.wasStopRequested && abortedBy == nil && unreachable == nil,
+            abortedBy: abortedBy, unreachable: unreachable, generator: health.report(model: plan.load.model, limits: plan.generator),
+            peaks: peaks)
     }
 
     /// What the run has measured so far, while it goes on: for a checkpoint, with the time-series rows
@@ -126,7 +128,7 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         let elapsed = start.duration(to: clock.now)
         return RunOutcome(
             measured: collector.snapshot(duration: elapsed, rowsFrom: firstRow), elapsed: elapsed, iterations: 0, stoppedEarly: false,
-            abortedBy: nil, generator: health.report(model: plan.load.model, limits: plan.generator), peaks: peaks)
+            abortedBy: nil, unreachable: nil, generator: health.report(model: plan.load.model, limits: plan.generator), peaks: peaks)
     }
 
     private var peaks: [PeakReading] {
@@ -184,6 +186,12 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
             runStart: runStart, due: due, now: flowStart)
         let outcome = await flows[flowIndex].run(context, user: user)
         let end = clock.now
+        // Consecutive flows that found no server: the closed model backs off on them (``ConnectionBackoff``).
+        if outcome.isConnectionFailure {
+            user.connectionFailures += 1
+        } else if outcome.kind != .cancelled {
+            user.connectionFailures = 0
+        }
         recorder.record(
             metric: catalog.flowMetric(flowIndex), startOffset: runStart.duration(to: flowStart),
             latency: flowStart.duration(to: end), outcome: outcome, shard: user.index)
@@ -211,7 +219,7 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
                 return
             }
             collector.tick(completed: completed, activeUsers: control.activeUsers)
-            if !control.wasStopRequested, collector.abortingThreshold != nil { control.requestStop() }
+            if !control.wasStopRequested, collector.abortingThreshold != nil || collector.unreachable != nil { control.requestStop() }
             completed += 1
         }
     }
@@ -228,6 +236,8 @@ public struct RunOutcome: Sendable {
     public var stoppedEarly: Bool
     /// The `abortOnFail` threshold whose failure ended the run early, if one did.
     public var abortedBy: Threshold?
+    /// Why the run stopped early when nothing succeeded for `generator.unreachableAfter` (``Reachability``).
+    public var unreachable: UnreachableVerdict?
     /// Whether the generator kept its schedule: lag, dropped arrivals.
     public var generator: GeneratorReport
     /// The peak of every gauge the flows keep (concurrent refreshes).

@@ -13,6 +13,9 @@ public actor VirtualUser {
     public var sessionID: String?
     /// Seeded per user so runs repeat; flows may draw from it too.
     public var random: SplitMix64
+    /// Flows in a row that could not connect to the target (``Outcome/isConnectionFailure``); the user waits
+    /// ``ConnectionBackoff`` longer before its next flow while it is above 0, and any other outcome resets it.
+    var connectionFailures = 0
     /// The user's client when its connections last its whole life (`connections.lifetime` `user`); nil otherwise,
     /// and between its lives.
     var client: (any HTTPClient)?

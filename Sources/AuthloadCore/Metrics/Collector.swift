@@ -20,6 +20,9 @@ public final class Collector: Sendable {
         var live = LiveStats()
         var thresholds: ThresholdEvaluator
         var abortedBy: Threshold?
+        /// Whether anything succeeds, for the verdict that stops a run against a target that does not answer.
+        var reachability: Reachability
+        var unreachable: UnreachableVerdict?
         var stages: StageAccumulator?
         var generator: [Int: IntervalHealth] = [:]
         /// Every interval's generator figures so far, added up (the worst lag, all drops).
@@ -42,12 +45,15 @@ public final class Collector: Sendable {
     ///   - thresholds: judges the run as intervals are finalized; none by default.
     ///   - load: with stages, each stage's samples are gathered for the capacity report.
     ///   - health: the generator's per-interval lag and drops, for the time series.
+    ///   - unreachableAfter: stop judging the target reachable after this long without a successful request step
+    ///     while connections fail (``Reachability``); nil: never.
     ///   - maxRows: the most time-series rows kept (``TimeSeries``); past it older rows are merged, so memory
     ///     stays constant however long the run. Checkpoints save rows at full resolution and then let the
     ///     collector forget them (``forgetRows(before:)``).
     public init(
         catalog: MetricCatalog, recorder: MetricsRecorder, lag: Int, horizon: Int? = nil, thresholds: ThresholdEvaluator? = nil,
-        load: LoadPlan? = nil, health: GeneratorHealth? = nil, maxRows: Int = TimeSeries.defaultMaxRows
+        load: LoadPlan? = nil, health: GeneratorHealth? = nil, unreachableAfter: Duration? = nil,
+        maxRows: Int = TimeSeries.defaultMaxRows
     ) {
         self.catalog = catalog
         self.health = health
@@ -60,7 +66,8 @@ public final class Collector: Sendable {
             State(
                 series: TimeSeries(maxRows: maxRows),
                 cumulative: Array(repeating: MetricSamples(), count: catalog.count),
-                thresholds: thresholds ?? ThresholdEvaluator(), stages: stages?.isEmpty == false ? stages : nil))
+                thresholds: thresholds ?? ThresholdEvaluator(), reachability: Reachability(limit: unreachableAfter),
+                stages: stages?.isEmpty == false ? stages : nil))
     }
 
     /// Drains the recorder after interval `completed − 1` has ended.
@@ -83,8 +90,12 @@ public final class Collector: Sendable {
                 errorsPerSecond: Double(tickSteps.errors) / intervalSeconds,
                 p95Micros: tickSteps.histogram.value(atPercentile: 95),
                 totalRequests: state.live.totalRequests + tickSteps.httpRequests,
-                totalErrors: state.live.totalErrors + tickSteps.errors
+                totalErrors: state.live.totalErrors + tickSteps.errors,
+                totalAttempts: state.live.totalAttempts + tickSteps.count
             )
+            let elapsed = recorder.interval * completed
+            state.reachability.observe(successes: tickSteps.count - tickSteps.errors, failures: tickSteps.errorCounts, at: elapsed)
+            if state.unreachable == nil { state.unreachable = state.reachability.verdict(at: elapsed) }
             Self.finalize(upTo: completed - lag, state: &state, catalog: catalog, interval: intervalSeconds, keeping: keptHistograms)
             state.thresholds.settle(before: completed - horizon)
             if state.abortedBy == nil {
@@ -109,6 +120,10 @@ public final class Collector: Sendable {
 
     /// The `abortOnFail` threshold that failed, once one has; the runner then stops the run.
     public var abortingThreshold: Threshold? { state.withLock { $0.abortedBy } }
+
+    /// Set once nothing has succeeded for `unreachableAfter` while connections to the target failed; the runner then
+    /// stops the run.
+    public var unreachable: UnreachableVerdict? { state.withLock { $0.unreachable } }
 
     /// The figures of the last tick, for the progress line.
     public var live: LiveStats { state.withLock { $0.live } }
@@ -297,5 +312,9 @@ public struct LiveStats: Sendable, Equatable {
     public var errorsPerSecond = 0.0
     public var p95Micros = 0
     public var totalRequests = 0
+    /// Failed request steps so far.
     public var totalErrors = 0
+    /// Request steps attempted so far, failed or not: what ``totalErrors`` is a share of. A step that could not
+    /// connect sent no HTTP request, so errors as a share of requests read 0 % against a closed port.
+    public var totalAttempts = 0
 }

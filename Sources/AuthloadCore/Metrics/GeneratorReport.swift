@@ -6,11 +6,18 @@ public struct GeneratorLimits: Sendable, Equatable {
     public var maxDroppedRate: Double
     /// An arrival the generator gets to later than this is dropped rather than started (open model).
     public var dropAfter: Duration
+    /// A run in which no request has succeeded for this long while connections to the target fail stops, exit 1
+    /// (``Reachability``); nil (`"0s"` in a profile) never stops.
+    public var unreachableAfter: Duration?
 
-    public init(maxLagP99: Duration = .milliseconds(100), maxDroppedRate: Double = 0.01, dropAfter: Duration = .seconds(1)) {
+    public init(
+        maxLagP99: Duration = .milliseconds(100), maxDroppedRate: Double = 0.01, dropAfter: Duration = .seconds(1),
+        unreachableAfter: Duration? = .seconds(30)
+    ) {
         self.maxLagP99 = maxLagP99
         self.maxDroppedRate = maxDroppedRate
         self.dropAfter = dropAfter
+        self.unreachableAfter = unreachableAfter
     }
 }
 

@@ -4,7 +4,7 @@
 /// "load": {"model": "closed", "users": 500, "rampUp": "1m", "duration": "10m", "thinkTime": "2s"}
 /// "load": {"model": "open", "arrivalRate": "100/s", "maxUsers": 2000, "duration": "10m"}
 /// "load": {"model": "open", "stages": [{"duration": "1m", "target": 100}, {"duration": "5m", "target": 100}]}
-/// "generator": {"maxLagP99": "100ms", "maxDroppedRate": 0.01, "dropAfter": "1s"}
+/// "generator": {"maxLagP99": "100ms", "maxDroppedRate": 0.01, "dropAfter": "1s", "unreachableAfter": "30s"}
 /// ```
 extension Profile {
     static func load(_ reader: ProfileReader) throws(ProfileError) -> LoadPlan {
@@ -116,10 +116,14 @@ extension Profile {
     static func generator(_ reader: ProfileReader?) throws(ProfileError) -> GeneratorLimits {
         var limits = GeneratorLimits()
         guard let reader else { return limits }
-        try reader.rejectUnknownKeys(allowed: ["maxLagP99", "maxDroppedRate", "dropAfter"])
+        try reader.rejectUnknownKeys(allowed: ["maxLagP99", "maxDroppedRate", "dropAfter", "unreachableAfter"])
         if let lag = try reader.optional("maxLagP99") { limits.maxLagP99 = try lag.positiveDuration() }
         if let rate = try reader.optional("maxDroppedRate") { limits.maxDroppedRate = try rate.fraction() }
         if let after = try reader.optional("dropAfter") { limits.dropAfter = try after.positiveDuration() }
+        if let after = try reader.optional("unreachableAfter") {
+            let duration = try after.duration()
+            limits.unreachableAfter = duration > .zero ? duration : nil
+        }
         return limits
     }
 }

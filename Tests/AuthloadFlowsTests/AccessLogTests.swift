@@ -1,0 +1,54 @@
+import AuthloadCore
+import Testing
+
+@testable import AuthloadStaging
+
+/// The staging server's access log: routes that do not split by session, in a table that stays small.
+@Suite("The staging server's access log", .timeLimit(.minutes(1)))
+struct AccessLogTests {
+    @Test("100,000 FCSDK logins and logouts against the service leave a table of a handful of routes")
+    func sessionsDoNotGrowTheTable() throws {
+        let server = StagingServer(configuration: StagingConfiguration())
+        for user in 0..<100_000 {
+            let body = Array(#"{"username": "user\#(user)@example.com", "password": "demo-password"}"#.utf8)
+            let login = server.respond(to: HTTPRequest(method: "POST", target: "/csdk-sample/SDK/login", body: body))
+            let response = try login.result.get()
+            let session = try #require(JSONValue.parse(response.body)["sessionid"]?.stringValue)
+            let logout = server.respond(to: HTTPRequest(method: "DELETE", target: "/csdk-sample/SDK/login/id/\(session)"))
+            #expect(try logout.result.get().status == 200)
+        }
+        let routes = server.accessLog.byRoute
+        #expect(
+            routes == ["POST /csdk-sample/SDK/login": 100_000, "DELETE /csdk-sample/SDK/login/id/{id}": 100_000], "\(routes.count) routes")
+        #expect(server.accessLog.total == 200_000)
+    }
+
+    @Test("ids of every shape collapse to {id}, numbers to {n}, and the words of an API stay")
+    func idShapes() {
+        let cases: [(String, String)] = [
+            ("/csdk-sample/SDK/login/id/9f3c2a4be01d77c2f00aa1b2c3d4e5f6", "/csdk-sample/SDK/login/id/{id}"),
+            ("/csdk-sample/SDK/login/id/abcdefabcdefabcdef", "/csdk-sample/SDK/login/id/{id}"),
+            ("/v1/sessions/123e4567-e89b-12d3-a456-426614174000/end", "/v1/sessions/{id}/end"),
+            ("/api/tokens/eyJhbGciOiJIUzI1NiJ9_x-Y7", "/api/tokens/{id}"),
+            ("/v1/invitations/123456789/redeem", "/v1/invitations/{n}/redeem"),
+            ("/idp/idx/challenge/answer", "/idp/idx/challenge/answer"),
+            ("/idp/idx/credential/select-authenticator-enroll", "/idp/idx/credential/select-authenticator-enroll"),
+            ("/v1/companies/acme/openid-configuration", "/v1/companies/acme/openid-configuration"),
+            ("/oauth2/v1/interact", "/oauth2/v1/interact"),
+            ("/decade/facade", "/decade/facade"),
+            ("/", "/")
+        ]
+        for (path, route) in cases { #expect(AccessLog.route(of: path) == route, "\(path)") }
+    }
+
+    @Test("past its capacity the table counts new routes under other, and every request still counts")
+    func bounded() {
+        let log = AccessLog(routeCapacity: 3)
+        for word in ["alpha", "beta", "gamma", "delta", "epsilon", "alpha"] {
+            log.record(HTTPRequest(method: "GET", target: "/\(word)"))
+        }
+        #expect(log.byRoute == ["GET /alpha": 2, "GET /beta": 1, "GET /gamma": 1, "other": 2])
+        #expect(log.total == 6)
+        #expect(AccessLog().byRoute.isEmpty && AccessLog.routeCapacity <= 50)
+    }
+}
