@@ -52,9 +52,19 @@ struct MetricsExpositionTests {
         #expect(text.contains("authload_dropped_arrivals_total 2"))
         #expect(text.contains("authload_schedule_lag_max_seconds 0.0015"))
         #expect(text.contains("process_cpu_seconds_total 1.5"))
-        #expect(text.contains(#"authload_flow_gauge{flow="streem",name="concurrent refreshes"} 3"#))
+        #expect(text.contains(#"authload_flow_in_progress{flow="streem",name="concurrent refreshes"} 3"#))
         #expect(text.contains(#"authload_threshold_passing{path="thresholds[0]",threshold="login p99 ≤ 1s \"quoted\""} 1"#))
         #expect(!text.contains("# EOF"))
+    }
+
+    @Test("no family is named after its type, as promtool check metrics requires")
+    func namesHoldNoType() {
+        for line in lines(.prometheus) where line.hasPrefix("# TYPE ") {
+            let name = line.split(separator: " ")[2]
+            for type in ["gauge", "counter", "histogram", "summary"] {
+                #expect(!name.contains(type), "\(name) holds its type")
+            }
+        }
     }
 
     @Test("error details per series are bounded: the most frequent kept, the rest summed as other")
