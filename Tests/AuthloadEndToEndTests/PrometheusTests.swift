@@ -116,8 +116,8 @@ struct PrometheusTests {
         let step = try #require(result.metrics.first { $0.id == MetricID(flow: "login", step: "login") })
 
         /// The one value of an instant query over the run (counters only grow: their maximum is the final value).
-        func query(_ promQL: String) async throws -> Double {
-            let target = "/api/v1/query?query=" + PercentEncoding.encode(promQL)
+        func query(_ promQL: String, at time: String? = nil) async throws -> Double {
+            let target = "/api/v1/query?query=" + PercentEncoding.encode(promQL) + (time.map { "&time=" + $0 } ?? "")
             let response = try await api.execute(HTTPRequest(method: "GET", target: target), timeout: .seconds(5))
             let body = try JSONValue.parse(response.body)
             let value = try #require(
@@ -136,6 +136,9 @@ struct PrometheusTests {
         let reported = Double(step.p99Micros) / 1e6
         #expect(abs(bucket(estimate) - bucket(reported)) <= 1, "Prometheus p99 \(estimate) s, report p99 \(reported) s")
         #expect(try await query(#"max_over_time(authload_threshold_passing[5m])"#) == 1)
+        // The dashboard's own thresholds query, as it stood 2 s ago (in the linger, before the target went away).
+        let stamp = String(Date().timeIntervalSince1970 - 2)
+        #expect(try await query(DashboardTests.thresholdsPanel().expression, at: stamp) == 1, "passing")
     }
 
     @Test("the exposition of a real run passes promtool check metrics and holds no secret of the profile or the server")
