@@ -39,6 +39,8 @@ public enum Command: Equatable, Sendable {
         public var p99: Double?
         public var errorRate: Double?
         public var minLatencyDelta: Duration?
+        /// Compare runs whose planned load differs (refused otherwise).
+        public var force = false
     }
 
     public struct MergeOptions: Equatable, Sendable {
@@ -191,6 +193,7 @@ extension Command {
         while let argument = rest.next() {
             switch argument {
             case "--profile", "-p": options.profile = try rest.value(for: argument)
+            case "--force": options.force = true
             case "--p50": options.p50 = try fraction(argument, rest.value(for: argument))
             case "--p99": options.p99 = try fraction(argument, rest.value(for: argument))
             case "--error-rate": options.errorRate = try fraction(argument, rest.value(for: argument))

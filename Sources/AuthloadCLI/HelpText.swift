@@ -157,11 +157,17 @@ public enum HelpText {
 
     static let compare = """
         USAGE: authload compare BASE NEW [--p50 T] [--p99 T] [--error-rate T] [--min-delta D] [--profile FILE]
+                                [--force]
 
         Compares NEW with BASE (each a result.json or a report directory): per flow and
         step, p50, p99 and error rate, base → new. A series is a regression when its p50
         or p99 grew by more than its tolerance (and by at least --min-delta), when its
         error rate grew by more than --error-rate, or when NEW lacks it.
+
+        First it says how the runs' plans differ (users, arrival rate, stages, ramp-up,
+        duration, think time, command-line options, profile file digest). Runs under
+        different load are refused (exit 64): latency grows with load, so the table would
+        report the load, not the server.
 
         OPTIONS:
           --p50 T             Allowed p50 increase, e.g. 20% or 0.2 (default 20%)
@@ -171,8 +177,10 @@ public enum HelpText {
           -p, --profile FILE  Take the tolerances from the profile's "compare" section,
                               {"p50": 0.2, "p99": 0.2, "errorRate": 0.01, "minLatencyDelta": "1ms"};
                               the flags above override it
+          --force             Compare runs whose load differs all the same
 
-        EXIT STATUS: 0 no regression, 2 a regression, 64 bad arguments or unreadable files.
+        EXIT STATUS: 0 no regression, 2 a regression, 64 bad arguments, unreadable files
+                     or a different load without --force.
         """
 
     static let merge = """

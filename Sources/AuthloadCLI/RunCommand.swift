@@ -70,7 +70,7 @@ struct RunCommand {
         let record = PlanRecord(
             profileDigest: profile.digest, overrides: overrides, seed: plan.seed, windowsFromSeconds: plan.load.steadyFrom.seconds,
             windowsUntilSeconds: plan.load.duration.seconds, commonStartEpochSeconds: commonStart?.timeIntervalSince1970,
-            startedAtEpochSeconds: startedAt.timeIntervalSince1970)
+            startedAtEpochSeconds: startedAt.timeIntervalSince1970, load: PlannedLoad(plan.load))
         let directory = options.output ?? Self.defaultDirectory(for: plan.name, at: startedAt)
         let cpuAtStart = ProcessCPU.seconds()
         let metrics = try startMetrics(plan: plan, flows: profile.flows, runner: runner, group: group, cpuAtStart: cpuAtStart)
