@@ -12,6 +12,9 @@ struct LoadedProfile {
     var staging: StagingConfiguration?
     /// The profile file's digest (``PlanRecord/profileDigest``): shards of one run must have read the same bytes.
     var digest: String
+    /// What the profile allows but will likely go wrong (a single-use invitation code redeemed every iteration):
+    /// `validate` and `run` print them, and neither refuses the profile for them.
+    var warnings: [String] = []
 
     /// Reads and validates `path`; every problem is a usage error naming the file and the field.
     static func load(_ path: String) throws(CLIError) -> LoadedProfile {
@@ -50,9 +53,23 @@ struct LoadedProfile {
                 users: plan.load.identitiesNeeded,
                 flowsNeeding: flows.enumerated().map { ("flows[\($0.offset)]", $0.element.userFields) })
             let digest = Digest.sha256([UInt8](data)).prefix(8).map { String(format: "%02x", $0) }.joined()
-            return LoadedProfile(plan: plan, flows: flows, staging: staging, digest: digest)
+            return LoadedProfile(plan: plan, flows: flows, staging: staging, digest: digest, warnings: warnings(plan, flows: flows))
         } catch {
             throw CLIError(error.path == fileName ? error.description : "\(fileName): \(error)", exitCode: .usage)
+        }
+    }
+
+    /// A closed-model user runs flow after flow: a single-use field (an invitation code) that does not change with
+    /// the iteration is redeemed again by the user's second iteration, which a server that enforces it refuses.
+    /// An open-model arrival is a new user running one flow, so `{n}` alone gives each its own.
+    static func warnings(_ plan: RunPlan, flows: [any Flow]) -> [String] {
+        guard plan.load.model == .closed else { return [] }
+        return zip(plan.flows.indices, flows).flatMap { index, flow in
+            flow.singleUseFields.sorted().filter { !plan.users.variesByIteration($0) }.map { field in
+                "flows[\(index)] (\(plan.flows[index].name)): \(field) is single-use, but each user sends the same one at every "
+                    + "iteration, so a server that enforces it answers 410 from a user's second iteration on; "
+                    + "give it a template with {iteration}, e.g. \"\(field)\": \"1{n:5}{iteration:3}\""
+            }
         }
     }
 }

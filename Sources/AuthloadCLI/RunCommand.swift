@@ -34,6 +34,7 @@ struct RunCommand {
                 tls: TLSClientConfiguration(insecureSkipVerify: plan.insecureSkipTLSVerify),
                 sourceAddresses: plan.sourceAddresses),
             sharedConnections: sharedConnections)
+        for warning in profile.warnings { console.err("warning: \(warning)\n") }
         let verificationOff = endpoint.tls && plan.insecureSkipTLSVerify
         if verificationOff {
             console.err("warning: TLS certificate verification is off for \(endpoint) (insecureSkipTLSVerify)\n")

@@ -72,6 +72,8 @@ public struct StreemSessionFlow: Flow {
     public var stepNames: [String] { steps.map(\.rawValue) }
     public var eventSteps: Set<String> { Set([Step.expired, .relogin, .sessionEnded].map(\.rawValue)) }
     public var userFields: Set<String> { options.login == .invitation ? ["invitationCode"] : [] }
+    /// An invitation is single-use: a server answers 410 to a second redemption of its code.
+    public var singleUseFields: Set<String> { userFields }
     public var gauges: [String: ConcurrencyGauge] { ["concurrent refreshes": refreshes] }
 
     func index(_ step: Step) -> Int { steps.firstIndex(of: step)! }

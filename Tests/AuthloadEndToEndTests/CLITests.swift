@@ -166,7 +166,33 @@ struct CLITests {
             let captured = Captured()
             let code = await Authload.main(["validate", directory.appendingPathComponent(file).path], console: captured.console)
             #expect(code == .success, "\(file): \(captured.err)")
+            #expect(captured.err.isEmpty, "\(file) warns: \(captured.err)")
         }
+    }
+
+    @Test(
+        "validate warns when a closed-model invitation flow redeems the same single-use code at every iteration",
+        arguments: [
+            (#""users": 5, "duration": "1m""#, "1{n:8}", true),
+            (#""users": 5, "duration": "1m""#, "1{n:5}{iteration:3}", false),
+            (#""model": "open", "arrivalRate": "5/s", "duration": "1m""#, "1{n:8}", false)
+        ])
+    func singleUseInvitationWarning(load: String, code: String, warns: Bool) async throws {
+        let path = try temporaryFile(
+            "invite.json",
+            """
+            {"name": "invite", "target": {"embedded": {}}, "load": {\(load)},
+             "users": {"fields": {"invitationCode": "\(code)"}},
+             "flows": [{"name": "fcsdk", "kind": "fcsdk-login"}, {"name": "streem", "kind": "streem-session", "hold": "10s"}],
+             "timeouts": {"flow": "1m"}}
+            """)
+        let captured = Captured()
+        #expect(await Authload.main(["validate", path], console: captured.console) == .success, "a warning, not a refusal")
+        let expected =
+            "warning: flows[1] (streem): invitationCode is single-use, but each user sends the same one at every iteration, "
+            + "so a server that enforces it answers 410 from a user's second iteration on; give it a template with {iteration}, "
+            + "e.g. \"invitationCode\": \"1{n:5}{iteration:3}\"\n"
+        #expect(captured.err == (warns ? expected : ""))
     }
 }
 

@@ -28,6 +28,8 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
     let recorder: MetricsRecorder
     let catalog: MetricCatalog
     let hooks: RunHooks
+    /// A user template holds `{iteration}`: each iteration fills the user's identity again.
+    let identityVariesByIteration: Bool
 
     /// - Parameters:
     ///   - flows: one implementation per `plan.flows` entry, in the same order.
@@ -50,6 +52,7 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         self.clock = clock
         self.control = control
         self.hooks = hooks
+        self.identityVariesByIteration = plan.users.variesByIteration
         // As many recording shards as threads that record: each thread then writes to its own (see Transport.userThreads).
         let shards = transport.userThreads
         self.health = GeneratorHealth(interval: plan.interval, shardCount: shards ?? 8)
@@ -177,6 +180,11 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
             client = transport.makeClient(for: endpoint)
         }
         defer { if sharedClient == nil, plan.connectionLifetime == .iteration { client.shutdown() } }
+        // Data a server accepts once (an invitation code) differs per iteration only when its template says so.
+        if identityVariesByIteration, user.iterations > 0 {
+            user.identity = plan.users.identity(for: user.index, iteration: user.iterations)
+        }
+        user.iterations += 1
         let flowStart = due ?? now ?? clock.now
         let context = FlowContext(
             clock: clock, client: client, stepTimeout: plan.timeouts.step, deadline: flowStart.advanced(by: plan.timeouts.flow),
