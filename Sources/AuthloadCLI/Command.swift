@@ -80,8 +80,11 @@ public enum Command: Equatable, Sendable {
                 case "--out", "-o": options.output = try rest.value(for: argument)
                 case "--duration", "-d":
                     let text = try rest.value(for: argument)
-                    guard let duration = DurationText.parse(text), duration > .zero else {
+                    guard let duration = DurationText.parse(text) else {
                         throw CLIError.usage("--duration: \"\(text)\" is not a duration (write e.g. 30s, 2m, 1h)", command: "run")
+                    }
+                    guard duration > .zero else {
+                        throw CLIError.usage("--duration: must be longer than 0s, found \"\(text)\"", command: "run")
                     }
                     options.duration = duration
                 case "--users", "-u":

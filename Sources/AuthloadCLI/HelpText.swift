@@ -23,7 +23,7 @@ public enum HelpText {
         COMMANDS:
           run PROFILE        Run a load profile and write an HTML/CSV report
           validate PROFILE   Check a profile without sending any traffic
-          serve              Start the embedded staging server (FCSDK login)
+          serve              Start the embedded staging server (all four flows)
           report DIR         Rebuild report.html and the CSVs from DIR/result.json
           compare BASE NEW   Compare two runs' result.json; exit 2 on a regression
           merge DIR...       One report of a sharded run from every shard's result.json

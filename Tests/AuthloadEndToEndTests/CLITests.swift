@@ -52,12 +52,20 @@ struct CLITests {
         #expect(captured.out == HelpText.text(for: nil)! + "\n")
     }
 
+    @Test("the overview says serve serves every flow, as serve's own help does")
+    func serveOverview() {
+        let overview = HelpText.text(for: nil)!
+        #expect(overview.contains("\n  serve              Start the embedded staging server (all four flows)\n"))
+        for flow in ["FCSDK login", "Okta IDX", "GCCS", "Streem"] { #expect(HelpText.text(for: "serve")!.contains(flow)) }
+    }
+
     @Test(
         "usage mistakes exit 64 with one line that says what to fix",
         arguments: [
             (["run"], "error: missing PROFILE (a JSON file, e.g. Profiles/demo.json)"),
             (["run", "x.json", "--users", "0"], "error: --users: must be a whole number greater than 0, found \"0\""),
             (["run", "x.json", "--duration", "soon"], "error: --duration: \"soon\" is not a duration (write e.g. 30s, 2m, 1h)"),
+            (["run", "x.json", "--duration", "0s"], "error: --duration: must be longer than 0s, found \"0s\""),
             (["launch"], "error: unknown command \"launch\" (commands: run, validate, serve, report, compare, merge, help)"),
             (["serve", "--cert-out", "cert.pem"], "error: --cert-out needs --tls (a plain HTTP server has no certificate)"),
             (
