@@ -139,6 +139,11 @@ struct PrometheusTests {
         // The dashboard's own thresholds query, as it stood 2 s ago (in the linger, before the target went away).
         let stamp = String(Date().timeIntervalSince1970 - 2)
         #expect(try await query(DashboardTests.thresholdsPanel().expression, at: stamp) == 1, "passing")
+        // The scrape config's example join: authload_run_info lends its labels to another series.
+        let scrapeConfig = try String(
+            contentsOf: DashboardTests.deploy.appendingPathComponent("prometheus/prometheus.yml"), encoding: .utf8)
+        let join = try #require(scrapeConfig.split(separator: "\n").first { $0.contains("group_left") })
+        #expect(try await query(String(join.drop { $0 == "#" || $0 == " " }), at: stamp) > 0, "flows per second, by shard")
     }
 
     @Test("the exposition of a real run passes promtool check metrics and holds no secret of the profile or the server")
