@@ -88,9 +88,9 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
     ///
     /// Specialized for `ContinuousClock`, which every real run uses: the engine below it (scheduling, turns, flow
     /// contexts) then runs as concrete code instead of looking up generic metadata every flow iteration. Flows are not:
-    /// specializing their `run` too saved another 2.5 % of the generator's user CPU per request against nginx, but
-    /// a specialized async frame keeps every local of the function while it waits, and users waiting inside a flow (a
-    /// login's hold, a GCCS status stream) took 3–9 KB more each (50,000 users: 359 MB against 321 MB).
+    /// a specialized async frame keeps every local of the function while it waits, so every user waiting inside a flow
+    /// (a login's hold, a GCCS status stream) would hold kilobytes more for a small saving of CPU (the figures are in
+    /// docs/development.md, "Measured design choices").
     @_specialize(exported:true,where C == ContinuousClock)
     public func run() async -> RunOutcome {
         let start = clock.now
