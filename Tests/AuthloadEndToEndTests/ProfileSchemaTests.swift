@@ -1,4 +1,5 @@
 import AuthloadCLI
+import AuthloadCore
 import Foundation
 import Testing
 
@@ -195,5 +196,29 @@ struct ProfileSchemaTests {
                 schema: Self.schemaPath, [try temporaryFile("rejected.json", String(decoding: data, as: UTF8.self))])
             #expect(checked.status != 0, "\(name): the schema accepted it")
         }
+    }
+
+    @Test("every profile option docs/protocols.md names as what changes one of authload's own choices is in the schema")
+    func protocolsNameRealOptions() throws {
+        let doc = try String(contentsOf: packageRoot.appendingPathComponent("docs/protocols.md"), encoding: .utf8)
+        let schema = try JSONValue.parse(Array(try Data(contentsOf: URL(fileURLWithPath: Self.schemaPath))))
+        /// Every property name anywhere in the schema.
+        func properties(_ value: JSONValue) -> Set<String> {
+            if let array = value.arrayValue { return array.reduce(into: []) { $0.formUnion(properties($1)) } }
+            guard let object = value.objectValue else { return [] }
+            var names = Set<String>()
+            for (key, child) in object {
+                if key == "properties", let fields = child.objectValue { names.formUnion(fields.map(\.key)) }
+                names.formUnion(properties(child))
+            }
+            return names
+        }
+        let known = properties(schema)
+        let named = doc.matches(of: try Regex(#"`(?:flows\[\]|target\.embedded\.[a-z]+)\.([A-Za-z]+)`"#)).map {
+            String(doc[$0.range]).split(separator: ".").last!.dropLast()
+        }
+        #expect(named.count >= 12, "each of authload's choices names its option")
+        for option in named { #expect(known.contains(String(option)), "docs/protocols.md names \(option), which no profile has") }
+        #expect(!doc.contains("Published rtCodes"), "the embedded server's rtCodes are ours")
     }
 }
