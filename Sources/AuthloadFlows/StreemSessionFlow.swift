@@ -43,6 +43,13 @@ public struct StreemSessionFlow: Flow {
         /// refresh: the session then ends when its token expires (`session-ended`), which is not a failure.
         public var refreshPath = "/v1/streem-tokens/refresh"
         public var logout = true
+        /// The contract's other paths, authload's own (StreemKit's are not public; docs/protocols.md, Streem), so a
+        /// stack with other names can be tested unchanged. `{code}` and `{company}` stand for the user's
+        /// invitation code and the company code, percent-encoded.
+        public var redeemPath = "/v1/invitations/{code}/redeem"
+        public var configurationPath = "/v1/companies/{company}/openid-configuration"
+        public var exchangePath = "/v1/streem-tokens"
+        public var logoutPath = "/v1/sessions/logout"
 
         public init() {}
     }

@@ -153,7 +153,7 @@ struct CLITests {
             (
                 #"{"name": "g", "kind": "gccs-auth"}"#, #"{"gccs": {"failRate": 0.1}}"#,
                 "target.embedded.gccs.failRate: unknown field (expected one of: apiPrefix, authTimeRemaining, busyRate, cancelRaceRate, "
-                    + "clientKey, failureRate, latency, nodeDelay, rejectRate, repeatStatuses, skipStatuses, socketDropRate, socketPath, "
+                    + "clientKey, failureRate, latency, nodeDelay, queue, rejectRate, repeatStatuses, skipStatuses, socketDropRate, socketPath, "
                     + "stompErrorRate, timeoutRate, verifyEncodedFields)"
             )
         ])
