@@ -221,4 +221,15 @@ struct ProfileSchemaTests {
         for option in named { #expect(known.contains(String(option)), "docs/protocols.md names \(option), which no profile has") }
         #expect(!doc.contains("Published rtCodes"), "the embedded server's rtCodes are ours")
     }
+
+    @Test("no document uses a marker it does not define: where a fact comes from is said in words")
+    func noUndefinedMarkers() throws {
+        let docs = packageRoot.appendingPathComponent("docs")
+        let files = try FileManager.default.contentsOfDirectory(atPath: docs.path).filter { $0.hasSuffix(".md") }
+        #expect(files.contains("flows.md") && files.contains("staging-server.md"))
+        for file in files {
+            let text = try String(contentsOf: docs.appendingPathComponent(file), encoding: .utf8)
+            #expect(!text.contains("[M]"), "\(file)")
+        }
+    }
 }
