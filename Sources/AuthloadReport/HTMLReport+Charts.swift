@@ -110,7 +110,10 @@ extension HTMLReport {
     /// sample outlasted the time the time series waits for an interval (a held session): say so in the chart,
     /// beside a table that counts them.
     static func emptyLatencyMessage(_ m: ReportModel, id: MetricID) -> String {
-        guard let summary = m.result.metrics.first(where: { $0.id == id }), summary.count > 0 else { return "No samples" }
+        // Without any interval rows (a result written before they were kept) nothing outlasted anything.
+        guard let summary = m.result.metrics.first(where: { $0.id == id }), summary.count > 0, !m.result.timeseries.isEmpty else {
+            return "No samples"
+        }
         let what = id.step == nil ? "iteration" : "sample"
         return "No per-interval figures: each of the \(Format.count(summary.count)) \(what)s\n"
             + "outlasted the wait of the time series for its interval,\n"
