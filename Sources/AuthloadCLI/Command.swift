@@ -39,6 +39,8 @@ public enum Command: Equatable, Sendable {
         public var p99: Double?
         public var errorRate: Double?
         public var minLatencyDelta: Duration?
+        /// Compare runs whose planned load differs (refused otherwise).
+        public var force = false
     }
 
     public struct MergeOptions: Equatable, Sendable {
@@ -78,8 +80,11 @@ public enum Command: Equatable, Sendable {
                 case "--out", "-o": options.output = try rest.value(for: argument)
                 case "--duration", "-d":
                     let text = try rest.value(for: argument)
-                    guard let duration = DurationText.parse(text), duration > .zero else {
+                    guard let duration = DurationText.parse(text) else {
                         throw CLIError.usage("--duration: \"\(text)\" is not a duration (write e.g. 30s, 2m, 1h)", command: "run")
+                    }
+                    guard duration > .zero else {
+                        throw CLIError.usage("--duration: must be longer than 0s, found \"\(text)\"", command: "run")
                     }
                     options.duration = duration
                 case "--users", "-u":
@@ -191,6 +196,7 @@ extension Command {
         while let argument = rest.next() {
             switch argument {
             case "--profile", "-p": options.profile = try rest.value(for: argument)
+            case "--force": options.force = true
             case "--p50": options.p50 = try fraction(argument, rest.value(for: argument))
             case "--p99": options.p99 = try fraction(argument, rest.value(for: argument))
             case "--error-rate": options.errorRate = try fraction(argument, rest.value(for: argument))

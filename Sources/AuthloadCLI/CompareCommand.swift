@@ -14,7 +14,23 @@ struct CompareCommand {
         if let p99 = options.p99 { tolerances.p99 = p99 }
         if let rate = options.errorRate { tolerances.errorRate = rate }
         if let delta = options.minLatencyDelta { tolerances.minLatencyDelta = delta }
-        let comparison = RunComparison(base: try load(options.base), new: try load(options.new), tolerances: tolerances)
+        let base = try load(options.base)
+        let new = try load(options.new)
+        let differences = PlanDifference.between(base: base, new: new)
+        let loadDifferences = differences.filter(\.changesLoad)
+        if !loadDifferences.isEmpty, !options.force {
+            throw CLIError(
+                "BASE and NEW ran different load (\(loadDifferences.map(\.description).joined(separator: "; "))): "
+                    + "their latencies and errors differ for that alone; --force compares them anyway",
+                exitCode: .usage, command: "compare")
+        }
+        if !differences.isEmpty {
+            let forced = loadDifferences.isEmpty ? "" : " — compared anyway (--force): a regression below may be the load's doing"
+            console.line("plans differ (base → new)\(forced):")
+            for difference in differences { console.line("  " + difference.description) }
+            console.line("")
+        }
+        let comparison = RunComparison(base: base, new: new, tolerances: tolerances)
         console.line(comparison.render())
         return comparison.regressed ? .thresholdFailed : .success
     }

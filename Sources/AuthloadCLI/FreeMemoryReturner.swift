@@ -4,10 +4,9 @@ import CSystem
 /// follows what the process holds rather than the high-water mark of its heap.
 ///
 /// glibc keeps freed memory in its arenas, and a few long-lived blocks among short-lived ones stop it from
-/// shrinking them; with thousands of users on several threads, a 2,000-user soak's RSS grew about 2 MB a
-/// minute while the memory in use stayed flat (measured with malloc_stats). `malloc_trim` releases the free
-/// pages inside the arenas too. It took a median 10 ms (at most 16 ms) on that soak's 140 MB heap, and locks
-/// each arena only while it trims that one.
+/// shrinking them; with thousands of users on several threads, a soak's RSS grows steadily while the memory in
+/// use stays flat (malloc_stats shows it). `malloc_trim` releases the free pages inside the arenas too, in
+/// milliseconds, and locks each arena only while it trims that one (docs/development.md, "Measured design choices").
 struct FreeMemoryReturner: Sendable {
     var period: Duration = .seconds(10)
 

@@ -23,7 +23,7 @@ public enum HelpText {
         COMMANDS:
           run PROFILE        Run a load profile and write an HTML/CSV report
           validate PROFILE   Check a profile without sending any traffic
-          serve              Start the embedded staging server (FCSDK login)
+          serve              Start the embedded staging server (all four flows)
           report DIR         Rebuild report.html and the CSVs from DIR/result.json
           compare BASE NEW   Compare two runs' result.json; exit 2 on a regression
           merge DIR...       One report of a sharded run from every shard's result.json
@@ -179,11 +179,17 @@ public enum HelpText {
 
     static let compare = """
         USAGE: authload compare BASE NEW [--p50 T] [--p99 T] [--error-rate T] [--min-delta D] [--profile FILE]
+                                [--force]
 
         Compares NEW with BASE (each a result.json or a report directory): per flow and
         step, p50, p99 and error rate, base → new. A series is a regression when its p50
         or p99 grew by more than its tolerance (and by at least --min-delta), when its
         error rate grew by more than --error-rate, or when NEW lacks it.
+
+        First it says how the runs' plans differ (users, arrival rate, stages, ramp-up,
+        duration, think time, command-line options, profile file digest). Runs under
+        different load are refused (exit 64): latency grows with load, so the table would
+        report the load, not the server.
 
         OPTIONS:
           --p50 T             Allowed p50 increase, e.g. 20% or 0.2 (default 20%)
@@ -193,8 +199,10 @@ public enum HelpText {
           -p, --profile FILE  Take the tolerances from the profile's "compare" section,
                               {"p50": 0.2, "p99": 0.2, "errorRate": 0.01, "minLatencyDelta": "1ms"};
                               the flags above override it
+          --force             Compare runs whose load differs all the same
 
-        EXIT STATUS: 0 no regression, 2 a regression, 64 bad arguments or unreadable files.
+        EXIT STATUS: 0 no regression, 2 a regression, 64 bad arguments, unreadable files
+                     or a different load without --force.
         """
 
     static let merge = """

@@ -14,6 +14,9 @@ struct LoadedProfile {
     var digest: String
     /// How connections to an https target check it and present themselves, with `target.tls`'s files read.
     var tls = TLSClientConfiguration()
+    /// What the profile allows but will likely go wrong (a single-use invitation code redeemed every iteration):
+    /// `validate` and `run` print them, and neither refuses the profile for them.
+    var warnings: [String] = []
 
     /// Reads and validates `path`; every problem is a usage error naming the file and the field.
     static func load(_ path: String) throws(CLIError) -> LoadedProfile {
@@ -53,7 +56,7 @@ struct LoadedProfile {
                 users: plan.load.identitiesNeeded,
                 flowsNeeding: flows.enumerated().map { ("flows[\($0.offset)]", $0.element.userFields) })
             let digest = Digest.sha256([UInt8](data)).prefix(8).map { String(format: "%02x", $0) }.joined()
-            var loaded = LoadedProfile(plan: plan, flows: flows, staging: staging, digest: digest)
+            var loaded = LoadedProfile(plan: plan, flows: flows, staging: staging, digest: digest, warnings: warnings(plan, flows: flows))
             loaded.tls = try tlsConfiguration(plan, readFile: readFile)
             return loaded
         } catch {
@@ -92,5 +95,19 @@ struct LoadedProfile {
             throw ProfileError("target.tls.\(key)", "\"\(file)\" \(error.problem)")
         }
         return configuration
+    }
+
+    /// A closed-model user runs flow after flow: a single-use field (an invitation code) that does not change with
+    /// the iteration is redeemed again by the user's second iteration, which a server that enforces it refuses.
+    /// An open-model arrival is a new user running one flow, so `{n}` alone gives each its own.
+    static func warnings(_ plan: RunPlan, flows: [any Flow]) -> [String] {
+        guard plan.load.model == .closed else { return [] }
+        return zip(plan.flows.indices, flows).flatMap { index, flow in
+            flow.singleUseFields.sorted().filter { !plan.users.variesByIteration($0) }.map { field in
+                "flows[\(index)] (\(plan.flows[index].name)): \(field) is single-use, but each user sends the same one at every "
+                    + "iteration, so a server that enforces it answers 410 from a user's second iteration on; "
+                    + "give it a template with {iteration}, e.g. \"\(field)\": \"1{n:5}{iteration:3}\""
+            }
+        }
     }
 }

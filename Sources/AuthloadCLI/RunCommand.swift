@@ -41,6 +41,7 @@ struct RunCommand {
                 tls: profile.tls,
                 sourceAddresses: plan.sourceAddresses),
             sharedConnections: sharedConnections)
+        for warning in profile.warnings { console.err("warning: \(warning)\n") }
         let verificationOff = endpoint.tls && plan.insecureSkipTLSVerify
         if verificationOff {
             console.err("warning: TLS certificate verification is off for \(endpoint) (insecureSkipTLSVerify)\n")
@@ -77,7 +78,7 @@ struct RunCommand {
         let record = PlanRecord(
             profileDigest: profile.digest, overrides: overrides, seed: plan.seed, windowsFromSeconds: plan.load.steadyFrom.seconds,
             windowsUntilSeconds: plan.load.duration.seconds, commonStartEpochSeconds: commonStart?.timeIntervalSince1970,
-            startedAtEpochSeconds: startedAt.timeIntervalSince1970)
+            startedAtEpochSeconds: startedAt.timeIntervalSince1970, load: PlannedLoad(plan.load))
         let directory = options.output ?? Self.defaultDirectory(for: plan.name, at: startedAt)
         let cpuAtStart = ProcessCPU.seconds()
         let metrics = try startMetrics(plan: plan, flows: profile.flows, runner: runner, group: group, cpuAtStart: cpuAtStart)

@@ -13,6 +13,9 @@ public struct FCSDKLoginFlow: Flow {
     public struct Options: Sendable, Equatable {
         /// Prefixed with the target's base path.
         public var loginPath = "/csdk-sample/SDK/login"
+        /// Where the session is ended, `{sessionid}` standing for it; nil is `{loginPath}/id/{sessionid}`. Ours: the
+        /// app's web server decides it (docs/protocols.md, FCSDK).
+        public var logoutPath: String?
         /// Clear the user's cookies before each login (the SDK samples do), or keep them (`useCookies`).
         public var clearCookies = true
         /// Time between login and logout: the user using the app.
@@ -51,7 +54,10 @@ public struct FCSDKLoginFlow: Flow {
             guard paused.isOK else { return paused }
         }
 
-        var logout = HTTPRequest(method: "DELETE", target: "\(basePath)\(options.loginPath)/id/\(sessionID)")
+        let logoutTarget =
+            options.logoutPath.map { $0.replacing("{sessionid}", with: sessionID) }
+            ?? "\(options.loginPath)/id/\(sessionID)"
+        var logout = HTTPRequest(method: "DELETE", target: basePath + logoutTarget)
         logout.headers.add("Content-Type", "application/json")
         if let cookie = user.cookies.header { logout.headers.add("Cookie", cookie) }
         let loggedOut = await context.exchange(step: Step.logout.rawValue, logout) { response in

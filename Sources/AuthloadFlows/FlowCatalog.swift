@@ -9,11 +9,18 @@ public enum FlowCatalog {
         let options = plan.options
         switch plan.kind {
         case "fcsdk-login":
-            try options.rejectUnknownKeys(allowed: ["name", "kind", "weight", "loginPath", "cookies", "hold"])
+            try options.rejectUnknownKeys(allowed: ["name", "kind", "weight", "loginPath", "logoutPath", "cookies", "hold"])
             var flowOptions = FCSDKLoginFlow.Options()
             if let path = try options.optional("loginPath") {
                 flowOptions.loginPath = try path.string()
                 guard flowOptions.loginPath.hasPrefix("/") else { throw path.error("must start with '/'") }
+            }
+            if let path = try options.optional("logoutPath") {
+                let text = try path.string()
+                guard text.hasPrefix("/"), text.contains("{sessionid}") else {
+                    throw path.error("must start with '/' and hold {sessionid}, e.g. \"/csdk-sample/SDK/login/id/{sessionid}\"")
+                }
+                flowOptions.logoutPath = text
             }
             if let cookies = try options.optional("cookies") {
                 flowOptions.clearCookies = try cookies.oneOf(["clear", "keep"]) == "clear"

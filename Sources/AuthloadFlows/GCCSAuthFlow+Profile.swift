@@ -5,7 +5,7 @@ import AuthloadWire
 extension GCCSAuthFlow {
     static func read(_ reader: ProfileReader, basePath: String) throws(ProfileError) -> GCCSAuthFlow {
         try reader.rejectUnknownKeys(allowed: [
-            "name", "kind", "weight", "apiPrefix", "socketPath", "clientKey", "lang", "cancelRatio", "cancelAfter",
+            "name", "kind", "weight", "apiPrefix", "socketPath", "queue", "clientKey", "lang", "cancelRatio", "cancelAfter",
             "subscribeReceipt", "heartBeat", "subprotocols", "secondaryCertification"
         ])
         var options = Options()

@@ -71,7 +71,7 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
             }
         }
         if options.logout, !sessionOver {
-            let loggedOut = await authorizedStep(.logout, "POST", "/v1/sessions/logout", &random)
+            let loggedOut = await authorizedStep(.logout, "POST", options.logoutPath, &random)
             guard loggedOut.isOK else { return loggedOut }
         }
         if sessionOver, let since = refreshUnavailableSince {
@@ -90,14 +90,16 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
         case .invitation:
             let code = identity["invitationCode"] ?? ""
             let redeemed = await post(
-                .redeem, "/v1/invitations/\(PercentEncoding.encode(code))/redeem",
+                .redeem, options.redeemPath.replacing("{code}", with: PercentEncoding.encode(code)),
                 json: ["company_code": .string(companyCode)])
             return accept(redeemed)
         case .openid:
             let configuration = await context.exchange(
                 step: flow.index(.openIDConfiguration),
                 HTTPRequest(
-                    method: "GET", target: "\(flow.basePath)/v1/companies/\(PercentEncoding.encode(companyCode))/openid-configuration"),
+                    method: "GET",
+                    target: flow.basePath
+                        + options.configurationPath.replacing("{company}", with: PercentEncoding.encode(companyCode))),
                 classify: Self.expectOK)
             guard configuration.outcome.isOK else { return configuration.outcome }
             guard let endpoint = configuration.json?["token_endpoint"]?.stringValue,
@@ -140,7 +142,7 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
 
     private mutating func exchangeAccessToken(_ access: String, step: Step?) async -> Sent {
         var request = HTTPRequest(
-            method: "POST", target: "\(flow.basePath)/v1/streem-tokens",
+            method: "POST", target: flow.basePath + options.exchangePath,
             body: JSONValue.object(["company_code": .string(companyCode)]).serialized())
         request.headers.add("Content-Type", "application/json")
         request.headers.add("Authorization", "Bearer \(access)")

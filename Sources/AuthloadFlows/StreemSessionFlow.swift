@@ -43,6 +43,13 @@ public struct StreemSessionFlow: Flow {
         /// refresh: the session then ends when its token expires (`session-ended`), which is not a failure.
         public var refreshPath = "/v1/streem-tokens/refresh"
         public var logout = true
+        /// The contract's other paths, authload's own (StreemKit's are not public; docs/protocols.md, Streem), so a
+        /// stack with other names can be tested unchanged. `{code}` and `{company}` stand for the user's
+        /// invitation code and the company code, percent-encoded.
+        public var redeemPath = "/v1/invitations/{code}/redeem"
+        public var configurationPath = "/v1/companies/{company}/openid-configuration"
+        public var exchangePath = "/v1/streem-tokens"
+        public var logoutPath = "/v1/sessions/logout"
 
         public init() {}
     }
@@ -72,6 +79,8 @@ public struct StreemSessionFlow: Flow {
     public var stepNames: [String] { steps.map(\.rawValue) }
     public var eventSteps: Set<String> { Set([Step.expired, .relogin, .sessionEnded].map(\.rawValue)) }
     public var userFields: Set<String> { options.login == .invitation ? ["invitationCode"] : [] }
+    /// An invitation is single-use: a server answers 410 to a second redemption of its code.
+    public var singleUseFields: Set<String> { userFields }
     public var gauges: [String: ConcurrencyGauge] { ["concurrent refreshes": refreshes] }
 
     func index(_ step: Step) -> Int { steps.firstIndex(of: step)! }

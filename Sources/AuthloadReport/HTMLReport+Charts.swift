@@ -3,7 +3,9 @@ import Foundation
 
 extension HTMLReport {
     /// A restrained palette (Tableau 10) that stays apart for the colour-blind and in greyscale print.
-    static let palette = ["#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2", "#9d755d", "#eeca3b"]
+    static let palette = [
+        "#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2", "#9d755d", "#eeca3b", "#ff9da6", "#79706e"
+    ]
     static let requestColor = "#4c78a8"
     static let errorColor = "#e45756"
     static let userColor = "#54a24b"
@@ -31,10 +33,12 @@ extension HTMLReport {
             out += "</div>\n"
         }
         out += "</section>\n<section>\n<h2>Latency distribution</h2>\n"
-        out += "<p class=\"hint\">Latency of each flow and step over the whole run by percentile. The horizontal axis "
-        out += "stretches the tail: each step to the right is ten times rarer.</p>\n"
-        let (chart, problems) = distributionChart(m)
-        out += figure(chart.render())
+        out += "<p class=\"hint\">Latency of each flow and its steps over the whole run by percentile, one chart per flow. "
+        out += "The horizontal axis stretches the tail: each step to the right is ten times rarer. The vertical axis is "
+        out += "logarithmic, each gridline ten times the one below, so a flow that holds a session for seconds and its "
+        out += "millisecond requests can be read on one chart.</p>\n"
+        let (charts, problems) = distributionCharts(m)
+        for chart in charts { out += figure(chart.render()) }
         for problem in problems {
             out += "<p class=\"hint bad\">\(Format.html(problem))</p>\n"
         }
@@ -98,22 +102,41 @@ extension HTMLReport {
             ChartSeries(name: "p90", color: colors.p90, points: p90, reduction: .max),
             ChartSeries(name: "p99", color: colors.p99, points: p99, reduction: .max)
         ]
-        chart.emptyMessage = "No samples"
+        chart.emptyMessage = emptyLatencyMessage(m, id: id)
         return chart
     }
 
-    /// (d) Each flow's cumulative histogram as latency against percentile, on a 1/(1−p) axis.
+    /// Why a latency chart has nothing to draw. A series the run did measure has no per-interval figures when every
+    /// sample outlasted the time the time series waits for an interval (a held session): say so in the chart,
+    /// beside a table that counts them.
+    static func emptyLatencyMessage(_ m: ReportModel, id: MetricID) -> String {
+        // Without any interval rows (a result written before they were kept) nothing outlasted anything.
+        guard let summary = m.result.metrics.first(where: { $0.id == id }), summary.count > 0, !m.result.timeseries.isEmpty else {
+            return "No samples"
+        }
+        let what = id.step == nil ? "iteration" : "sample"
+        return "No per-interval figures: each of the \(Format.count(summary.count)) \(what)s\n"
+            + "outlasted the wait of the time series for its interval,\n"
+            + "as a held session does. They count in the table and\n"
+            + "in the latency distribution below."
+    }
+
+    /// (d) Each flow's cumulative histograms, the flow's and its steps', as latency against percentile on a
+    /// 1/(1−p) axis: one chart per flow, latency on a logarithmic axis.
     ///
-    /// Returns the chart and a sentence for every flow whose histogram could not be read, so a bad
+    /// A flow that holds a session lasts seconds while its requests take milliseconds; on one linear axis the
+    /// requests would lie flat on zero, and all flows on one chart would be more lines than a legend can tell apart.
+    ///
+    /// Returns the charts and a sentence for every series whose histogram could not be read, so a bad
     /// histogram costs one line on the plot, not the whole report.
-    static func distributionChart(_ m: ReportModel) -> (LineChart, [String]) {
+    static func distributionCharts(_ m: ReportModel) -> ([LineChart], [String]) {
         var problems: [String] = []
-        var curves: [(flow: String, points: [(percentile: Double, value: Int)], count: Int)] = []
+        var curves: [(id: MetricID, points: [(percentile: Double, value: Int)], count: Int)] = []
         for summary in m.result.metrics where summary.count > 0 {
             do {
                 let histogram = try Histogram(serialized: summary.histogram)
                 guard histogram.totalCount > 0 else { continue }
-                curves.append((summary.id.description, histogram.percentileDistribution(), histogram.totalCount))
+                curves.append((summary.id, histogram.percentileDistribution(), histogram.totalCount))
             } catch {
                 problems.append("The histogram of \(summary.id) could not be read (\(error)); it is not plotted.")
             }
@@ -121,21 +144,31 @@ extension HTMLReport {
         // Show the tail as far as the largest sample count can resolve it, from 99.99 % up to 99.9999 %.
         let largest = curves.map(\.count).max() ?? 0
         let decades = largest > 0 ? Swift.max(4, Swift.min(6, Int(log10(Double(largest))))) : 4
-        var chart = LineChart(title: "Latency by percentile", yLabel: "ms")
-        chart.xLabel = "percentile"
-        chart.xAxis = .custom(
-            lower: 0, upper: Double(decades),
-            ticks: (0...decades).map {
-                AxisScale.Tick(value: Double($0), label: percentileLabel(decades: $0))
-            })
-        chart.emptyMessage = "No histograms to plot"
-        chart.series = curves.enumerated().map { i, curve in
-            ChartSeries(
-                name: curve.flow, color: palette[i % palette.count],
-                points: distributionPoints(curve.points, decades: decades), reduction: .max
-            )
+        func chart(_ title: String) -> LineChart {
+            var chart = LineChart(title: title, yLabel: "ms (log scale)")
+            chart.xLabel = "percentile"
+            chart.xAxis = .custom(
+                lower: 0, upper: Double(decades),
+                ticks: (0...decades).map {
+                    AxisScale.Tick(value: Double($0), label: percentileLabel(decades: $0))
+                })
+            chart.yAxis = .logarithmic
+            chart.emptyMessage = "No histograms to plot"
+            return chart
         }
-        return (chart, problems)
+        let flows = m.flows.filter { flow in curves.contains { $0.id.flow == flow } }
+        guard !flows.isEmpty else { return ([chart("Latency by percentile")], problems) }
+        let charts = flows.map { flow in
+            var perFlow = chart("\(flow): latency by percentile")
+            perFlow.series = curves.filter { $0.id.flow == flow }.enumerated().map { i, curve in
+                ChartSeries(
+                    name: curve.id.step ?? "\(flow) (whole flow)", color: palette[i % palette.count],
+                    points: distributionPoints(curve.points, decades: decades), reduction: .max,
+                    dashed: i / palette.count % 2 == 1)
+            }
+            return perFlow
+        }
+        return (charts, problems)
     }
 
     /// Maps percentiles onto log10(1/(1−p)), clamping the last ones (p → 100 %) to the right edge.

@@ -1,4 +1,20 @@
 extension HTMLReport {
+    /// The page's measures, which the stylesheet uses and the layout test checks the widest table against.
+    ///
+    /// The flows table has 17 columns; at 1280 px, a common laptop width, it must fit beside nothing else, so the
+    /// page takes the window's width up to `maxWidth` and the table's cells are tight and its names may wrap.
+    enum Layout {
+        /// The page's widest content box plus its side padding.
+        static let maxWidth = 1440
+        static let sidePadding = 24
+        /// Horizontal padding of a table cell, each side.
+        static let cellPadding = 6
+        /// Table text size; headers are a pixel smaller.
+        static let tableFontSize = 13
+        /// Extra indent of a step's name under its flow.
+        static let stepIndent = 14
+    }
+
     /// The page's only stylesheet, inlined so the report needs nothing but itself.
     ///
     /// Fonts are the platform's own (no web fonts: they would need the network); numbers use tabular
@@ -14,7 +30,7 @@ extension HTMLReport {
           font: 14px/1.5 -apple-system, BlinkMacSystemFont, "Segoe UI", Roboto, "Helvetica Neue", Arial,
             "Noto Sans", "Liberation Sans", sans-serif;
         }
-        main { max-width: 1120px; margin: 0 auto; padding: 28px 32px 48px; }
+        main { max-width: \(Layout.maxWidth)px; margin: 0 auto; padding: 28px \(Layout.sidePadding)px 48px; }
         h1 { font-size: 26px; margin: 2px 0 14px; font-weight: 650; overflow-wrap: anywhere; }
         h2 { font-size: 17px; margin: 36px 0 8px; font-weight: 650; border-bottom: 1px solid var(--line);
              padding-bottom: 6px; }
@@ -42,17 +58,21 @@ extension HTMLReport {
         .hint { color: var(--muted); margin: 4px 0 12px; font-size: 13px; }
         .hint.bad { color: var(--bad); }
         .table-wrap { overflow-x: auto; }
-        table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
-        th, td { padding: 6px 10px; text-align: right; border-bottom: 1px solid var(--line); white-space: nowrap; }
-        th { font-size: 12px; font-weight: 600; color: var(--muted); background: var(--panel); }
+        table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums;
+                font-size: \(Layout.tableFontSize)px; }
+        th, td { padding: 5px \(Layout.cellPadding)px; text-align: right; border-bottom: 1px solid var(--line);
+                 white-space: nowrap; }
+        th { font-size: \(Layout.tableFontSize - 1)px; font-weight: 600; color: var(--muted); background: var(--panel);
+             white-space: normal; }
         th.text, td.text { text-align: left; }
+        td.text { white-space: normal; overflow-wrap: anywhere; }
         th[rowspan] { vertical-align: bottom; }
         th.group { text-align: center; border-bottom: 1px solid #bcccdc; padding-bottom: 2px; }
         td.detail { white-space: normal; overflow-wrap: anywhere; font-family: ui-monospace, SFMono-Regular,
                     Menlo, Consolas, "Liberation Mono", monospace; font-size: 13px; }
         td.empty { color: var(--muted); }
         tr.flow-row td { font-weight: 600; background: #fbfcfd; border-top: 1px solid #bcccdc; }
-        td.step { padding-left: 28px; color: #3e4c59; }
+        td.step { padding-left: \(Layout.cellPadding + Layout.stepIndent)px; color: #3e4c59; }
         td.bad { color: var(--bad); font-weight: 600; }
         .kind { display: inline-block; padding: 0 7px; border-radius: 9px; background: var(--panel);
                 border: 1px solid var(--line); font-size: 12px; }

@@ -14,6 +14,8 @@ struct ChartSeries {
     /// Points in x order; a `nil` y breaks the line (e.g. an interval in which the flow had no samples).
     var points: [(x: Double, y: Double?)]
     var reduction = Reduction.mean
+    /// Drawn dashed: tells apart two series that share a colour once a chart has more series than the palette.
+    var dashed = false
 }
 
 /// A small SVG line-chart builder: a title, a legend, a y axis from zero and an x axis of the caller's choice.
@@ -38,16 +40,25 @@ struct LineChart {
         case custom(lower: Double, upper: Double, ticks: [AxisScale.Tick])
     }
 
+    /// How the vertical axis is laid out.
+    enum YAxis {
+        /// Linear from zero: rates, counts, and latencies of one kind.
+        case fromZero
+        /// Powers of ten (``AxisScale/logarithmic(_:_:)``): latencies that differ by orders of magnitude.
+        case logarithmic
+    }
+
     var title: String
     var yLabel: String
     var xLabel = "elapsed"
     var xAxis = XAxis.elapsed
+    var yAxis = YAxis.fromZero
     var series: [ChartSeries] = []
     /// The x range to show, when it should not be the data's own (e.g. the whole run, so charts line up).
     var xDomain: (lower: Double, upper: Double)?
     /// Larger text for charts drawn at half width, where the browser scales everything down.
     var compact = false
-    /// Shown in the plot area when there is nothing to draw.
+    /// Shown in the plot area when there is nothing to draw; each line (`\n`) centred under the one before.
     var emptyMessage = "No data"
     var width = 960.0
     var height = 300.0
@@ -61,15 +72,23 @@ struct LineChart {
 
     private var plotLeft: Double { 72 }
     private var plotRight: Double { width - 24 }
-    private var plotTop: Double { 64 }
-    private var plotBottom: Double { height - 48 }
+    /// Below the title and every row of the legend.
+    private var plotTop: Double { 64 + legendRowHeight * Double(legendLayout.rows - 1) }
+    private var plotBottom: Double { totalHeight - 48 }
+    /// `height`, grown by the legend rows past the first, so the plot keeps its size however long the legend.
+    private var totalHeight: Double { height + legendRowHeight * Double(legendLayout.rows - 1) }
+    private let legendRowHeight = 20.0
 
     /// The chart as an `<svg>` element, sized to its container's width.
     func render() -> String {
         let lines = series.map { s in (s, clean(s)) }
         let ys = lines.flatMap { $0.1.compactMap(\.y) }
         let xs = lines.flatMap { $0.1.filter { $0.y != nil }.map(\.x) }
-        let yScale = AxisScale.fromZero(to: ys.max() ?? 0)
+        let yScale: AxisScale
+        switch yAxis {
+        case .fromZero: yScale = .fromZero(to: ys.max() ?? 0)
+        case .logarithmic: yScale = .logarithmic(ys.filter { $0 > 0 }.min() ?? 1, ys.max() ?? 1)
+        }
         let xRange = xDomain ?? (xs.min() ?? 0, xs.max() ?? 0)
         let xScale: AxisScale
         switch xAxis {
@@ -79,7 +98,7 @@ struct LineChart {
         }
 
         var svg = """
-            <svg class="chart\(compact ? " compact" : "")" viewBox="0 0 \(n(width)) \(n(height))" role="img" \
+            <svg class="chart\(compact ? " compact" : "")" viewBox="0 0 \(n(width)) \(n(totalHeight))" role="img" \
             preserveAspectRatio="xMidYMid meet">
             <title>\(Format.html(title))</title>
             <text class="chart-title" x="\(n(plotLeft))" y="22">\(Format.html(title))</text>
@@ -88,11 +107,15 @@ struct LineChart {
         svg += legend()
         svg += axes(x: xScale, y: yScale)
         if ys.isEmpty {
-            svg += """
-                <text class="chart-empty" x="\(n((plotLeft + plotRight) / 2))" \
-                y="\(n((plotTop + plotBottom) / 2))" text-anchor="middle">\(Format.html(emptyMessage))</text>
+            let messageLines = emptyMessage.split(separator: "\n", omittingEmptySubsequences: false)
+            let first = (plotTop + plotBottom) / 2 - Double(messageLines.count - 1) * 10
+            for (index, line) in messageLines.enumerated() {
+                svg += """
+                    <text class="chart-empty" x="\(n((plotLeft + plotRight) / 2))" \
+                    y="\(n(first + Double(index) * 20))" text-anchor="middle">\(Format.html(String(line)))</text>
 
-                """
+                    """
+            }
         }
         for (s, points) in lines {
             svg += draw(points, of: s, x: xScale, y: yScale)
@@ -103,19 +126,36 @@ struct LineChart {
 
     // MARK: Parts
 
-    private func legend() -> String {
-        var out = ""
-        var x = plotLeft
-        let y = 44.0
+    /// Where each legend entry goes: entries flow left to right and wrap onto a new row before the plot's right edge.
+    private var legendLayout: (positions: [(x: Double, row: Int)], rows: Int) {
         // An estimate is enough: legend labels are short and the font is the system sans-serif.
         let charWidth = compact ? 8.5 : 7
+        var positions: [(x: Double, row: Int)] = []
+        var x = plotLeft
+        var row = 0
         for s in series {
+            let entryWidth = 24 + Double(s.name.count) * charWidth
+            if x > plotLeft, x + entryWidth > plotRight {
+                x = plotLeft
+                row += 1
+            }
+            positions.append((x, row))
+            x += entryWidth + 22
+        }
+        return (positions, row + 1)
+    }
+
+    private func legend() -> String {
+        var out = ""
+        for (s, place) in zip(series, legendLayout.positions) {
+            let x = place.x
+            let y = 44.0 + legendRowHeight * Double(place.row)
             out += """
                 <line x1="\(n(x))" y1="\(n(y - 4))" x2="\(n(x + 18))" y2="\(n(y - 4))" stroke="\(s.color)" \
-                stroke-width="2.5"/><text class="legend" x="\(n(x + 24))" y="\(n(y))">\(Format.html(s.name))</text>
+                stroke-width="2.5"\(s.dashed ? " stroke-dasharray=\"5 3\"" : "")/>\
+                <text class="legend" x="\(n(x + 24))" y="\(n(y))">\(Format.html(s.name))</text>
 
                 """
-            x += 24 + Double(s.name.count) * charWidth + 22
         }
         return out
     }
@@ -143,7 +183,7 @@ struct LineChart {
         out += """
             <line class="baseline" x1="\(n(plotLeft))" y1="\(n(plotBottom))" x2="\(n(plotRight))" y2="\(n(plotBottom))"/>
             <line class="baseline" x1="\(n(plotLeft))" y1="\(n(plotTop))" x2="\(n(plotLeft))" y2="\(n(plotBottom))"/>
-            <text class="axis-label" x="\(n((plotLeft + plotRight) / 2))" y="\(n(height - 8))" \
+            <text class="axis-label" x="\(n((plotLeft + plotRight) / 2))" y="\(n(totalHeight - 8))" \
             text-anchor="middle">\(Format.html(xCaption))</text>
             <text class="axis-label" transform="translate(16 \(n(midY))) rotate(-90)" \
             text-anchor="middle">\(Format.html(yLabel))</text>
@@ -164,7 +204,8 @@ struct LineChart {
                 out += "<circle cx=\"\(n(coords[0].0))\" cy=\"\(n(coords[0].1))\" r=\"3\" fill=\"\(s.color)\"/>\n"
             } else {
                 let list = coords.map { "\(n($0.0)),\(n($0.1))" }.joined(separator: " ")
-                out += "<polyline class=\"line\" points=\"\(list)\" stroke=\"\(s.color)\"/>\n"
+                let dash = s.dashed ? " stroke-dasharray=\"6 4\"" : ""
+                out += "<polyline class=\"line\" points=\"\(list)\" stroke=\"\(s.color)\"\(dash)/>\n"
             }
         }
         return out

@@ -110,8 +110,10 @@ public enum MetricsExposition {
         out.family("authload_open_connections", type: "gauge", help: "Client sockets open now, by kind: HTTP connections and WebSockets.")
         out.sample("authload_open_connections", ["kind": "http"], Double(run.openConnections))
         out.sample("authload_open_connections", ["kind": "websocket"], Double(run.openWebSockets))
-        out.family("authload_flow_gauge", type: "gauge", help: "A flow's own gauge, e.g. concurrent Streem refreshes.")
-        for gauge in run.gauges { out.sample("authload_flow_gauge", ["flow": gauge.flow, "name": gauge.name], Double(gauge.value)) }
+        // Named for what it counts, users of a flow in one activity at once: promtool rejects a name holding its type.
+        out.family(
+            "authload_flow_in_progress", type: "gauge", help: "Users of a flow in one of its activities at once, e.g. Streem refreshes.")
+        for gauge in run.gauges { out.sample("authload_flow_in_progress", ["flow": gauge.flow, "name": gauge.name], Double(gauge.value)) }
         out.family(
             "authload_dropped_arrivals", type: "counter",
             help: "Arrivals the generator did not start: at the maxUsers cap, late, or while saturated.")
@@ -120,9 +122,23 @@ public enum MetricsExposition {
         out.sample("authload_schedule_lag_max_seconds", [:], Double(snapshot.maxScheduleLagMicros) / 1e6)
         out.family("process_cpu_seconds", type: "counter", help: "CPU time of the authload process.")
         out.sample("process_cpu_seconds_total", [:], run.cpuSeconds)
-        out.family("authload_threshold_passing", type: "gauge", help: "1 while a threshold holds, 0 once it fails.")
-        for verdict in snapshot.thresholds {
-            out.sample("authload_threshold_passing", ["threshold": verdict.name, "path": verdict.path], verdict.passed ? 1 : 0)
+        // A pending threshold has no passing sample: 0 would read as a failure before anything has been judged.
+        let thresholds = zip(snapshot.thresholds, snapshot.thresholdStates)
+        out.family(
+            "authload_threshold_passing", type: "gauge",
+            help: "1 while a threshold holds, 0 once it fails; no sample while it is pending (not judged yet).")
+        for (verdict, state) in thresholds where state != .pending {
+            out.sample("authload_threshold_passing", ["threshold": verdict.name, "path": verdict.path], state == .passing ? 1 : 0)
+        }
+        out.family(
+            "authload_threshold_state", type: "gauge",
+            help: "1 for the state a threshold is in: pending until its first window settles, then passing or failing.")
+        for (verdict, current) in thresholds {
+            for state in ThresholdState.allCases {
+                out.sample(
+                    "authload_threshold_state", ["threshold": verdict.name, "path": verdict.path, "state": state.rawValue],
+                    state == current ? 1 : 0)
+            }
         }
         out.family("authload_elapsed_seconds", type: "gauge", help: "How long the run has gone on.")
         out.sample("authload_elapsed_seconds", [:], snapshot.elapsed.seconds)

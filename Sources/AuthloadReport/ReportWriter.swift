@@ -173,7 +173,7 @@ public struct ReportWriter {
     }
 
     /// A result whose time series authload's own parser reads (``IntervalRow/init(json:)``) and the rest
-    /// `JSONDecoder`: a long run's rows are most of the file and read five times faster so. Nil when the file is
+    /// `JSONDecoder`: a long run's rows are most of the file and read several times faster so. Nil when the file is
     /// not as authload writes it; the caller's `JSONDecoder` then says what is wrong.
     static func decodeRowsApart(_ parsed: JSONValue, decoder: JSONDecoder) -> RunResult? {
         guard case .object(let object) = parsed, let list = object["timeseries"]?.arrayValue else { return nil }

@@ -12,7 +12,7 @@ extension GCCSService.Options {
     /// ```
     public static func read(_ reader: ProfileReader) throws(ProfileError) -> Self {
         try reader.rejectUnknownKeys(allowed: [
-            "apiPrefix", "socketPath", "latency", "nodeDelay", "authTimeRemaining", "clientKey", "failureRate", "timeoutRate",
+            "apiPrefix", "socketPath", "queue", "latency", "nodeDelay", "authTimeRemaining", "clientKey", "failureRate", "timeoutRate",
             "busyRate", "cancelRaceRate", "stompErrorRate", "socketDropRate", "rejectRate", "verifyEncodedFields",
             "skipStatuses", "repeatStatuses", "secondaryAuthRate"
         ])

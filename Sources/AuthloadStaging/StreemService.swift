@@ -121,7 +121,7 @@ public final class StreemService: Sendable {
         guard code.count == 9, code.allSatisfy(\.isASCII), code.allSatisfy(\.isNumber) else {
             return .json(status: 400, ["error": "invitation codes are 9 digits"])
         }
-        // [M] Codes starting with 9 stand for unknown invitations.
+        // Ours, not Streem's: codes starting with 9 stand for unknown invitations, so a test can ask for a 404.
         guard !code.hasPrefix("9") else { return .json(status: 404, ["error": "unknown invitation"]) }
         if options.singleUseInvitations {
             let fresh = redeemed.withLock { redeemed in
@@ -211,7 +211,7 @@ public final class StreemService: Sendable {
         return .json(status: 200, ["streem_token": .string(mint(subject: subject, sessionExpires: now + options.sessionLifetime))])
     }
 
-    /// [M] Renews a Streem token within its session: the token may have expired, but its signature must
+    /// Renews a Streem token within its session (ours: the endpoint and its rules are not public): the token may have expired, but its signature must
     /// hold and its `session_exp` must be ahead.
     private func refresh(_ bearer: String?) -> HTTPResponse {
         guard let bearer, let claims = JWT.verifyHS256(bearer, key: key),

@@ -48,7 +48,7 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
     }
 
     // Inlined, with `send`, into the pool's `execute`: each async call level costs executor checks that
-    // take the task's status lock (the user's task prefers the loop); 14 → 10 per request with both.
+    // take the task's status lock (the user's task prefers the loop).
     @inline(__always)
     func execute(_ request: HTTPRequest, timeout: Duration, isolation: isolated (any Actor)?) async throws -> HTTPResponse {
         let address = try await route.readyAddress(isolation: isolation)

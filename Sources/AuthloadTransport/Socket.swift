@@ -245,7 +245,7 @@ enum Sockets {
     /// nothing is in flight to lose, and the server ends up with no state either way (the side that closes first
     /// is the one that waits). Without it, a generator that logs in thousands of times a second over a new
     /// connection each time holds tens of thousands of TIME_WAIT sockets, and the kernel's search for a free
-    /// local port at every connect grows with them (42 % of the generator's CPU at 50,000 users).
+    /// local port at every connect grows with them until it dominates the generator's CPU (docs/development.md).
     static func resetOnClose(_ fd: Int32) {
         var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
         setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))

@@ -26,10 +26,9 @@ final class SourceAddresses: Sendable {
     /// Whether a connect may leave the local address and port to the kernel: no source addresses are configured, and
     /// the process holds fewer client connections than `kernelPortsBelow`.
     ///
-    /// The kernel's search for a free port grows with the connections open to the same server (28 % of the
-    /// generator's CPU at 15,000, which is why authload hands out ports itself), but with a few hundred open it costs
-    /// less than the `SO_REUSEADDR` and `bind` of a port of our own: about 2 µs of a new connection's 50 µs against
-    /// nginx. Ports the kernel chose and ports handed out here may meet on one server address; the connect that
+    /// The kernel's search for a free port grows with the connections open to the same server (which is why authload
+    /// hands out ports itself), but with a few hundred open it costs less than the `SO_REUSEADDR` and `bind` of a port
+    /// of our own (docs/development.md, "Measured design choices"). Ports the kernel chose and ports handed out here may meet on one server address; the connect that
     /// finds its port taken tries the next.
     var leavesPortToKernel: Bool {
         addresses.isEmpty

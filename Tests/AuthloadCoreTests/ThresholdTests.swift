@@ -86,6 +86,34 @@ struct ThresholdRunTests {
         #expect((verdict.measured ?? 0) >= 0.2, "the worst window judged by the end of the run")
     }
 
+    @Test("live, a windowed threshold is pending until its first window settles and a whole-run throughput until the end")
+    func liveStates() async throws {
+        let transport = SimulatedTransport(clock: clock) { _, _ in ServiceReply(HTTPResponse(status: 200), after: .milliseconds(10)) }
+        var plan = RunPlan.closed(users: 5, rampUp: .seconds(10), duration: .seconds(300), think: .milliseconds(980))
+        plan.thresholds = [
+            Threshold(metric: "steps", bound: .percentile(99, max: .milliseconds(200)), window: .seconds(60), path: "thresholds[0]"),
+            Threshold(metric: "ping", bound: .throughput(min: 1), path: "thresholds[1]"),
+            Threshold(metric: "steps", bound: .errorRate(max: 0.01), path: "thresholds[2]")
+        ]
+        let runner = Runner(plan: plan, flows: [PingFlow()], transport: transport, endpoint: endpoint, clock: clock)
+        let start = clock.now
+        #expect(runner.collector.liveSnapshot().thresholdStates == [.pending, .pending, .pending], "nothing measured yet")
+        let run = Task { await runner.run() }
+        // The first window (10–70 s) settles once no flow started in it can still run: 120 s flow timeout later.
+        await clock.run(until: start.advanced(by: .seconds(150)), quiet: runner.control)
+        await clock.waitUntilQuiet(runner.control)
+        let early = runner.collector.liveSnapshot()
+        #expect(early.thresholdStates == [.pending, .pending, .passing])
+        #expect(!early.thresholds[0].passed, "the verdict alone would read as a failure")
+        await clock.run(until: start.advanced(by: .seconds(200)), quiet: runner.control)
+        await clock.waitUntilQuiet(runner.control)
+        #expect(runner.collector.liveSnapshot().thresholdStates == [.passing, .pending, .passing])
+        await clock.run(until: start.advanced(by: .seconds(300)), quiet: runner.control)
+        let outcome = await run.value
+        #expect(outcome.measured.thresholds.map(\.passed) == [true, true, true])
+        #expect(runner.collector.liveSnapshot().thresholdStates == [.passing, .passing, .passing], "after the run: the verdicts")
+    }
+
     @Test("whole-run error rate and throughput are judged against the run's totals")
     func wholeRunFigures() async throws {
         let transport = SimulatedTransport(clock: clock) { request, _ in ServiceReply(HTTPResponse(status: 200), after: .milliseconds(10)) }

@@ -23,6 +23,21 @@ struct UserFeederTests {
         #expect(UserFeeder().identity(for: 0) == UserIdentity(username: "user0", password: "demo-password"))
     }
 
+    @Test("{iteration} and {iteration:W} fill the user's flow iteration; only such a template varies by iteration")
+    func iterationTemplates() throws {
+        let feeder = UserFeeder(templates: ["invitationCode": "1{n:5}{iteration:3}", "companyCode": "acme", "tag": "{iteration}-{n}"])
+        #expect(feeder.identity(for: 42)["invitationCode"] == "100042000", "iteration 0 by default")
+        #expect(feeder.identity(for: 42, iteration: 7)["invitationCode"] == "100042007")
+        #expect(feeder.identity(for: 3, iteration: 12)["tag"] == "12-3")
+        #expect(feeder.variesByIteration)
+        #expect(feeder.variesByIteration("invitationCode"))
+        #expect(!feeder.variesByIteration("companyCode"))
+        #expect(!UserFeeder(templates: ["invitationCode": "1{n:8}"]).variesByIteration)
+        let csv = try UserFeeder.csv(Self.csv, fileName: "users.csv", assignment: .sequential)
+        #expect(!csv.variesByIteration("invitationCode"), "a CSV column gives a user one value")
+        #expect(UserFeeder.problem(inTemplate: "1{n:5}{iteration:65}") == "{iteration:65} pads to more than 64 digits")
+    }
+
     // Found with the profile fuzz harness (Fuzz/run.sh profile): `{n:99999999999}` passed validation and then made
     // every user's identity allocate about 100 GB, so the first user crashed the run.
     @Test(

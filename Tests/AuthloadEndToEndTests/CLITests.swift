@@ -52,12 +52,20 @@ struct CLITests {
         #expect(captured.out == HelpText.text(for: nil)! + "\n")
     }
 
+    @Test("the overview says serve serves every flow, as serve's own help does")
+    func serveOverview() {
+        let overview = HelpText.text(for: nil)!
+        #expect(overview.contains("\n  serve              Start the embedded staging server (all four flows)\n"))
+        for flow in ["FCSDK login", "Okta IDX", "GCCS", "Streem"] { #expect(HelpText.text(for: "serve")!.contains(flow)) }
+    }
+
     @Test(
         "usage mistakes exit 64 with one line that says what to fix",
         arguments: [
             (["run"], "error: missing PROFILE (a JSON file, e.g. Profiles/demo.json)"),
             (["run", "x.json", "--users", "0"], "error: --users: must be a whole number greater than 0, found \"0\""),
             (["run", "x.json", "--duration", "soon"], "error: --duration: \"soon\" is not a duration (write e.g. 30s, 2m, 1h)"),
+            (["run", "x.json", "--duration", "0s"], "error: --duration: must be longer than 0s, found \"0s\""),
             (["launch"], "error: unknown command \"launch\" (commands: run, validate, serve, report, compare, merge, help)"),
             (["serve", "--cert-out", "cert.pem"], "error: --cert-out needs --tls (a plain HTTP server has no certificate)"),
             (
@@ -153,7 +161,8 @@ struct CLITests {
             (
                 #"{"name": "g", "kind": "gccs-auth"}"#, #"{"gccs": {"failRate": 0.1}}"#,
                 "target.embedded.gccs.failRate: unknown field (expected one of: apiPrefix, authTimeRemaining, busyRate, cancelRaceRate, "
-                    + "clientKey, failureRate, latency, nodeDelay, rejectRate, repeatStatuses, secondaryAuthRate, skipStatuses, socketDropRate, socketPath, "
+                    + "clientKey, failureRate, latency, nodeDelay, queue, rejectRate, repeatStatuses, secondaryAuthRate, skipStatuses, "
+                    + "socketDropRate, socketPath, "
                     + "stompErrorRate, timeoutRate, verifyEncodedFields)"
             )
         ])
@@ -174,7 +183,33 @@ struct CLITests {
             let captured = Captured()
             let code = await Authload.main(["validate", directory.appendingPathComponent(file).path], console: captured.console)
             #expect(code == .success, "\(file): \(captured.err)")
+            #expect(captured.err.isEmpty, "\(file) warns: \(captured.err)")
         }
+    }
+
+    @Test(
+        "validate warns when a closed-model invitation flow redeems the same single-use code at every iteration",
+        arguments: [
+            (#""users": 5, "duration": "1m""#, "1{n:8}", true),
+            (#""users": 5, "duration": "1m""#, "1{n:5}{iteration:3}", false),
+            (#""model": "open", "arrivalRate": "5/s", "duration": "1m""#, "1{n:8}", false)
+        ])
+    func singleUseInvitationWarning(load: String, code: String, warns: Bool) async throws {
+        let path = try temporaryFile(
+            "invite.json",
+            """
+            {"name": "invite", "target": {"embedded": {}}, "load": {\(load)},
+             "users": {"fields": {"invitationCode": "\(code)"}},
+             "flows": [{"name": "fcsdk", "kind": "fcsdk-login"}, {"name": "streem", "kind": "streem-session", "hold": "10s"}],
+             "timeouts": {"flow": "1m"}}
+            """)
+        let captured = Captured()
+        #expect(await Authload.main(["validate", path], console: captured.console) == .success, "a warning, not a refusal")
+        let expected =
+            "warning: flows[1] (streem): invitationCode is single-use, but each user sends the same one at every iteration, "
+            + "so a server that enforces it answers 410 from a user's second iteration on; give it a template with {iteration}, "
+            + "e.g. \"invitationCode\": \"1{n:5}{iteration:3}\"\n"
+        #expect(captured.err == (warns ? expected : ""))
     }
 }
 

@@ -13,7 +13,7 @@ struct CompareTests {
 
     /// A 30 s virtual-time run of two flows — `login` (POST /login) and `health` (GET /health, 5 ms) —
     /// with the login taking `login`; returns the report directory.
-    func runReport(login: Duration) async throws -> String {
+    func runReport(login: Duration, users: Int = 4, digest: String = "0123456789abcdef") async throws -> String {
         let clock = ManualClock()
         let transport = SimulatedTransport(clock: clock) { request, _ in
             ServiceReply(HTTPResponse(status: 200), after: request.path == "/login" ? login : .milliseconds(5))
@@ -25,7 +25,7 @@ struct CompareTests {
         healthOptions.path = "/health"
         let plan = RunPlan(
             name: "nightly", target: .url(TargetURL(endpoint: endpoint)),
-            load: LoadPlan(users: 4, duration: .seconds(30), thinkTime: .fixed(.milliseconds(500))),
+            load: LoadPlan(users: users, duration: .seconds(30), thinkTime: .fixed(.milliseconds(500))),
             flows: [
                 FlowPlan(name: "login", kind: "http", options: ProfileReader(path: "flows[0]", value: .null)),
                 FlowPlan(name: "health", kind: "http", options: ProfileReader(path: "flows[1]", value: .null))
@@ -35,7 +35,11 @@ struct CompareTests {
             plan: plan, flows: [HTTPRequestFlow(options: loginOptions), HTTPRequestFlow(options: healthOptions)],
             transport: transport, endpoint: endpoint, clock: clock)
         let outcome = await clock.drive(runner.control) { await runner.run() }
-        let result = RunResultBuilder.build(plan: plan, outcome: outcome, startedAt: Date(), endedAt: Date(), target: "in process")
+        let record = PlanRecord(
+            profileDigest: digest, overrides: [], seed: 1, windowsFromSeconds: 0, windowsUntilSeconds: 30, commonStartEpochSeconds: nil,
+            startedAtEpochSeconds: 0, load: PlannedLoad(plan.load))
+        let result = RunResultBuilder.build(
+            plan: plan, record: record, outcome: outcome, startedAt: Date(), endedAt: Date(), target: "in process")
         let directory = try scratchDirectory("compare")
         try ReportWriter.write(result, to: directory)
         return directory
@@ -60,6 +64,36 @@ struct CompareTests {
         #expect(
             await Authload.main(["compare", base + "/result.json", slower, "--p50", "40%", "--p99", "0.4"], console: tolerant.console)
                 == .success)
+    }
+
+    @Test("runs under different load are refused with exit 64 naming what differs; --force compares them and says so")
+    func differentLoad() async throws {
+        let base = try await runReport(login: .milliseconds(10), users: 4)
+        let fewer = try await runReport(login: .milliseconds(10), users: 2, digest: "fedcba9876543210")
+        let refused = Captured()
+        #expect(await Authload.main(["compare", base, fewer], console: refused.console) == .usage)
+        #expect(refused.out.isEmpty, "no table")
+        let line = try #require(refused.err.split(separator: "\n").first.map(String.init))
+        #expect(
+            line == "error: BASE and NEW ran different load (users 4 → 2): their latencies and errors differ for that alone; "
+                + "--force compares them anyway")
+
+        let forced = Captured()
+        #expect(await Authload.main(["compare", base, fewer, "--force"], console: forced.console) == .success)
+        #expect(
+            forced.out.hasPrefix(
+                "plans differ (base → new) — compared anyway (--force): a regression below may be the load's doing:\n"
+                    + "  users 4 → 2\n  profile file digest 0123456789abcdef → fedcba9876543210\n\n"), "\(forced.out)")
+        #expect(forced.out.contains("login.request "), "the table follows")
+    }
+
+    @Test("a different profile file under the same load is said above the table, and compared")
+    func differentProfileSameLoad() async throws {
+        let base = try await runReport(login: .milliseconds(10))
+        let edited = try await runReport(login: .milliseconds(10), digest: "fedcba9876543210")
+        let captured = Captured()
+        #expect(await Authload.main(["compare", base, edited], console: captured.console) == .success)
+        #expect(captured.out.hasPrefix("plans differ (base → new):\n  profile file digest 0123456789abcdef → fedcba9876543210\n\n"))
     }
 
     @Test("a run compared with itself has no regression and exits 0")
@@ -112,6 +146,7 @@ struct CompareTests {
         #expect(
             captured.out.hasPrefix(
                 "USAGE: authload compare BASE NEW [--p50 T] [--p99 T] [--error-rate T] [--min-delta D] [--profile FILE]\n"))
+        #expect(captured.out.contains("  --force             Compare runs whose load differs all the same\n"))
         #expect(HelpText.text(for: nil)!.contains("\n  compare BASE NEW   Compare two runs' result.json; exit 2 on a regression\n"))
     }
 }

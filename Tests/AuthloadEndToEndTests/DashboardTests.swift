@@ -52,6 +52,26 @@ struct DashboardTests {
         #expect(checked.status == 0, "\(checked.output)")
     }
 
+    /// The thresholds panel: its query and the texts its values map to.
+    static func thresholdsPanel() throws -> (expression: String, texts: [String: String]) {
+        let data = try #require(FileManager.default.contents(atPath: dashboard))
+        let panels = try #require(try JSONValue.parse(Array(data))["panels"]?.arrayValue)
+        let panel = try #require(panels.first { $0["title"]?.stringValue?.hasPrefix("Thresholds") == true })
+        let expression = try #require(panel["targets"]?[0]?["expr"]?.stringValue)
+        let options = try #require(panel["fieldConfig"]?["defaults"]?["mappings"]?[0]?["options"]?.objectValue)
+        return (expression, Dictionary(options.map { ($0.key, $0.value["text"]?.stringValue ?? "") }) { first, _ in first })
+    }
+
+    @Test("the thresholds panel shows pending apart from passing and failing, from authload_threshold_state")
+    func thresholdsPanelShowsPending() throws {
+        let panel = try Self.thresholdsPanel()
+        #expect(panel.expression.contains("authload_threshold_state"))
+        for state in ThresholdState.allCases {
+            #expect(panel.expression.contains("state=\"\(state.rawValue)\""), "\(state) is not queried")
+        }
+        #expect(panel.texts == ["1": "passing", "2": "pending", "3": "failing"])
+    }
+
     @Test("every query names only metrics authload exposes")
     func queriesNameExposedMetrics() throws {
         let data = try #require(FileManager.default.contents(atPath: Self.dashboard))

@@ -44,6 +44,34 @@ struct FCSDKFlowTests {
         #expect(Self.staging.fcsdk.activeSessions == 0)
     }
 
+    @Test("logoutPath names where the session ends, {sessionid} standing for it; a profile's is read and checked")
+    func logoutPathOption() async throws {
+        let seen = Locked<[String]>([])
+        var options = FCSDKLoginFlow.Options()
+        options.logoutPath = "/sessions/{sessionid}/end"
+        let (outcome, _) = await runOnce(options: options) { request, _ in
+            seen.withLock { $0.append("\(request.method) \(request.target)") }
+            if request.method == "DELETE" {
+                let ok = request.target.hasPrefix("/sessions/") && request.target.hasSuffix("/end")
+                return ServiceReply(HTTPResponse(status: ok ? 200 : 404))
+            }
+            return Self.staging.respond(to: request)
+        }
+        #expect(outcome == .ok)
+        let logout = try #require(seen.withLock { $0 }.last)
+        #expect(logout.hasPrefix("DELETE /sessions/") && logout.hasSuffix("/end") && !logout.contains("{sessionid}"))
+
+        func plan(_ options: String) throws -> FlowPlan {
+            FlowPlan(
+                name: "login", kind: "fcsdk-login",
+                options: ProfileReader(path: "flows[0]", value: try JSONValue.parse(Array(options.utf8))))
+        }
+        let flow = try FlowCatalog.make(plan(#"{"logoutPath": "/sessions/{sessionid}/end"}"#), target: "")
+        #expect((flow as? FCSDKLoginFlow)?.options.logoutPath == "/sessions/{sessionid}/end")
+        #expect(FCSDKLoginFlow.Options().logoutPath == nil, "by default {loginPath}/id/{sessionid}")
+        #expect(throws: ProfileError.self) { try FlowCatalog.make(plan(#"{"logoutPath": "/sessions/end"}"#), target: "") }
+    }
+
     @Test(
         "classifies each server answer to login",
         arguments: [

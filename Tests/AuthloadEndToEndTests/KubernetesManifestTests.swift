@@ -55,6 +55,22 @@ struct KubernetesManifestTests {
         #expect(IsolatedPython.run(python, ["-m", "kubernetes_validate", "--strict", broken]).status != 0, "a misspelt field fails")
     }
 
+    @Test("every pod runs as the image's user, uid 10001, with fsGroup 10001, so the shards can write /reports")
+    func podsCanWriteReports() throws {
+        let dockerfile = try String(contentsOfFile: Self.directory.appendingPathComponent("Dockerfile").path, encoding: .utf8)
+        #expect(dockerfile.contains("--uid 10001 --gid 10001"))
+        #expect(dockerfile.contains("\nUSER 10001:10001\n"))
+        for name in ["shards-job.yaml", "merge-job.yaml", "reports-pod.yaml"] {
+            let document = try #require(Self.documents(name).first)
+            let pod = try #require(document["kind"]?.stringValue == "Pod" ? document["spec"] : document["spec"]?["template"]?["spec"])
+            let context = pod["securityContext"]
+            #expect(context?["fsGroup"]?.intValue == 10001, "\(name)")
+            #expect(context?["runAsUser"]?.intValue == 10001, "\(name)")
+            #expect(context?["runAsGroup"]?.intValue == 10001, "\(name)")
+            #expect(context?["runAsNonRoot"]?.boolValue == true, "\(name)")
+        }
+    }
+
     @Test("the shards' and the merge's commands, run as the manifests give them, make one merged report; shard exit 2 completes the pod")
     func commandsRunLocally() async throws {
         let job = try #require(Self.documents("shards-job.yaml").first)

@@ -1,4 +1,5 @@
 import AuthloadCLI
+import AuthloadCore
 import Foundation
 import Testing
 
@@ -227,6 +228,41 @@ struct ProfileSchemaTests {
             let checked = try JSONSchemaTool.validate(
                 schema: Self.schemaPath, [try temporaryFile("rejected.json", String(decoding: data, as: UTF8.self))])
             #expect(checked.status != 0, "\(name): the schema accepted it")
+        }
+    }
+
+    @Test("every profile option docs/protocols.md names as what changes one of authload's own choices is in the schema")
+    func protocolsNameRealOptions() throws {
+        let doc = try String(contentsOf: packageRoot.appendingPathComponent("docs/protocols.md"), encoding: .utf8)
+        let schema = try JSONValue.parse(Array(try Data(contentsOf: URL(fileURLWithPath: Self.schemaPath))))
+        /// Every property name anywhere in the schema.
+        func properties(_ value: JSONValue) -> Set<String> {
+            if let array = value.arrayValue { return array.reduce(into: []) { $0.formUnion(properties($1)) } }
+            guard let object = value.objectValue else { return [] }
+            var names = Set<String>()
+            for (key, child) in object {
+                if key == "properties", let fields = child.objectValue { names.formUnion(fields.map(\.key)) }
+                names.formUnion(properties(child))
+            }
+            return names
+        }
+        let known = properties(schema)
+        let named = doc.matches(of: try Regex(#"`(?:flows\[\]|target\.embedded\.[a-z]+)\.([A-Za-z]+)`"#)).map {
+            String(doc[$0.range]).split(separator: ".").last!.dropLast()
+        }
+        #expect(named.count >= 12, "each of authload's choices names its option")
+        for option in named { #expect(known.contains(String(option)), "docs/protocols.md names \(option), which no profile has") }
+        #expect(!doc.contains("Published rtCodes"), "the embedded server's rtCodes are ours")
+    }
+
+    @Test("no document uses a marker it does not define: where a fact comes from is said in words")
+    func noUndefinedMarkers() throws {
+        let docs = packageRoot.appendingPathComponent("docs")
+        let files = try FileManager.default.contentsOfDirectory(atPath: docs.path).filter { $0.hasSuffix(".md") }
+        #expect(files.contains("flows.md") && files.contains("staging-server.md"))
+        for file in files {
+            let text = try String(contentsOf: docs.appendingPathComponent(file), encoding: .utf8)
+            #expect(!text.contains("[M]"), "\(file)")
         }
     }
 }

@@ -1,10 +1,11 @@
-import AuthloadCLI
 import AuthloadCore
 import AuthloadReport
 import AuthloadTransport
 import AuthloadWire
 import Foundation
 import Testing
+
+@testable import AuthloadCLI
 
 /// Prometheus and promtool from Debian's `prometheus` package, which `.ci/run` installs.
 enum PrometheusTools {
@@ -16,6 +17,25 @@ enum PrometheusTools {
     static let promtool = find("promtool")
     /// Run when installed, or when CI demands it (and the tests then fail on its absence).
     static let enabled = (prometheus != nil && promtool != nil) || Interop.required
+
+    /// `promtool check metrics` of an exposition: its exit status and what it said.
+    static func check(_ exposition: String, promtool: String) throws -> (status: Int32, report: String) {
+        let checked = Process()
+        checked.executableURL = URL(fileURLWithPath: promtool)
+        checked.arguments = ["check", "metrics"]
+        // From a file, not a pipe: a large exposition would fill the pipe before promtool's output is read.
+        let path = try temporaryFile("exposition.txt", exposition)
+        let input = try #require(FileHandle(forReadingAtPath: path))
+        defer { try? input.close() }
+        let output = Pipe()
+        checked.standardInput = input
+        checked.standardOutput = output
+        checked.standardError = output
+        try checked.run()
+        let report = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        checked.waitUntilExit()
+        return (checked.terminationStatus, report)
+    }
 
     /// A port nothing listens on right now.
     static func freePort(_ group: EventLoopGroup) throws -> Int {
@@ -96,8 +116,8 @@ struct PrometheusTests {
         let step = try #require(result.metrics.first { $0.id == MetricID(flow: "login", step: "login") })
 
         /// The one value of an instant query over the run (counters only grow: their maximum is the final value).
-        func query(_ promQL: String) async throws -> Double {
-            let target = "/api/v1/query?query=" + PercentEncoding.encode(promQL)
+        func query(_ promQL: String, at time: String? = nil) async throws -> Double {
+            let target = "/api/v1/query?query=" + PercentEncoding.encode(promQL) + (time.map { "&time=" + $0 } ?? "")
             let response = try await api.execute(HTTPRequest(method: "GET", target: target), timeout: .seconds(5))
             let body = try JSONValue.parse(response.body)
             let value = try #require(
@@ -116,6 +136,14 @@ struct PrometheusTests {
         let reported = Double(step.p99Micros) / 1e6
         #expect(abs(bucket(estimate) - bucket(reported)) <= 1, "Prometheus p99 \(estimate) s, report p99 \(reported) s")
         #expect(try await query(#"max_over_time(authload_threshold_passing[5m])"#) == 1)
+        // The dashboard's own thresholds query, as it stood 2 s ago (in the linger, before the target went away).
+        let stamp = String(Date().timeIntervalSince1970 - 2)
+        #expect(try await query(DashboardTests.thresholdsPanel().expression, at: stamp) == 1, "passing")
+        // The scrape config's example join: authload_run_info lends its labels to another series.
+        let scrapeConfig = try String(
+            contentsOf: DashboardTests.deploy.appendingPathComponent("prometheus/prometheus.yml"), encoding: .utf8)
+        let join = try #require(scrapeConfig.split(separator: "\n").first { $0.contains("group_left") })
+        #expect(try await query(String(join.drop { $0 == "#" || $0 == " " }), at: stamp) > 0, "flows per second, by shard")
     }
 
     @Test("the exposition of a real run passes promtool check metrics and holds no secret of the profile or the server")
@@ -148,19 +176,40 @@ struct PrometheusTests {
         for secret in ["hunter2-secret-pw", "agent0", "sessionid"] {
             #expect(!exposition.contains(secret), "\(secret) leaked into the exposition")
         }
-        let checked = Process()
-        checked.executableURL = URL(fileURLWithPath: promtool)
-        checked.arguments = ["check", "metrics"]
-        let input = Pipe()
-        let output = Pipe()
-        checked.standardInput = input
-        checked.standardOutput = output
-        checked.standardError = output
-        try checked.run()
-        input.fileHandleForWriting.write(Data(exposition.utf8))
-        try input.fileHandleForWriting.close()
-        let report = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        checked.waitUntilExit()
-        #expect(checked.terminationStatus == 0, "promtool: \(report)")
+        let checked = try PrometheusTools.check(exposition, promtool: promtool)
+        #expect(checked.status == 0, "promtool: \(checked.report)")
+    }
+
+    @Test("the exposition of every shipped profile, each series with a success and a failure, passes promtool check metrics")
+    func promtoolEveryShippedProfile() throws {
+        let promtool = try #require(PrometheusTools.promtool, "AUTHLOAD_REQUIRE_INTEROP=1, but no promtool: apt-get install prometheus")
+        let directory = packageRoot.appendingPathComponent("Profiles")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.hasSuffix(".json") && !$0.hasSuffix(".schema.json")
+        }
+        #expect(files.contains("mixed.json"))
+        let group = try EventLoopGroup(loops: 1)
+        defer { group.shutdown() }
+        for file in files.sorted() {
+            let profile = try LoadedProfile.load(directory.appendingPathComponent(file).path)
+            // Nothing is sent: the runner only builds the series, thresholds and gauges the profile's flows name.
+            let runner = Runner(
+                plan: profile.plan, flows: profile.flows, transport: SocketTransport(group: group),
+                endpoint: Endpoint(host: "127.0.0.1", port: 9), clock: ContinuousClock())
+            var snapshot = runner.collector.liveSnapshot()
+            snapshot.series = snapshot.series.map { _ in
+                var samples = MetricSamples()
+                samples.record(latencyMicros: 20_000, outcome: .ok)
+                samples.record(latencyMicros: 3_000_000, outcome: Outcome(.httpError, "503"))
+                return samples
+            }
+            let gauges = zip(profile.plan.flows, profile.flows).flatMap { plan, flow in
+                flow.gauges.keys.map { (flow: plan.name, name: $0, value: 1) }
+            }
+            let exposition = MetricsExposition.render(
+                snapshot, run: .init(profile: profile.plan.name, version: HelpText.version, gauges: gauges), format: .prometheus)
+            let checked = try PrometheusTools.check(exposition, promtool: promtool)
+            #expect(checked.status == 0, "\(file): promtool: \(checked.report)")
+        }
     }
 }

@@ -57,6 +57,22 @@ struct GCCSFlowTests {
         #expect(host.pendingEvents == 0)
     }
 
+    @Test("the status queue is an option on both sides, read from the profile; a client subscribed elsewhere gets no status")
+    func queueOption() async throws {
+        let (host, _) = staging { $0.paths.queue = "/topic/auth-status" }
+        let result = await FlowProbe.run(flow { $0.paths.queue = "/topic/auth-status" }, name: "gccs", host: host)
+        #expect(result.outcome == .ok, "\(result.measured.errors)")
+        let (defaultQueue, _) = staging { $0.paths.queue = "/topic/auth-status" }
+        let refused = await FlowProbe.run(flow(), name: "gccs", host: defaultQueue)
+        #expect(refused.outcome != .ok, "the server refuses a subscription to /user/queue")
+
+        let reader = ProfileReader(path: "flows[0]", value: try JSONValue.parse(Array(#"{"queue": "/topic/auth-status"}"#.utf8)))
+        #expect(try GCCSPaths.read(reader).queue == "/topic/auth-status")
+        #expect(GCCSPaths().queue == "/user/queue")
+        let bad = ProfileReader(path: "flows[0]", value: try JSONValue.parse(Array(#"{"queue": "user/queue"}"#.utf8)))
+        #expect(throws: ProfileError.self) { try GCCSPaths.read(bad) }
+    }
+
     @Test("statuses the server never pushes are counted missing, statuses it repeats counted duplicate; neither fails the flow")
     func missingAndDuplicateStatuses() async throws {
         let (host, _) = staging {

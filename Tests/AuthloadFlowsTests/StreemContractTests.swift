@@ -98,6 +98,55 @@ struct StreemContractTests {
         #expect(result.elapsed < .seconds(6), "the session ends when the 5 s token does, not after the 20 s hold")
     }
 
+    /// The embedded server at other paths, as a stack that names them otherwise would serve it; records what was asked.
+    final class RenamedPaths: HTTPService {
+        let server: StagingServer
+        let seen = Locked<[String]>([])
+
+        init(_ server: StagingServer) { self.server = server }
+
+        func respond(to request: HTTPRequest) -> ServiceReply {
+            var request = request
+            seen.withLock { $0.append("\(request.method) \(request.target)") }
+            let parts = request.target.split(separator: "/").map(String.init)
+            switch parts.first {
+            case "invites": request.target = "/v1/invitations/\(parts[1])/redeem"
+            case "tenants": request.target = "/v1/companies/\(parts[1])/openid-configuration"
+            case "session-tokens": request.target = "/v1/streem-tokens"
+            case "bye": request.target = "/v1/sessions/logout"
+            default: break
+            }
+            return server.respond(to: request)
+        }
+    }
+
+    @Test("the login, exchange and logout paths are options: a stack that names them otherwise is driven unchanged")
+    func pathOptions() async throws {
+        for login in StreemSessionFlow.Login.allCases {
+            let (_, server) = staging()
+            let renamed = RenamedPaths(server)
+            let result = await FlowProbe.run(
+                flow {
+                    $0.login = login
+                    $0.hold = .fixed(.seconds(3))
+                    $0.redeemPath = "/invites/{code}"
+                    $0.configurationPath = "/tenants/{company}"
+                    $0.exchangePath = "/session-tokens"
+                    $0.logoutPath = "/bye"
+                }, name: "streem", host: InProcessHost(clock: clock, service: renamed), flowTimeout: .seconds(60),
+                identity: login == .invitation ? invitee : technician)
+            #expect(result.outcome == .ok, "\(login): \(result.measured.errors)")
+            let seen = renamed.seen.withLock { $0 }
+            let expected = login == .invitation ? ["POST /invites/123456789"] : ["GET /tenants/acme", "POST /session-tokens"]
+            for request in expected + ["POST /bye"] { #expect(seen.contains(request), "\(login): \(seen)") }
+            #expect(!seen.contains { $0.contains("/v1/") && !$0.contains("/v1/me") && !$0.contains("refresh") }, "\(seen)")
+        }
+        let reader = ProfileReader(path: "flows[0]", value: try JSONValue.parse(Array(#"{"redeemPath": "/invites"}"#.utf8)))
+        #expect {
+            try StreemSessionFlow.read(reader, basePath: "")
+        } throws: { ($0 as? ProfileError)?.description == "flows[0].redeemPath: must hold {code}, where the invitation code goes" }
+    }
+
     @Test("refreshPath is served by the embedded server and read from the profile")
     func refreshPathOption() async throws {
         let reader = ProfileReader(

@@ -98,4 +98,45 @@ struct StreemLoadTests {
             "peak \(storm.flow.refreshes.peak) without jitter, \(spread.flow.refreshes.peak) with it")
         #expect(isNear(storm.p99("refresh"), latency) && isNear(spread.p99("refresh"), latency))
     }
+
+    /// 10 users each running about 10 one-second invitation sessions against a server that lets a code be redeemed once.
+    func singleUseRun(invitationCode template: String) async -> RunOutcome {
+        let clock = ManualClock()
+        var staging = StagingConfiguration()
+        staging.streem.singleUseInvitations = true
+        staging.streem.latency = .fixed(.milliseconds(10))
+        let server = StagingServer(configuration: staging, now: { testEpoch + clock.now.offset })
+        var options = StreemSessionFlow.Options()
+        options.hold = .fixed(.seconds(1))
+        options.callInterval = .seconds(1)
+        let plan = RunPlan(
+            name: "streem", target: .url(TargetURL(endpoint: Endpoint(host: "staging", port: 80))),
+            load: LoadPlan(users: 10, duration: .seconds(20), thinkTime: .fixed(.seconds(1))),
+            flows: [FlowPlan(name: "streem", kind: "streem-session", options: ProfileReader(path: "flows[0]", value: .null))],
+            users: UserFeeder(templates: ["invitationCode": template]),
+            timeouts: Timeouts(step: .seconds(10), flow: .seconds(30)))
+        let runner = Runner(
+            plan: plan, flows: [StreemSessionFlow(options: options)], transport: SimulatedTransport(clock: clock, service: server),
+            endpoint: Endpoint(host: "staging", port: 80), clock: clock)
+        let task = Task { await runner.run() }
+        await clock.run(until: clock.now.advanced(by: .seconds(20)), quiet: runner.control)
+        return await task.value
+    }
+
+    @Test(
+        "single-use invitations: with {iteration} in the template every iteration redeems a code of its own; without it, the second gets 410"
+    )
+    func singleUseInvitations() async throws {
+        let redeem = MetricID(flow: "streem", step: "redeem")
+        let fresh = await singleUseRun(invitationCode: "1{n:5}{iteration:3}")
+        let redeemed = try #require(fresh.measured.metrics.first { $0.id == redeem })
+        #expect(redeemed.count >= 50, "several iterations per user")
+        #expect(redeemed.errors == 0)
+
+        let reused = await singleUseRun(invitationCode: "1{n:8}")
+        let refused = try #require(reused.measured.metrics.first { $0.id == redeem })
+        #expect(refused.count >= 50)
+        #expect(refused.errors == refused.count - 10, "only each user's first redemption succeeds")
+        #expect(reused.measured.errors.contains { $0.id == redeem && $0.detail == "410 invitation already redeemed" })
+    }
 }

@@ -46,6 +46,33 @@ struct ChartTests {
         #expect(scale.hint == hint)
     }
 
+    @Test("a logarithmic axis runs from power of ten to power of ten, each decade the same height, zero on its floor")
+    func logarithmicAxis() {
+        let scale = AxisScale.logarithmic(0.2, 30_005)
+        #expect(scale.lower == 0.1 && scale.upper == 100_000)
+        #expect(scale.ticks.map(\.label) == ["0.1", "1", "10", "100", "1,000", "10,000", "100,000"])
+        let decade = scale.position(10, from: 0, to: 600) - scale.position(1, from: 0, to: 600)
+        #expect(abs(decade - 100) < 1e-9)
+        #expect(abs(scale.position(1_000, from: 0, to: 600) - scale.position(100, from: 0, to: 600) - decade) < 1e-9)
+        #expect(scale.position(0, from: 0, to: 600) == 0)
+        #expect(scale.position(1e9, from: 0, to: 600) == 600)
+        let flat = AxisScale.logarithmic(5, 5)
+        #expect(flat.lower == 1 && flat.upper == 10)
+    }
+
+    @Test("a legend too long for one row wraps, and the chart grows by the rows it added")
+    func legendWraps() throws {
+        var chart = LineChart(title: "gccs", yLabel: "ms")
+        chart.series = (0..<24).map { ChartSeries(name: "CompleteVerificationOfNodes \($0)", color: "#000", points: [(0, 1), (1, 2)]) }
+        let svg = chart.render()
+        let rows = Set(svg.matches(of: /<text class="legend" x="[0-9.]+" y="([0-9.]+)"/).map { String($0.1) })
+        #expect(rows.count > 1, "several legend rows")
+        let viewBox = try #require(svg.firstMatch(of: /viewBox="0 0 960 ([0-9.]+)"/))
+        #expect(Double(String(viewBox.1)) == 300 + 20 * Double(rows.count - 1))
+        let xs = svg.matches(of: /<text class="legend" x="([0-9.]+)"/).compactMap { Double(String($0.1)) }
+        #expect(xs.allSatisfy { $0 < 960 }, "no entry starts past the chart's edge")
+    }
+
     @Test("a single point gets an axis around it rather than a zero-width one")
     func singlePointAxis() {
         let scale = AxisScale.elapsed(0, 0)

@@ -98,6 +98,41 @@ enum Fixtures {
         )
     }
 
+    /// The mixed profile's flows and steps, every cell at its widest: six-figure counts, double-digit error
+    /// rates, a held session's 30 s latencies beside sub-millisecond steps, OK and KO figures apart.
+    static func mixed() -> RunResult {
+        let flows: [(String, [String])] = [
+            ("login", ["login", "logout"]),
+            (
+                "mfa",
+                ["interact", "introspect", "identify", "password", "select-authenticator", "answer", "skip", "token", "retry", "restart"]
+            ),
+            (
+                "gccs",
+                [
+                    "auth", "connect", "nodes", "CreateChannel", "CreateChannel gap", "SelectNodes", "SelectNodes gap",
+                    "StartVerificationOfNodes", "StartVerificationOfNodes gap", "CompleteVerificationOfNodes",
+                    "CompleteVerificationOfNodes gap", "complete", "AuthCompleted", "AuthCompleted gap", "token", "cancel",
+                    "AuthCanceled", "AuthCanceled gap", "disconnect", "duplicate status", "missing status"
+                ]
+            ),
+            ("streem", ["redeem", "call", "refresh", "logout", "expired", "relogin", "session-ended"]),
+            ("streem-openid", ["openid-configuration", "token", "exchange", "call", "refresh", "logout", "expired", "relogin"])
+        ]
+        var result = run(name: "mixed")
+        result.metrics = flows.flatMap { flow, steps in
+            ([nil] + steps.map(Optional.some)).map { step in
+                var summary = split(
+                    Fixtures.summary(flow, step, count: 123_456, errors: 12_345, base: 30_005_000),
+                    ok: [30_005_000, 120_020_000], failed: [30_005_000, 120_020_000])
+                summary.event = step.map { $0.first!.isUppercase || $0.contains(" ") || $0 == "expired" || $0 == "relogin" }
+                summary.httpRequests = step == nil ? 1_234_567 : nil
+                return summary
+            }
+        }
+        return result
+    }
+
     /// The shapes that tend to produce NaN or infinity in charts.
     enum Edge: String, CaseIterable, CustomTestStringConvertible {
         case emptyTimeseries = "empty time series"

@@ -77,7 +77,7 @@ struct HTMLReportTests {
             let value = try #require(Double(text), "\(text) is not a number")
             #expect(value.isFinite)
         }
-        #expect(html.components(separatedBy: "<svg").count - 1 == 3 + ModelFlows.count(edge.result))
+        #expect(html.components(separatedBy: "<svg").count - 1 == 2 + ModelFlows.count(edge.result) + ModelFlows.distributions(edge.result))
     }
 
     @Test("an empty run shows 'No data' in its charts instead of lines")
@@ -113,7 +113,7 @@ struct HTMLReportTests {
         result.metrics[0].histogram = "garbage"
         let html = HTMLReport.render(result)
         #expect(html.contains("The histogram of login could not be read"))
-        #expect(html.contains("Latency by percentile"))
+        #expect(html.contains("login: latency by percentile"), "its steps are still plotted")
     }
 
     @Test("request totals count steps, not the flow rows that repeat them")
@@ -149,7 +149,92 @@ struct HTMLReportTests {
         #expect(decoded.peaks == run.peaks)
     }
 
+    @Test("a flow whose every iteration outlasted the time series' wait says so in its empty chart, not 'No samples'")
+    func heldSessionChart() throws {
+        var run = Fixtures.run()
+        // mfa's iterations all finished late: the totals have them, the interval rows do not.
+        run.timeseries = run.timeseries.map { row in
+            var row = row
+            row.metrics.removeAll { $0.id == MetricID(flow: "mfa", step: nil) }
+            return row
+        }
+        let html = HTMLReport.render(run)
+        let chart = try #require(html.range(of: "<title>mfa latency (whole flow)</title>").map { html[$0.upperBound...] })
+        let svg = chart[..<(chart.range(of: "</svg>")?.upperBound ?? chart.endIndex)]
+        #expect(svg.contains("No per-interval figures: each of the 40 iterations"))
+        #expect(svg.contains("as a held session does"))
+        #expect(!svg.contains(">No samples<"))
+    }
+
+    @Test("the latency distribution is one chart per flow, its steps beside it, on a logarithmic axis")
+    func distributionPerFlow() throws {
+        var run = Fixtures.run()
+        // A 30 s held session beside 8 ms requests: on a linear axis the requests would lie on zero.
+        run.metrics[3] = Fixtures.summary("mfa", nil, count: 40, errors: 0, base: 30_000_000)
+        run.metrics[4] = Fixtures.summary("mfa", "verify", count: 40, errors: 0, base: 8_000)
+        let (charts, problems) = HTMLReport.distributionCharts(ReportModel(run))
+        #expect(problems.isEmpty)
+        #expect(charts.map(\.title) == ["login: latency by percentile", "mfa: latency by percentile"])
+        #expect(charts[1].series.map(\.name) == ["mfa (whole flow)", "verify"])
+        let svg = charts[1].render()
+        for label in [">10<", ">100<", ">1,000<", ">10,000<", ">100,000<"] { #expect(svg.contains(label), "\(label)") }
+        #expect(svg.contains("ms (log scale)"))
+    }
+
+    @Test("the flows table of a mixed run, every cell at its widest, fits a 1280 px window without scrolling")
+    func tableFitsLaptopWidth() throws {
+        let html = HTMLReport.render(Fixtures.mixed())
+        let section = try #require(html.range(of: "<h2>Flows and steps</h2>").map { html[$0.upperBound...] })
+        let table = section[..<(section.range(of: "</table>")?.lowerBound ?? section.endIndex)]
+        let body = try #require(table.range(of: "<tbody>").map { table[$0.upperBound...] })
+        // The narrowest each column can be: its widest number, or its longest word where text may wrap.
+        var widths: [Double] = []
+        for row in body.components(separatedBy: "</tr>") {
+            let cells = row.components(separatedBy: "<td").dropFirst().map { cell -> (text: String, wraps: Bool) in
+                (Self.text(of: "<td" + cell), cell.hasPrefix(" class=\"text"))
+            }
+            for (column, cell) in cells.enumerated() {
+                let words = cell.wraps ? cell.text.split(separator: " ").map(String.init) : [cell.text]
+                let width = words.map(Self.estimatedWidth).max() ?? 0
+                if column == widths.count { widths.append(width) } else { widths[column] = max(widths[column], width) }
+            }
+        }
+        #expect(widths.count == 16)
+        let layout = HTMLReport.Layout.self
+        let padding = Double(2 * layout.cellPadding)
+        let needed = widths.reduce(0) { $0 + $1 + padding } + Double(layout.stepIndent)
+        // The window, less the page's side padding and a vertical scrollbar.
+        let available = Double(min(1280, layout.maxWidth) - 2 * layout.sidePadding - 15)
+        #expect(needed <= available, "the table needs \(Int(needed)) px of \(Int(available))")
+        let css = HTMLReport.stylesheet
+        #expect(css.contains("td.text { white-space: normal; overflow-wrap: anywhere; }"), "names wrap")
+        #expect(css.contains("padding: 5px \(layout.cellPadding)px"))
+        #expect(css.contains("font-size: \(layout.tableFontSize)px"))
+    }
+
     // MARK: Helpers
+
+    /// A cell's text without its tags and with its entities as the one character they stand for.
+    static func text(of cell: String) -> String {
+        let stripped = cell.replacingOccurrences(of: "<[^>]*>", with: " ", options: .regularExpression)
+        return stripped.replacingOccurrences(of: "&[a-z#0-9]+;", with: "x", options: .regularExpression)
+            .split(separator: " ").joined(separator: " ")
+    }
+
+    /// Width in pixels at the table's font size, bold, from Helvetica's advance widths (Liberation Sans and
+    /// Arial share them): digits and most letters 0.56 em, punctuation and spaces 0.28 em, `%` 0.89 em, the
+    /// widest capitals and `m`, `w` 0.83 em.
+    static func estimatedWidth(_ text: String) -> Double {
+        let em = Double(HTMLReport.Layout.tableFontSize) * 1.05
+        return text.reduce(0) { width, character in
+            switch character {
+            case ".", ",", " ", ":", "'", "i", "l", "j", "f", "t", "I", "(", ")", "/": width + 0.28 * em
+            case "%", "m", "w", "M", "W": width + 0.89 * em
+            case "A"..."Z": width + 0.72 * em
+            default: width + 0.56 * em
+            }
+        }
+    }
 
     /// Every numeric attribute value inside the SVG charts.
     static func svgNumbers(_ html: String) -> [String] {
@@ -169,5 +254,10 @@ enum ModelFlows {
         let flows = ReportModel(result).flows
         let steps = result.metrics.filter { $0.id.step != nil && $0.count > 0 && flows.contains($0.id.flow) }.count
         return max(1, flows.count + steps)
+    }
+
+    /// One latency-distribution chart per flow with samples; one empty chart when none has any.
+    static func distributions(_ result: RunResult) -> Int {
+        max(1, Set(result.metrics.filter { $0.count > 0 }.map(\.id.flow)).count)
     }
 }

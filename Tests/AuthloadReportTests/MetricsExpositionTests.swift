@@ -52,9 +52,42 @@ struct MetricsExpositionTests {
         #expect(text.contains("authload_dropped_arrivals_total 2"))
         #expect(text.contains("authload_schedule_lag_max_seconds 0.0015"))
         #expect(text.contains("process_cpu_seconds_total 1.5"))
-        #expect(text.contains(#"authload_flow_gauge{flow="streem",name="concurrent refreshes"} 3"#))
+        #expect(text.contains(#"authload_flow_in_progress{flow="streem",name="concurrent refreshes"} 3"#))
         #expect(text.contains(#"authload_threshold_passing{path="thresholds[0]",threshold="login p99 ≤ 1s \"quoted\""} 1"#))
         #expect(!text.contains("# EOF"))
+    }
+
+    @Test("a pending threshold has no passing sample, and its state says pending; a judged one reads 1 or 0")
+    func pendingThreshold() {
+        var snapshot = Self.snapshot()
+        var failing = snapshot.thresholds[0]
+        failing.name = "login p50 ≤ 1ms"
+        failing.path = "thresholds[1]"
+        failing.passed = false
+        var pending = failing
+        pending.name = "login p99 ≤ 1s (1m windows)"
+        pending.path = "thresholds[2]"
+        snapshot.thresholds += [failing, pending]
+        snapshot.thresholdStates = [.passing, .failing, .pending]
+        let text = MetricsExposition.render(snapshot, run: Self.info, format: .prometheus).split(separator: "\n").map(String.init)
+        let passing = text.filter { $0.hasPrefix("authload_threshold_passing{") }
+        #expect(passing.count == 2)
+        #expect(passing.contains(#"authload_threshold_passing{path="thresholds[1]",threshold="login p50 ≤ 1ms"} 0"#))
+        #expect(!passing.contains { $0.contains("thresholds[2]") })
+        #expect(text.contains(#"authload_threshold_state{path="thresholds[2]",state="pending",threshold="login p99 ≤ 1s (1m windows)"} 1"#))
+        #expect(text.contains(#"authload_threshold_state{path="thresholds[2]",state="failing",threshold="login p99 ≤ 1s (1m windows)"} 0"#))
+        #expect(text.contains(#"authload_threshold_state{path="thresholds[1]",state="failing",threshold="login p50 ≤ 1ms"} 1"#))
+        #expect(text.filter { $0.hasPrefix("authload_threshold_state{") }.count == 9, "every state of every threshold")
+    }
+
+    @Test("no family is named after its type, as promtool check metrics requires")
+    func namesHoldNoType() {
+        for line in lines(.prometheus) where line.hasPrefix("# TYPE ") {
+            let name = line.split(separator: " ")[2]
+            for type in ["gauge", "counter", "histogram", "summary"] {
+                #expect(!name.contains(type), "\(name) holds its type")
+            }
+        }
     }
 
     @Test("error details per series are bounded: the most frequent kept, the rest summed as other")

@@ -17,6 +17,10 @@ public protocol Flow: Sendable {
     /// a profile whose users lack one is refused before the run.
     var userFields: Set<String> { get }
 
+    /// Columns among ``userFields`` a server accepts only once (an invitation code, redeemed at every login): a
+    /// user that runs the flow again needs a new value, from a template with `{iteration}`; `validate` warns otherwise.
+    var singleUseFields: Set<String> { get }
+
     /// Gauges the flow keeps across all its users, by name (`concurrent refreshes`); each peak is reported.
     var gauges: [String: ConcurrencyGauge] { get }
 
@@ -27,6 +31,7 @@ public protocol Flow: Sendable {
 extension Flow {
     public var eventSteps: Set<String> { [] }
     public var userFields: Set<String> { [] }
+    public var singleUseFields: Set<String> { [] }
     public var gauges: [String: ConcurrencyGauge] { [:] }
 }
 

@@ -28,6 +28,8 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
     let recorder: MetricsRecorder
     let catalog: MetricCatalog
     let hooks: RunHooks
+    /// A user template holds `{iteration}`: each iteration fills the user's identity again.
+    let identityVariesByIteration: Bool
 
     /// - Parameters:
     ///   - flows: one implementation per `plan.flows` entry, in the same order.
@@ -50,6 +52,7 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         self.clock = clock
         self.control = control
         self.hooks = hooks
+        self.identityVariesByIteration = plan.users.variesByIteration
         // As many recording shards as threads that record: each thread then writes to its own (see Transport.userThreads).
         let shards = transport.userThreads
         self.health = GeneratorHealth(interval: plan.interval, shardCount: shards ?? 8)
@@ -85,9 +88,9 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
     ///
     /// Specialized for `ContinuousClock`, which every real run uses: the engine below it (scheduling, turns, flow
     /// contexts) then runs as concrete code instead of looking up generic metadata every flow iteration. Flows are not:
-    /// specializing their `run` too saved another 2.5 % of the generator's user CPU per request against nginx, but
-    /// a specialized async frame keeps every local of the function while it waits, and users waiting inside a flow (a
-    /// login's hold, a GCCS status stream) took 3–9 KB more each (50,000 users: 359 MB against 321 MB).
+    /// a specialized async frame keeps every local of the function while it waits, so every user waiting inside a flow
+    /// (a login's hold, a GCCS status stream) would hold kilobytes more for a small saving of CPU (the figures are in
+    /// docs/development.md, "Measured design choices").
     @_specialize(exported:true,where C == ContinuousClock)
     public func run() async -> RunOutcome {
         let start = clock.now
@@ -179,6 +182,11 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
             client = transport.makeClient(for: endpoint)
         }
         defer { if sharedClient == nil, plan.connectionLifetime == .iteration { client.shutdown() } }
+        // Data a server accepts once (an invitation code) differs per iteration only when its template says so.
+        if identityVariesByIteration, user.iterations > 0 {
+            user.identity = plan.users.identity(for: user.index, iteration: user.iterations)
+        }
+        user.iterations += 1
         let flowStart = due ?? now ?? clock.now
         let context = FlowContext(
             clock: clock, client: client, stepTimeout: plan.timeouts.step, deadline: flowStart.advanced(by: plan.timeouts.flow),

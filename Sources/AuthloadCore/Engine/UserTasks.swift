@@ -2,9 +2,9 @@
 /// grace period runs out, and wait for them to end.
 ///
 /// Not children of a task group: a group keeps its children in a list that each ending child is looked up in,
-/// so with thousands of users mid-flow every flow's end walked thousands of entries (44 % of the generator's CPU
-/// with 50,000 users, 15,000 of them holding a session). Here starting and ending a task costs the same however
-/// many run.
+/// so with thousands of users mid-flow every flow's end walked thousands of entries, and that came to dominate the
+/// generator's CPU (docs/development.md, "Measured design choices"). Here starting and ending a task costs the same
+/// however many run.
 final class UserTasks: Sendable {
     private struct State {
         var tasks: [Int: Task<Void, Never>] = [:]

@@ -7,7 +7,11 @@
 public actor VirtualUser {
     /// The user's number, 0-based; it picks the identity and the metrics shard.
     public nonisolated let index: Int
-    public nonisolated let identity: UserIdentity
+    /// The user's data for its current flow iteration: filled once, or again for each iteration when a template
+    /// holds `{iteration}` (``UserFeeder/variesByIteration``).
+    public internal(set) var identity: UserIdentity
+    /// Flow iterations this user has begun before the current one: the `{iteration}` of its templates.
+    public internal(set) var iterations = 0
     public var cookies = CookieJar()
     /// The FCSDK session token of the current login, if any.
     public var sessionID: String?

@@ -27,6 +27,8 @@ public final class Collector: Sendable {
         var generator: [Int: IntervalHealth] = [:]
         /// Every interval's generator figures so far, added up (the worst lag, all drops).
         var generatorTotals = IntervalHealth()
+        /// ``finish(lastInterval:activeUsers:duration:)`` has judged the thresholds: live states are the verdicts.
+        var finished = false
     }
 
     public let catalog: MetricCatalog
@@ -108,11 +110,11 @@ public final class Collector: Sendable {
     public func liveSnapshot() -> LiveSnapshot {
         let catalog = self.catalog
         return state.withLock { state in
-            LiveSnapshot(
+            let verdicts = state.thresholds.verdicts(cumulative: state.cumulative, duration: state.live.elapsed, abortedBy: state.abortedBy)
+            return LiveSnapshot(
                 ids: catalog.ids, events: catalog.ids.indices.map(catalog.isEvent), series: state.cumulative,
-                activeUsers: state.live.activeUsers,
-                thresholds: state.thresholds.verdicts(
-                    cumulative: state.cumulative, duration: state.live.elapsed, abortedBy: state.abortedBy),
+                activeUsers: state.live.activeUsers, thresholds: verdicts,
+                thresholdStates: state.thresholds.states(of: verdicts, finished: state.finished),
                 droppedArrivals: state.generatorTotals.dropped, maxScheduleLagMicros: state.generatorTotals.maxLagMicros,
                 elapsed: state.live.elapsed)
         }
@@ -173,6 +175,7 @@ public final class Collector: Sendable {
             let last = max(lastInterval, state.window.keys.max() ?? 0)
             Self.finalize(upTo: last + 1, state: &state, catalog: catalog, interval: intervalSeconds, keeping: keptHistograms)
             state.thresholds.settle(before: last + 1)
+            state.finished = true
             return Self.measured(
                 state, catalog: catalog, duration: duration,
                 capacity: state.stages?.report(catalog: catalog, thresholds: state.thresholds), lateWait: lateWait)

@@ -1,7 +1,7 @@
 /// Time-series rows read straight from parsed JSON.
 ///
 /// A long run's rows are most of its `result.json` (an hour of 1 s intervals with 20 series is about 10 MB),
-/// and `JSONDecoder` reads them about five times slower than authload's own parser, which matters to a
+/// and `JSONDecoder` reads them several times slower than authload's own parser, which matters to a
 /// merge of many shards. These initializers read what `Codable` writes; they return nil on anything
 /// else, and the caller then lets `JSONDecoder` read the file and say what is wrong with it.
 extension IntervalRow {

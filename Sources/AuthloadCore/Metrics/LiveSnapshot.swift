@@ -10,6 +10,8 @@ public struct LiveSnapshot: Sendable {
     public var activeUsers: Int
     /// Each threshold as the run stands now (windows judged so far; the rest over what has been measured).
     public var thresholds: [ThresholdVerdict]
+    /// Each threshold's state, in the order of ``thresholds``: pending until it can be judged.
+    public var thresholdStates: [ThresholdState]
     /// Arrivals dropped so far, and the worst schedule lag seen (open model and stages).
     public var droppedArrivals: Int
     public var maxScheduleLagMicros: Int
@@ -18,13 +20,15 @@ public struct LiveSnapshot: Sendable {
 
     public init(
         ids: [MetricID], events: [Bool], series: [MetricSamples], activeUsers: Int, thresholds: [ThresholdVerdict],
-        droppedArrivals: Int, maxScheduleLagMicros: Int, elapsed: Duration
+        thresholdStates: [ThresholdState]? = nil, droppedArrivals: Int, maxScheduleLagMicros: Int, elapsed: Duration
     ) {
         self.ids = ids
         self.events = events
         self.series = series
         self.activeUsers = activeUsers
         self.thresholds = thresholds
+        // Without states given, each verdict is taken as judged.
+        self.thresholdStates = thresholdStates ?? thresholds.map { $0.passed ? .passing : .failing }
         self.droppedArrivals = droppedArrivals
         self.maxScheduleLagMicros = maxScheduleLagMicros
         self.elapsed = elapsed

@@ -16,11 +16,14 @@ public struct PlanRecord: Codable, Sendable, Equatable {
     public var commonStartEpochSeconds: Double?
     /// When interval 0 began, seconds since 1970: how shards without a common start are lined up.
     public var startedAtEpochSeconds: Double
+    /// The load planned, for `authload compare`; nil in results written before it was recorded.
+    public var load: PlannedLoad?
 
     public init(
         profileDigest: String, overrides: [String], seed: UInt64, windowsFromSeconds: Double, windowsUntilSeconds: Double,
-        commonStartEpochSeconds: Double?, startedAtEpochSeconds: Double
+        commonStartEpochSeconds: Double?, startedAtEpochSeconds: Double, load: PlannedLoad? = nil
     ) {
+        self.load = load
         self.profileDigest = profileDigest
         self.overrides = overrides
         self.seed = seed

@@ -22,6 +22,8 @@ public struct ThresholdEvaluator: Sendable {
         var worst: (value: Double, start: Int)?
         /// The value of the newest early window, for `abortOnFail`.
         var latest: Double?
+        /// A deciding window has been judged: until then a windowed threshold is pending.
+        var judgedWindow = false
     }
 
     /// One interval's pooled samples of one threshold, kept small while they wait to be settled.
@@ -160,6 +162,7 @@ public struct ThresholdEvaluator: Sendable {
                 let window = entries[position].window!
                 let start = index - window.length + 1
                 guard window.isFull, judged.contains(start), judged.contains(index) else { continue }
+                entries[position].judgedWindow = true
                 let value = Self.value(
                     of: entries[position].threshold.bound, count: window.count, errors: window.errors,
                     histogram: window.histogram, seconds: Double(window.length) * intervalSeconds)
@@ -217,6 +220,19 @@ public struct ThresholdEvaluator: Sendable {
                 verdict.percentile = p
             }
             return verdict
+        }
+    }
+
+    /// Where each threshold stands, given its verdict so far (``verdicts(cumulative:duration:abortedBy:)``, in the
+    /// same order): pending until it can be judged, then passing or failing; once the run has finished, the verdict.
+    func states(of verdicts: [ThresholdVerdict], finished: Bool) -> [ThresholdState] {
+        zip(entries, verdicts).map { entry, verdict in
+            let judged: ThresholdState = verdict.passed ? .passing : .failing
+            if finished { return judged }
+            if judgedAnyWindow(entry) { return entry.judgedWindow ? judged : .pending }
+            // A whole-run throughput divides by the whole run: before the end it only reads the ramp-up as too slow.
+            if case .throughput = entry.threshold.bound { return .pending }
+            return verdict.measured == nil ? .pending : judged
         }
     }
 

@@ -1,7 +1,9 @@
 /// Where each virtual user's identity comes from: templates, or the rows of a CSV file.
 ///
 /// A template is a text where `{n}` stands for the user's number (0-based) and `{n:9}` for it padded
-/// with zeros to 9 digits; any column may have one (`"invitationCode": "1{n:8}"`). A CSV file gives
+/// with zeros to 9 digits; any column may have one (`"invitationCode": "1{n:8}"`). `{iteration}` (and
+/// `{iteration:3}`) stands for the user's flow iteration (0-based), for data a server accepts only once: an
+/// invitation code is redeemed by every iteration, so `"1{n:5}{iteration:3}"` gives each its own. A CSV file gives
 /// each user a row: in order and wrapping round (`sequential`), a seeded random row (`random`), or a
 /// row of its own (`unique`, which refuses to start more users than there are rows).
 ///
@@ -67,13 +69,14 @@ public struct UserFeeder: Sendable, Equatable {
         return table.rows.count
     }
 
-    /// The identity of user number `index` (0-based).
+    /// The identity of user number `index` (0-based) in its flow iteration `iteration` (0-based; it matters only
+    /// to templates with `{iteration}`, see ``variesByIteration``).
     ///
     /// - Precondition: under `unique` assignment, `index` is below ``capacity`` (checked by ``check(users:flowsNeeding:)``).
-    public func identity(for index: Int) -> UserIdentity {
+    public func identity(for index: Int, iteration: Int = 0) -> UserIdentity {
         switch source {
         case .templates(let templates):
-            return UserIdentity(fields: templates.mapValues { Self.fill($0, n: index) })
+            return UserIdentity(fields: templates.mapValues { Self.fill($0, n: index, iteration: iteration) })
         case .table(let table, _):
             let row: Int
             switch assignment {
@@ -87,6 +90,23 @@ public struct UserFeeder: Sendable, Equatable {
             }
             return UserIdentity(fields: Dictionary(uniqueKeysWithValues: zip(table.header, table.rows[row])))
         }
+    }
+
+    /// Some template holds `{iteration}`: a user's identity must be filled again for each of its iterations.
+    public var variesByIteration: Bool {
+        guard case .templates(let templates) = source else { return false }
+        return templates.keys.contains { variesByIteration($0) }
+    }
+
+    /// The column's value changes from one of a user's iterations to the next (a template with `{iteration}`);
+    /// false for a CSV column, which gives a user one value for the whole run.
+    public func variesByIteration(_ column: String) -> Bool {
+        guard case .templates(let templates) = source, let template = templates[column] else { return false }
+        var varies = false
+        Self.forEachPart(of: template) { part in
+            if case .iteration = part { varies = true }
+        }
+        return varies
     }
 
     /// Fails when a flow needs a column the users lack, or a unique feeder has fewer rows than `users`.
@@ -120,25 +140,33 @@ public struct UserFeeder: Sendable, Equatable {
     public static func problem(inTemplate template: String) -> String? {
         var problem: String?
         forEachPart(of: template) { part in
-            if case .number(let width) = part, width > maxTemplateWidth, problem == nil {
+            guard problem == nil else { return }
+            switch part {
+            case .number(let width) where width > maxTemplateWidth:
                 problem = "{n:\(width)} pads to more than \(maxTemplateWidth) digits"
+            case .iteration(let width) where width > maxTemplateWidth:
+                problem = "{iteration:\(width)} pads to more than \(maxTemplateWidth) digits"
+            default: break
             }
         }
         return problem
     }
 
-    /// Replaces `{n}` with `n` and `{n:W}` with `n` zero-padded to W digits.
-    static func fill(_ template: String, n: Int) -> String {
-        guard template.contains("{n") else { return template }
+    /// Replaces `{n}` with `n`, `{iteration}` with `iteration`, and `{n:W}`, `{iteration:W}` with them
+    /// zero-padded to W digits.
+    static func fill(_ template: String, n: Int, iteration: Int = 0) -> String {
+        guard template.contains("{") else { return template }
         var result = ""
+        func padded(_ value: Int, _ width: Int) -> String {
+            let digits = String(value)
+            // Clamped as well as checked by the profile reader, so a template built in code cannot exhaust memory either.
+            return String(repeating: "0", count: max(0, min(width, maxTemplateWidth) - digits.count)) + digits
+        }
         forEachPart(of: template) { part in
             switch part {
-            case .text(let text):
-                result += text
-            case .number(let width):
-                let digits = String(n)
-                // Clamped as well as checked by the profile reader, so a template built in code cannot exhaust memory either.
-                result += String(repeating: "0", count: max(0, min(width, maxTemplateWidth) - digits.count)) + digits
+            case .text(let text): result += text
+            case .number(let width): result += padded(n, width)
+            case .iteration(let width): result += padded(iteration, width)
             }
         }
         return result
@@ -148,19 +176,22 @@ public struct UserFeeder: Sendable, Equatable {
         case text(Substring)
         /// `{n}` (width 0) or `{n:W}`.
         case number(width: Int)
+        /// `{iteration}` (width 0) or `{iteration:W}`.
+        case iteration(width: Int)
     }
 
-    /// Splits a template into literal text and user-number tokens; a `{` that starts no token is text.
+    /// Splits a template into literal text and tokens; a `{` that starts no token is text.
     private static func forEachPart(of template: String, _ body: (TemplatePart) -> Void) {
         var rest = Substring(template)
         while let brace = rest.firstIndex(of: "{") {
             body(.text(rest[..<brace]))
             let token = rest[brace...].prefix { $0 != "}" }
-            let tokenBody = token.dropFirst() // "n" or "n:9"
-            if token.endIndex < rest.endIndex, tokenBody.first == "n" {
-                let width = tokenBody == "n" ? 0 : tokenBody.hasPrefix("n:") ? Int(tokenBody.dropFirst(2)) : nil
-                if let width {
-                    body(.number(width: width))
+            let tokenBody = token.dropFirst() // "n", "n:9", "iteration" or "iteration:3"
+            if token.endIndex < rest.endIndex {
+                let parts = tokenBody.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+                let width = parts.count == 1 ? 0 : Int(parts[1])
+                if let width, parts[0] == "n" || parts[0] == "iteration" {
+                    body(parts[0] == "n" ? .number(width: width) : .iteration(width: width))
                     rest = rest[rest.index(after: token.endIndex)...]
                     continue
                 }

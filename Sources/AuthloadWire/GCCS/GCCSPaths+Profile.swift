@@ -1,7 +1,7 @@
 import AuthloadCore
 
 extension GCCSPaths {
-    /// Reads the optional `apiPrefix` and `socketPath` of a GCCS section (the flow's or the staging service's).
+    /// Reads the optional `apiPrefix`, `socketPath` and `queue` of a GCCS section (the flow's or the staging service's).
     public static func read(_ reader: ProfileReader) throws(ProfileError) -> GCCSPaths {
         var paths = GCCSPaths()
         if let r = try reader.optional("apiPrefix") {
@@ -13,6 +13,10 @@ extension GCCSPaths {
         if let r = try reader.optional("socketPath") {
             paths.socket = try r.string()
             guard paths.socket.hasPrefix("/") else { throw r.error("must start with '/'") }
+        }
+        if let r = try reader.optional("queue") {
+            paths.queue = try r.string()
+            guard paths.queue.hasPrefix("/") else { throw r.error("must start with '/', e.g. \"/user/queue\"") }
         }
         return paths
     }
