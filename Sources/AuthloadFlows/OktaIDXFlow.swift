@@ -36,7 +36,7 @@ public struct OktaIDXFlow: Flow {
         public var scope = "openid profile offline_access"
         /// The methods the user picks from, most wanted first (`factor` in a profile is the one-item form).
         public var factors: [Factor] = [.email, .sms, .voice, .totp]
-        /// [M] The code the staging service sends by email or SMS: a test-only convention, since a load
+        /// Ours: the code the staging service sends by email or SMS: a test-only convention, since a load
         /// tool cannot read real mailboxes.
         public var passcode = "123456"
         /// Start again from interact when the server says the state handle expired.

@@ -10,10 +10,10 @@ extension OktaIDXService {
     static let invalidRequest = IDXMessage(key: IDXMessageKey.invalidRequest, text: "The request is not valid in this state.")
     static let answerInvalid = IDXMessage(key: IDXMessageKey.answerInvalid, text: "Your answer doesn't match our records.")
 
-    /// [M] The authenticator id of a method: one email authenticator, one phone authenticator for SMS and voice.
+    /// Ours: the authenticator id of a method: one email authenticator, one phone authenticator for SMS and voice.
     static func authenticatorID(_ method: String) -> String { method == "email" ? "aut-email" : "aut-phone" }
     static let passwordAuthenticatorID = "aut-password"
-    /// [M] The one question the staging org asks.
+    /// Ours: the one question the staging org asks.
     static let questionKey = "disliked_food"
 
     /// The transaction's current state as ION, optionally with an ERROR on the passcode field or at the top.

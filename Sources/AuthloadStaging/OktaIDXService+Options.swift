@@ -54,7 +54,7 @@ extension OktaIDXService {
         public var clientID: String?
         /// When set, the password every user must give; otherwise any non-empty one passes.
         public var password: String?
-        /// [M] The code "sent" by email or SMS; the flow's `passcode` must match.
+        /// Ours: the code "sent" by email or SMS; the flow's `passcode` must match.
         public var passcode = "123456"
         /// When set, the answer every user must give to the security question; otherwise any non-empty one passes.
         public var securityAnswer: String?

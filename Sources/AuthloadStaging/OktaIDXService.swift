@@ -10,7 +10,7 @@ import Foundation
 /// and one factor — a code by email, SMS or voice, or the security question — in its own order and shape, until
 /// `successWithInteractionCode` hands out an `interaction_code`, redeemable once, with the matching code
 /// verifier, at `{issuer}/v1/token`.
-/// [M] The code sent "by email or SMS" is `passcode` from the options, so a load tool can answer it.
+/// Ours: the code sent "by email or SMS" is `passcode` from the options, so a load tool can answer it.
 ///
 /// The behaviours of §B.6 are options: the policy shape, the factors offered, a per-endpoint request budget
 /// answered 429 with Okta's `X-Rate-Limit-*` headers (ION on `/challenge/answer`), a share of answers

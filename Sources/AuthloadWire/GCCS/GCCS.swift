@@ -49,10 +49,10 @@ public enum GCCSResultCode {
 /// The `authType` that `auth/nodes` answers: which authentication the app performs on the device after the nodes
 /// verify, before it completes (docs/protocols.md, GCCS).
 public enum GCCSAuthType {
-    /// [ours] The node verification alone: the app completes with `isSecondaryCertification: false`. Every other value
+    /// Ours: the node verification alone: the app completes with `isSecondaryCertification: false`. Every other value
     /// asks the app for its secondary authentication (biometrics, a PIN) and `true`; the real codes are not public.
     public static let nodesOnly = 1
-    /// [ours] The value the staging service sends when it asks for a secondary authentication.
+    /// Ours: the value the staging service sends when it asks for a secondary authentication.
     public static let secondary = 2
 
     /// Whether the app must perform (and report) a secondary authentication for `authType`.

@@ -45,14 +45,14 @@ public struct IDXPaths: Sendable, Equatable {
 public enum IDXMessageKey {
     public static let passcodeInvalid = "api.authn.error.PASSCODE_INVALID"
     public static let sessionExpired = "idx.session.expired"
-    /// [I] what Okta answers a wrong password with.
+    /// What Okta answers a wrong password with (inferred from its SDKs, not documented).
     public static let incorrectPassword = "incorrectPassword"
-    /// [I] an identifier the org does not know.
+    /// An identifier the org does not know (inferred from its SDKs, not documented).
     public static let unknownUser = "idx.unknown.user"
     public static let answerInvalid = "authfactor.challenge.question_factor.answer_invalid"
-    /// [M] the ERROR a rate-limited `/challenge/answer` carries in its ION body (Okta's error code E0000047).
+    /// Ours: the ERROR a rate-limited `/challenge/answer` carries in its ION body (Okta's error code E0000047).
     public static let rateLimited = "E0000047"
-    /// [M] a remediation call the state does not allow, or a form without its required fields.
+    /// Ours: a remediation call the state does not allow, or a form without its required fields.
     public static let invalidRequest = "api.idx.invalid.request"
 }
 
