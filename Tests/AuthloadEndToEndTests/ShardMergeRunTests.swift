@@ -51,20 +51,24 @@ struct ShardMergeRunTests {
         defer { server.close() }
         let path = try temporaryFile("sharded.json", profile("http://127.0.0.1:\(server.port)"))
         let reports = (path as NSString).deletingLastPathComponent + "/reports"
-        // Plain processes, waited for one by one: four children that end at the same instant (they share a start and a
-        // length) are what a Kubernetes Job's pods do, and nothing here reads their output (--quiet).
+        // Plain processes: four children that end at the same instant (they share a start and a length) are what a
+        // Kubernetes Job's pods do, and nothing here reads their output (--quiet). Each is waited for through its
+        // termination handler: `waitUntilExit` from a task missed a child's end now and then on a loaded machine.
         let shards = try (0..<4).map { index in
             let process = Process()
             process.executableURL = authloadBinary
             process.arguments = ["run", path, "--shard", "\(index)/4", "--start-at", "+3s", "--out", "\(reports)/shard-\(index)", "--quiet"]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
+            let exited = AsyncFlag()
+            process.terminationHandler = { _ in exited.set() }
             try process.run()
-            return process
+            return (process, exited)
         }
-        let exits = shards.map { shard in
-            shard.waitUntilExit()
-            return shard.terminationStatus
+        var exits: [Int32] = []
+        for (shard, exited) in shards {
+            await exited.wait()
+            exits.append(shard.terminationStatus)
         }
         let served = log.staging.accessLog.total
         let merge = try RunningAuthload(["merge", reports, "--out", "\(reports)/merged"])
