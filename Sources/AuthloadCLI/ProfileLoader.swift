@@ -45,7 +45,7 @@ struct LoadedProfile {
                 staging = try StagingConfiguration.read(options)
                 basePath = ""
             }
-            if let invalid = SocketTransportConfiguration.invalidSourceAddress(in: plan.sourceAddresses) {
+            if let invalid = SocketTransportConfiguration.invalidSourceAddress(in: plan.connections.sourceAddresses) {
                 throw ProfileError(
                     "connections.sourceAddresses[\(invalid.index)]",
                     "\"\(invalid.address)\" is not a numeric IPv4 or IPv6 address (e.g. \"127.0.0.2\")")
@@ -67,7 +67,7 @@ struct LoadedProfile {
     /// Reads `target.tls`'s files, once, and checks that OpenSSL can use them: an unreadable or malformed one
     /// is a profile error naming the key and the file, before any connection fails over it.
     static func tlsConfiguration(_ plan: RunPlan, readFile: (String) -> String?) throws(ProfileError) -> TLSClientConfiguration {
-        let tls = plan.tls
+        let tls = plan.connections.tls
         func read(_ key: String, _ file: String?) throws(ProfileError) -> String? {
             guard let file else { return nil }
             guard let text = readFile(file) else {
@@ -75,7 +75,7 @@ struct LoadedProfile {
             }
             return text
         }
-        var configuration = TLSClientConfiguration(insecureSkipVerify: plan.insecureSkipTLSVerify)
+        var configuration = TLSClientConfiguration(insecureSkipTLSVerify: tls.insecureSkipTLSVerify)
         if let ca = try read("caFile", tls.caFile) {
             configuration.trustedCertificatesPEM = [ca]
             configuration.trustsSystemRoots = tls.addSystemRoots

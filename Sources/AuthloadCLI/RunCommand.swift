@@ -23,26 +23,15 @@ struct RunCommand {
         // A certificate that every connection would fail over ends the run before it starts, in one line that names
         // the cause and the profile key to set: a soak should not spend its hours collecting the same TLS error.
         if case .url = plan.target,
-            let failure = await TLSProbe.failure(connectingTo: endpoint, configuration: profile.tls, timeout: plan.timeouts.connect)
+            let failure = await TLSProbe.failure(
+                connectingTo: endpoint, configuration: profile.tls, timeout: plan.connections.connectTimeout)
         {
             throw CLIError("TLS to \(endpoint) failed: \(failure) (\(failure.profileAdvice))", exitCode: .runError)
         }
 
-        let sharedConnections: Int?
-        let idleTimeout: Duration
-        switch plan.connections {
-        case .perUser(let idle): (sharedConnections, idleTimeout) = (nil, idle)
-        case .shared(let size): (sharedConnections, idleTimeout) = (size, .seconds(30))
-        }
         let transport = SocketTransport(
-            group: group,
-            configuration: SocketTransportConfiguration(
-                connectTimeout: plan.timeouts.connect, idleTimeout: idleTimeout,
-                tls: profile.tls,
-                sourceAddresses: plan.sourceAddresses),
-            sharedConnections: sharedConnections)
-        for warning in profile.warnings { console.err("warning: \(warning)\n") }
-        let verificationOff = endpoint.tls && plan.insecureSkipTLSVerify
+            group: group, configuration: SocketTransportConfiguration(connections: plan.connections, tls: profile.tls))
+        let verificationOff = endpoint.tls && plan.connections.tls.insecureSkipTLSVerify
         if verificationOff {
             console.err("warning: TLS certificate verification is off for \(endpoint) (insecureSkipTLSVerify)\n")
         }

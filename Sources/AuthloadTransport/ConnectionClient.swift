@@ -1,25 +1,21 @@
 import AuthloadCore
 import AuthloadWire
 
-/// How the socket transport connects: timeouts, what to do with idle connections, and how https
-/// endpoints are checked.
+/// What the socket transport is given: the run's connection settings whole, and the TLS trust material they name,
+/// read from its files once by whoever read the profile.
 public struct SocketTransportConfiguration: Sendable {
-    public var connectTimeout: Duration
-    public var idleTimeout: Duration
+    /// Who owns connections, their timeouts, where they come from: the transport reads them here and nowhere else.
+    public var connections: ConnectionSettings
+    /// The certificates `connections.tls` names, loaded; how the transport checks https endpoints.
     public var tls: TLSClientConfiguration
-    /// Local addresses to connect from, taken in turn per connection (`connections.sourceAddresses`): each holds a
-    /// port range of its own toward a server address. Empty: the system chooses.
-    public var sourceAddresses: [String]
 
-    public init(
-        connectTimeout: Duration = .seconds(5), idleTimeout: Duration = .seconds(30),
-        tls: TLSClientConfiguration = TLSClientConfiguration(), sourceAddresses: [String] = []
-    ) {
-        self.connectTimeout = connectTimeout
-        self.idleTimeout = idleTimeout
+    public init(connections: ConnectionSettings = ConnectionSettings(), tls: TLSClientConfiguration = TLSClientConfiguration()) {
+        self.connections = connections
         self.tls = tls
-        self.sourceAddresses = sourceAddresses
     }
+
+    var connectTimeout: Duration { connections.connectTimeout }
+    var idleTimeout: Duration { connections.idleTimeout }
 
     /// The first source address that is no numeric IPv4 or IPv6 address, with its position; nil when all are.
     public static func invalidSourceAddress(in addresses: [String]) -> (index: Int, address: String)? {

@@ -24,26 +24,21 @@ public final class SocketTransport: Transport {
     /// iteration every iteration asks for its route, where hashing the endpoint's host name cost more than the search.
     private let routes = Locked<[EndpointRoute]>([])
 
-    /// - Parameter sharedConnections: when set, every client for an endpoint borrows from one pool of
-    ///   this many connections instead of holding its own.
-    public init(
-        group: EventLoopGroup, configuration: SocketTransportConfiguration = SocketTransportConfiguration(),
-        sharedConnections: Int? = nil
-    ) {
+    /// With a `shared` connection policy, every client for an endpoint borrows from one pool of its size instead of
+    /// holding its own connection.
+    public init(group: EventLoopGroup, configuration: SocketTransportConfiguration = SocketTransportConfiguration()) {
         self.group = group
         self.configuration = configuration
         self.tls = LazyTLSClientContext(configuration: configuration.tls)
-        self.sources = SourceAddresses(configuration.sourceAddresses)
-        self.pool = sharedConnections == nil ? nil : Locked([:])
-        self.poolSize = sharedConnections ?? 0
+        self.sources = SourceAddresses(configuration.connections.sourceAddresses)
+        self.pool = configuration.connections.poolSize == nil ? nil : Locked([:])
+        self.poolSize = configuration.connections.poolSize ?? 0
     }
 
     /// Users are spread over the loops; each user runs on its loop (see `EventLoop+Executor.swift`).
     public func executor(forUser user: Int) -> (any SerialExecutor & TaskExecutor)? { loop(forUser: user) }
 
     public var userThreads: Int? { group.loops.count }
-
-    public var sharesClients: Bool { pool != nil }
 
     public func isSaturated(forUser user: Int) -> Bool { loop(forUser: user).isSaturated }
 

@@ -5,7 +5,7 @@ import COpenSSL
 public struct TLSClientConfiguration: Sendable, Equatable, CustomStringConvertible {
     /// Accepts any certificate, unchecked (`SSL_VERIFY_NONE`): for staging servers with self-signed
     /// certificates. Off by default.
-    public var insecureSkipVerify: Bool
+    public var insecureSkipTLSVerify: Bool
     /// PEM certificates trusted besides the system store (or instead of it, without ``trustsSystemRoots``),
     /// e.g. a private CA's bundle or a test server's self-signed certificate.
     public var trustedCertificatesPEM: [String]
@@ -21,10 +21,10 @@ public struct TLSClientConfiguration: Sendable, Equatable, CustomStringConvertib
     public var clientKeyPEM: String?
 
     public init(
-        insecureSkipVerify: Bool = false, trustedCertificatesPEM: [String] = [], trustsSystemRoots: Bool = true,
+        insecureSkipTLSVerify: Bool = false, trustedCertificatesPEM: [String] = [], trustsSystemRoots: Bool = true,
         serverNames: [String: String] = [:], clientCertificatePEM: String? = nil, clientKeyPEM: String? = nil
     ) {
-        self.insecureSkipVerify = insecureSkipVerify
+        self.insecureSkipTLSVerify = insecureSkipTLSVerify
         self.trustedCertificatesPEM = trustedCertificatesPEM
         self.trustsSystemRoots = trustsSystemRoots
         self.serverNames = serverNames
@@ -34,7 +34,7 @@ public struct TLSClientConfiguration: Sendable, Equatable, CustomStringConvertib
 
     /// The settings without the key: a configuration printed in a log or an error must not carry it.
     public var description: String {
-        "TLSClientConfiguration(insecureSkipVerify: \(insecureSkipVerify), trusted: \(trustedCertificatesPEM.count), "
+        "TLSClientConfiguration(insecureSkipTLSVerify: \(insecureSkipTLSVerify), trusted: \(trustedCertificatesPEM.count), "
             + "systemRoots: \(trustsSystemRoots), serverNames: \(serverNames), clientCertificate: \(clientCertificatePEM != nil))"
     }
 }
@@ -92,7 +92,7 @@ public final class TLSClientContext: @unchecked Sendable {
         do throws(TLSConfigurationError) { try Self.useClientCertificate(configuration, in: context) } catch {
             throw TransportError(.tls, error.description)
         }
-        if configuration.insecureSkipVerify {
+        if configuration.insecureSkipTLSVerify {
             SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
             return
         }
@@ -181,7 +181,7 @@ public final class TLSClientContext: @unchecked Sendable {
         let name = configuration.serverNames[host] ?? host
         let numeric = SocketAddress(numericHost: name, port: 0) != nil
         var configured = SSL_set_fd(ssl, fd) == 1
-        if configured && !configuration.insecureSkipVerify {
+        if configured && !configuration.insecureSkipTLSVerify {
             configured = numeric ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name) == 1 : SSL_set1_host(ssl, name) == 1
         }
         // SNI carries names only (RFC 6066 forbids addresses).
@@ -192,7 +192,7 @@ public final class TLSClientContext: @unchecked Sendable {
         }
         SSL_set_connect_state(ssl)
         return TLSStream(
-            fd: fd, ssl: ssl, role: .client(verifiedPeer: configuration.insecureSkipVerify ? nil : name, name: name),
+            fd: fd, ssl: ssl, role: .client(verifiedPeer: configuration.insecureSkipTLSVerify ? nil : name, name: name),
             sendsCertificate: configuration.clientCertificatePEM != nil)
     }
 }

@@ -45,7 +45,7 @@ struct ConnectionLifetimeTests {
         let transport = CountingTransport(
             SimulatedTransport(clock: clock) { _, _ in ServiceReply(HTTPResponse(status: 200), after: .milliseconds(50)) })
         var plan = RunPlan.closed(users: 5, duration: .seconds(10), think: .milliseconds(900))
-        plan.connectionLifetime = lifetime
+        plan.connections.policy = .perUser(idleTimeout: ConnectionSettings.defaultIdleTimeout, lifetime: lifetime)
         let runner = Runner(plan: plan, flows: [PingFlow()], transport: transport, endpoint: endpoint, clock: clock)
         let run = Task { await runner.run() }
         await clock.run(until: clock.now.advanced(by: .seconds(10)), quiet: runner.control)
@@ -76,9 +76,9 @@ struct ConnectionLifetimeTests {
                  "flows": [{"name": "f", "kind": "http"}], "connections": \(connections)}
                 """, fileName: "c.json")
         }
-        #expect(try plan("{}").connectionLifetime == .iteration)
+        #expect(try plan("{}").connections.lifetime == .iteration)
         let kept = try plan(#"{"lifetime": "user", "sourceAddresses": ["127.0.0.2", "127.0.0.3"]}"#)
-        #expect(kept.connectionLifetime == .user && kept.sourceAddresses == ["127.0.0.2", "127.0.0.3"])
+        #expect(kept.connections.lifetime == .user && kept.connections.sourceAddresses == ["127.0.0.2", "127.0.0.3"])
         #expect(throws: ProfileError("connections.lifetime", "only means something with \"policy\": \"per-user\"")) {
             try plan(#"{"policy": "shared", "lifetime": "user"}"#)
         }

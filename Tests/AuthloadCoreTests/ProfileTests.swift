@@ -33,7 +33,7 @@ struct ProfileTests {
                     thinkTime: ThinkTime(min: .seconds(1), max: .seconds(3))))
         #expect(plan.flows.map(\.kind) == ["fcsdk-login"])
         #expect(plan.timeouts == Timeouts())
-        #expect(plan.connections == .perUser(idleTimeout: .seconds(30)))
+        #expect(plan.connections == ConnectionSettings(policy: .perUser(idleTimeout: .seconds(30), lifetime: .iteration)))
         guard case .embedded = plan.target else {
             Issue.record("expected an embedded target")
             return
@@ -155,7 +155,7 @@ struct ProfileTests {
         let text = """
             {"name": "demo", "target": \(target), "load": {"users": 1, "duration": "1s"}, "flows": [{"name": "a", "kind": "x"}]}
             """
-        #expect(try Profile.parse(text, fileName: "demo.json").insecureSkipTLSVerify == expected)
+        #expect(try Profile.parse(text, fileName: "demo.json").connections.tls.insecureSkipTLSVerify == expected)
     }
 
     @Test(

@@ -18,20 +18,20 @@ struct TargetTLSTests {
             #""baseURL": "https://10.0.0.5:8443", "tls": {"caFile": "ca.pem", "addSystemRoots": true, "serverName": "staging.example.com", "#
                 + #""clientCertificate": "client.pem", "clientKey": "client-key.pem"}"#)
         #expect(
-            plan.tls
+            plan.connections.tls
                 == TargetTLS(
                     caFile: "ca.pem", addSystemRoots: true, serverName: "staging.example.com", clientCertificate: "client.pem",
                     clientKey: "client-key.pem"))
-        #expect(try Self.parse(#""baseURL": "https://auth.example.com""#).tls.isEmpty)
+        #expect(try Self.parse(#""baseURL": "https://auth.example.com""#).connections.tls == TargetTLS())
     }
 
     @Test("insecureSkipTLSVerify still works alone, and beside a server name or a client certificate")
     func insecureAlone() throws {
-        #expect(try Self.parse(#""baseURL": "https://10.0.0.5", "insecureSkipTLSVerify": true"#).insecureSkipTLSVerify)
+        #expect(try Self.parse(#""baseURL": "https://10.0.0.5", "insecureSkipTLSVerify": true"#).connections.tls.insecureSkipTLSVerify)
         let plan = try Self.parse(
             #""baseURL": "https://10.0.0.5", "insecureSkipTLSVerify": true, "tls": {"serverName": "a.example.com", "clientCertificate": "c.pem", "clientKey": "k.pem"}"#
         )
-        #expect(plan.insecureSkipTLSVerify && plan.tls.serverName == "a.example.com")
+        #expect(plan.connections.tls.insecureSkipTLSVerify && plan.connections.tls.serverName == "a.example.com")
     }
 
     @Test(

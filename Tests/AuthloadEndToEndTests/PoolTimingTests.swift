@@ -16,7 +16,8 @@ struct PoolTimingTests {
         defer { group.shutdown() }
         let server = try HTTPServer(group: group, port: 0, service: DelayedService(delay: .milliseconds(100)))
         defer { server.close() }
-        let transport = SocketTransport(group: group, sharedConnections: 1)
+        let transport = SocketTransport(
+            group: group, configuration: SocketTransportConfiguration(connections: ConnectionSettings(policy: .shared(poolSize: 1))))
         let endpoint = Endpoint(host: "127.0.0.1", port: server.port)
         let timings = await withTaskGroup(of: Duration.self) { group in
             for _ in 0..<2 {
@@ -38,7 +39,8 @@ struct PoolTimingTests {
         defer { group.shutdown() }
         let server = try HTTPServer(group: group, port: 0, service: DelayedService(delay: .milliseconds(300)))
         defer { server.close() }
-        let transport = SocketTransport(group: group, sharedConnections: 1)
+        let transport = SocketTransport(
+            group: group, configuration: SocketTransportConfiguration(connections: ConnectionSettings(policy: .shared(poolSize: 1))))
         let endpoint = Endpoint(host: "127.0.0.1", port: server.port)
         let outcomes = await withTaskGroup(of: Bool.self) { group in
             for _ in 0..<2 {

@@ -41,7 +41,9 @@ struct SourceAddressTests {
         }
         #expect(banner.contains("Serving HTTP"), "\(banner)")
         let transport = SocketTransport(
-            group: group, configuration: SocketTransportConfiguration(sourceAddresses: ["127.0.0.2", "127.0.0.3", "127.0.0.4"]))
+            group: group,
+            configuration: SocketTransportConfiguration(
+                connections: ConnectionSettings(sourceAddresses: ["127.0.0.2", "127.0.0.3", "127.0.0.4"])))
         var answered = 0
         for attempt in 0..<6 {
             // A new client per request: a new connection, the next source address.
@@ -64,7 +66,8 @@ struct SourceAddressTests {
     func foreignSourceAddress() async throws {
         let group = try EventLoopGroup(loops: 1)
         defer { group.shutdown() }
-        let transport = SocketTransport(group: group, configuration: SocketTransportConfiguration(sourceAddresses: ["192.0.2.1"]))
+        let transport = SocketTransport(
+            group: group, configuration: SocketTransportConfiguration(connections: ConnectionSettings(sourceAddresses: ["192.0.2.1"])))
         let client = transport.makeClient(for: Endpoint(host: "127.0.0.1", port: 9))
         defer { client.shutdown() }
         let error = try await #require(throws: TransportError.self) {

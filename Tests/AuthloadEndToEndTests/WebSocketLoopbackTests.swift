@@ -294,8 +294,11 @@ struct WebSocketLoopbackTests {
     @Test("a shared-connection transport opens each WebSocket on a connection of its own")
     func pooledTransport() async throws {
         try await WebSocketFixture.with { fixture in
-            let pooled = SocketTransport(group: fixture.group, sharedConnections: 1)
-                .makeClient(for: Endpoint(host: "127.0.0.1", port: fixture.port))
+            let pooled = SocketTransport(
+                group: fixture.group,
+                configuration: SocketTransportConfiguration(connections: ConnectionSettings(policy: .shared(poolSize: 1)))
+            )
+            .makeClient(for: Endpoint(host: "127.0.0.1", port: fixture.port))
             let first = try await pooled.openWebSocket(HTTPRequest(method: "GET", target: "/"), protocols: [], timeout: .seconds(5))
             let second = try await pooled.openWebSocket(HTTPRequest(method: "GET", target: "/"), protocols: [], timeout: .seconds(5))
             try await first.send(.text("one"))

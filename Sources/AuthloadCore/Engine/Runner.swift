@@ -22,7 +22,8 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
     let cumulativeWeights: [Double]
     let transport: any Transport
     let endpoint: Endpoint
-    /// The transport's one client for the endpoint when it shares one (see ``Transport/sharesClients``).
+    /// The one client of the endpoint's shared pool, asked for once per run when users share connections
+    /// (`connections.policy` `shared`): asking per flow iteration cost every request a lock and a hash.
     let sharedClient: (any HTTPClient)?
     let clock: C
     let recorder: MetricsRecorder
@@ -48,7 +49,7 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         }
         self.transport = transport
         self.endpoint = endpoint
-        self.sharedClient = transport.sharesClients ? transport.makeClient(for: endpoint) : nil
+        self.sharedClient = plan.connections.poolSize == nil ? nil : transport.makeClient(for: endpoint)
         self.clock = clock
         self.control = control
         self.hooks = hooks
@@ -174,14 +175,14 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         let client: any HTTPClient
         if let sharedClient {
             client = sharedClient
-        } else if plan.connectionLifetime == .user {
+        } else if plan.connections.lifetime == .user {
             // Kept alive across iterations; ``leave(_:)`` closes it when the user's life ends.
             client = user.client ?? transport.makeClient(for: endpoint)
             user.client = client
         } else {
             client = transport.makeClient(for: endpoint)
         }
-        defer { if sharedClient == nil, plan.connectionLifetime == .iteration { client.shutdown() } }
+        defer { if plan.connections.lifetime == .iteration { client.shutdown() } }
         // Data a server accepts once (an invitation code) differs per iteration only when its template says so.
         if identityVariesByIteration, user.iterations > 0 {
             user.identity = plan.users.identity(for: user.index, iteration: user.iterations)

@@ -53,38 +53,21 @@ public enum Profile {
             seed = UInt64(value)
         }
         let targetReader = try root.required("target")
-        let connectionsReader = try root.optional("connections")
+        let target = try self.target(targetReader)
         var plan = RunPlan(
             name: name,
-            target: try target(targetReader),
+            target: target,
             load: try load(root.required("load")),
             flows: try flows(root.required("flows")),
             users: try users(root.optional("users"), seed: seed, readFile: readFile),
             timeouts: timeouts,
-            connections: try connections(connectionsReader),
+            connections: try connections(root, target: target, targetReader: targetReader),
             thresholds: try thresholds(root.optional("thresholds")),
             interval: interval,
             seed: seed,
-            source: root.value,
-            insecureSkipTLSVerify: try targetReader.optional("insecureSkipTLSVerify")?.bool() ?? false
+            source: root.value
         )
         plan.generator = try generator(root.optional("generator"))
-        if let tls = try targetReader.optional("tls") {
-            plan.tls = try TargetTLS.read(tls, target: plan.target, insecure: try targetReader.optional("insecureSkipTLSVerify"))
-        }
-        if let connectionsReader {
-            if let lifetime = try connectionsReader.optional("lifetime") {
-                guard case .perUser = plan.connections else { throw lifetime.error("only means something with \"policy\": \"per-user\"") }
-                plan.connectionLifetime = ConnectionLifetime(rawValue: try lifetime.oneOf(ConnectionLifetime.allCases.map(\.rawValue)))!
-            }
-            if let sources = try connectionsReader.optional("sourceAddresses") {
-                plan.sourceAddresses = try sources.elements().map { element throws(ProfileError) in
-                    let address = try element.string()
-                    guard !address.isEmpty else { throw element.error("must be a local IP address, e.g. \"127.0.0.2\"") }
-                    return address
-                }
-            }
-        }
         plan.checkpoint = checkpoint
         plan.metricsListen = listen
         plan.metricsLinger = linger
@@ -183,17 +166,38 @@ public enum Profile {
         try reader.rejectUnknownKeys(allowed: ["step", "flow", "connect"])
         if let s = try reader.optional("step") { timeouts.step = try s.positiveDuration() }
         if let f = try reader.optional("flow") { timeouts.flow = try f.positiveDuration() }
-        if let c = try reader.optional("connect") { timeouts.connect = try c.positiveDuration() }
         return timeouts
     }
 
-    static func connections(_ reader: ProfileReader?) throws(ProfileError) -> ConnectionPolicy {
-        guard let reader else { return .perUser(idleTimeout: .seconds(30)) }
+    /// The one place the profile's connection settings are read: `connections`, `timeouts.connect`, and the target's
+    /// `tls` and `insecureSkipTLSVerify`.
+    static func connections(_ root: ProfileReader, target: TargetPlan, targetReader: ProfileReader) throws(ProfileError)
+        -> ConnectionSettings
+    {
+        var settings = ConnectionSettings()
+        if let connect = try root.optional("timeouts")?.optional("connect") { settings.connectTimeout = try connect.positiveDuration() }
+        let insecure = try targetReader.optional("insecureSkipTLSVerify")
+        if let tls = try targetReader.optional("tls") { settings.tls = try TargetTLS.read(tls, target: target, insecure: insecure) }
+        settings.tls.insecureSkipTLSVerify = try insecure?.bool() ?? false
+        guard let reader = try root.optional("connections") else { return settings }
         try reader.rejectUnknownKeys(allowed: ["policy", "poolSize", "idleTimeout", "lifetime", "sourceAddresses"])
-        let policy = try reader.optional("policy")?.oneOf(["per-user", "shared"]) ?? "per-user"
-        if policy == "shared" {
-            return .shared(connections: try reader.optional("poolSize")?.positiveInt() ?? 64)
+        if try reader.optional("policy")?.oneOf(["per-user", "shared"]) == "shared" {
+            if let lifetime = try reader.optional("lifetime") { throw lifetime.error("only means something with \"policy\": \"per-user\"") }
+            settings.policy = .shared(poolSize: try reader.optional("poolSize")?.positiveInt() ?? ConnectionSettings.defaultPoolSize)
+        } else {
+            let idle = try reader.optional("idleTimeout")?.positiveDuration() ?? ConnectionSettings.defaultIdleTimeout
+            let lifetime = try reader.optional("lifetime").map { r throws(ProfileError) in
+                ConnectionLifetime(rawValue: try r.oneOf(ConnectionLifetime.allCases.map(\.rawValue)))!
+            }
+            settings.policy = .perUser(idleTimeout: idle, lifetime: lifetime ?? .iteration)
         }
-        return .perUser(idleTimeout: try reader.optional("idleTimeout")?.positiveDuration() ?? .seconds(30))
+        if let sources = try reader.optional("sourceAddresses") {
+            settings.sourceAddresses = try sources.elements().map { element throws(ProfileError) in
+                let address = try element.string()
+                guard !address.isEmpty else { throw element.error("must be a local IP address, e.g. \"127.0.0.2\"") }
+                return address
+            }
+        }
+        return settings
     }
 }

@@ -2,17 +2,14 @@
 public struct RunPlan: Sendable {
     public var name: String
     public var target: TargetPlan
-    /// Accept any TLS certificate from the target (`target.insecureSkipTLSVerify`), e.g. a staging
-    /// server's self-signed one. Off by default; a run with it on says so in its output and report.
-    public var insecureSkipTLSVerify: Bool
-    /// The CAs trusted, the name checked, the client certificate shown to an https target (`target.tls`).
-    public var tls = TargetTLS()
     public var load: LoadPlan
     public var flows: [FlowPlan]
     /// Where each virtual user's identity (username, password, other columns) comes from.
     public var users: UserFeeder
     public var timeouts: Timeouts
-    public var connections: ConnectionPolicy
+    /// Who owns connections, how long they live, where they come from and how TLS is checked: one value for the
+    /// runner and the transport alike.
+    public var connections: ConnectionSettings
     /// Pass/fail rules; any failure makes the run exit 2.
     public var thresholds: [Threshold]
     /// Length of one time-series interval (default 1 s).
@@ -24,10 +21,6 @@ public struct RunPlan: Sendable {
     public var metricsListen: String?
     /// How long live metrics stay served after the run, so the last scrape sees the final figures (`metrics.linger`).
     public var metricsLinger: Duration = .seconds(5)
-    /// Whether a per-user connection lasts one flow iteration or the user's whole life (`connections.lifetime`).
-    public var connectionLifetime = ConnectionLifetime.iteration
-    /// Local addresses connections are made from, in turn (`connections.sourceAddresses`); empty: the system's choice.
-    public var sourceAddresses: [String] = []
     /// This copy's share of a sharded run (`--shard I/N`); nil runs the whole profile.
     public var shard: Shard?
     /// Seeds every random choice of the run (think times, flow picks), so runs can be repeated.
@@ -41,13 +34,11 @@ public struct RunPlan: Sendable {
 
     public init(
         name: String, target: TargetPlan, load: LoadPlan, flows: [FlowPlan], users: UserFeeder,
-        timeouts: Timeouts = Timeouts(), connections: ConnectionPolicy = .perUser(idleTimeout: .seconds(30)),
-        thresholds: [Threshold] = [], interval: Duration = .seconds(1), seed: UInt64 = 1, source: JSONValue = .null,
-        insecureSkipTLSVerify: Bool = false
+        timeouts: Timeouts = Timeouts(), connections: ConnectionSettings = ConnectionSettings(),
+        thresholds: [Threshold] = [], interval: Duration = .seconds(1), seed: UInt64 = 1, source: JSONValue = .null
     ) {
         self.name = name
         self.target = target
-        self.insecureSkipTLSVerify = insecureSkipTLSVerify
         self.load = load
         self.flows = flows
         self.users = users
@@ -178,31 +169,11 @@ public struct Timeouts: Sendable, Equatable {
     public var step: Duration
     /// Longest a whole flow iteration may take; its steps share this deadline.
     public var flow: Duration
-    /// Longest a TCP connect, with its TLS handshake for https, may take.
-    public var connect: Duration
 
-    public init(step: Duration = .seconds(10), flow: Duration = .seconds(120), connect: Duration = .seconds(5)) {
+    public init(step: Duration = .seconds(10), flow: Duration = .seconds(120)) {
         self.step = step
         self.flow = flow
-        self.connect = connect
     }
-}
-
-/// How long a user keeps its connections (`connections.lifetime`).
-public enum ConnectionLifetime: String, Sendable, Equatable, CaseIterable {
-    /// A new connection for every flow iteration, closed after it: a new app session per login. The default, because
-    /// an authentication flow is the start of a session, and a server's connection handling is part of what it costs.
-    case iteration
-    /// One connection for the user's whole life, kept alive across iterations up to `idleTimeout` (what k6 and
-    /// browsers do): for flows that model an app already running.
-    case user
-}
-
-public enum ConnectionPolicy: Sendable, Equatable {
-    /// Each user has its own connection, kept alive within a flow and closed after it (a real device's behaviour).
-    case perUser(idleTimeout: Duration)
-    /// All users share a pool of this many keep-alive connections.
-    case shared(connections: Int)
 }
 
 /// A parsed `baseURL`: `http(s)://host[:port][/prefix]`.

@@ -3,6 +3,9 @@
 /// Paths only: Core does no I/O. The command line reads the files once, before the run starts, so a
 /// missing or malformed one is a profile error and not a failure of every connection.
 public struct TargetTLS: Sendable, Equatable {
+    /// Accept any certificate from the target (`target.insecureSkipTLSVerify`), e.g. a staging server's
+    /// self-signed one. Off by default; a run with it on says so in its output and report.
+    public var insecureSkipTLSVerify = false
     /// A PEM bundle of CA certificates trusted instead of the system's (`target.tls.caFile`).
     public var caFile: String?
     /// Trusts the system's CAs beside ``caFile`` (`target.tls.addSystemRoots`); only with ``caFile``.
@@ -25,9 +28,6 @@ public struct TargetTLS: Sendable, Equatable {
         self.clientCertificate = clientCertificate
         self.clientKey = clientKey
     }
-
-    /// Whether the profile set any of it.
-    public var isEmpty: Bool { self == TargetTLS() }
 
     /// Reads `target.tls`; `insecure` is `target.insecureSkipTLSVerify`, which checks no certificate, so a CA
     /// to check against beside it would be a contradiction the profile must resolve.

@@ -122,11 +122,6 @@ public protocol Transport: Sendable {
     /// spread one thread's samples over more histograms, each of which then misses the cache at every sample.
     var userThreads: Int? { get }
 
-    /// Whether ``makeClient(for:)`` hands every caller the same client for an endpoint (a shared pool), whose
-    /// `shutdown()` leaves its connections open. The runner then asks once per run instead of once per flow
-    /// iteration, which for a pool behind a lock and a table keyed by endpoint cost every request a lock and a hash.
-    var sharesClients: Bool { get }
-
     /// Whether the thread that would carry user number `user` has had next to no idle time lately: the generator,
     /// not the server, is then the limit, and the open model drops new arrivals for it rather than start users that
     /// would only queue behind the others (see `Runner+Open.swift`). False where the transport cannot tell.
@@ -143,6 +138,5 @@ extension HTTPClient {
 extension Transport {
     public func executor(forUser user: Int) -> (any SerialExecutor & TaskExecutor)? { nil }
     public var userThreads: Int? { nil }
-    public var sharesClients: Bool { false }
     public func isSaturated(forUser user: Int) -> Bool { false }
 }
