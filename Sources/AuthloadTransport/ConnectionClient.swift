@@ -7,8 +7,8 @@ public struct SocketTransportConfiguration: Sendable {
     public var connectTimeout: Duration
     public var idleTimeout: Duration
     public var tls: TLSClientConfiguration
-    /// Local addresses to connect from, taken in turn per connection (`connections.sourceAddresses`): each holds a
-    /// port range of its own toward a server address. Empty: the system chooses.
+    /// Local addresses to connect from, taken in turn per connection: each holds a port range of its own toward a
+    /// server address. Empty: the system chooses.
     public var sourceAddresses: [String]
 
     public init(
@@ -57,7 +57,7 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
         request.serialize(into: &bytes, host: route.hostHeader)
         do {
             return try await send(bytes, method: request.method, address: address, timeout: timeout, isolation: isolation)
-        } catch let error as TransportError where error.kind == .closed && error.detail == ClientConnection.State.staleDetail {
+        } catch let error as TransportError where error.reason == .staleConnection {
             return try await send(bytes, method: request.method, address: address, timeout: timeout, isolation: isolation)
         }
     }

@@ -97,7 +97,7 @@ final class TLSStream: ByteStream {
     }
 
     private func outcome(of status: Int32, on ssl: OpaquePointer, during operation: String) -> StreamResult {
-        let systemError = errno
+        let systemError = lastErrno()
         switch SSL_get_error(ssl, status) {
         case SSL_ERROR_WANT_READ:
             return .wouldBlock(interest: EPOLLIN.rawValue)
@@ -115,7 +115,7 @@ final class TLSStream: ByteStream {
             }
             // An end of file where OpenSSL wanted bytes (ignored unexpected EOF lands here on older versions).
             if systemError == 0 { return .end }
-            return .failed(SocketError.transportError(systemError, during: operation))
+            return .failed(SocketError.transportError(IOError(systemError, call: operation), .transferring))
         default:
             broken = true
             if !established, let failure = verificationFailure(ssl) { return .failed(TransportError(failure)) }

@@ -208,7 +208,8 @@ struct TLSTransportTests {
         defer { client.shutdown() }
         let started = ContinuousClock.now
         let error = try #require(await tlsError { try await client.execute(Self.login, timeout: .seconds(10)) })
-        #expect(error == TransportError(.connectTimeout, "TLS handshake"))
+        #expect(error == TransportError(.timedOut(.tlsHandshake), "TLS handshake"))
+        #expect(error.kind == .connectTimeout && error.isConnectionFailure)
         #expect(ContinuousClock.now - started < .seconds(5), "the connect timeout, not the request timeout, ended it")
     }
 
