@@ -254,6 +254,13 @@ struct TLSIdentityTests {
         #expect(throws: TransportError(.tls, message)) { try TLSIdentity.selfSigned(hostnames: hostnames, ipAddresses: addresses) }
     }
 
+    @Test("the same trusted certificate given twice is no error: OpenSSL's reason code says it is a repeat")
+    func repeatedTrustedCertificate() throws {
+        let identity = try TLSIdentity.selfSigned(hostnames: ["localhost"])
+        _ = try TLSClientContext(
+            configuration: TLSClientConfiguration(trustedCertificatesPEM: [identity.certificatePEM, identity.certificatePEM]))
+    }
+
     @Test("an extra trusted certificate that is not PEM is a clear error, and a mismatched key too")
     func badPEM() throws {
         #expect(throws: TransportError(.tls, "trusted certificate 1 holds no PEM certificate (-----BEGIN CERTIFICATE-----)")) {
