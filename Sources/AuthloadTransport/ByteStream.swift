@@ -103,29 +103,31 @@ final class PlainStream: ByteStream {
     var hasBufferedInput: Bool { false }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) -> StreamResult {
-        while true {
-            let count = recv(fd, buffer.baseAddress, buffer.count, 0)
-            if count > 0 { return .done(count) }
-            if count == 0 { return .end }
-            if errno == EINTR { continue }
-            if errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock(interest: EPOLLIN.rawValue) }
-            return .failed(SocketError.transportError(errno, during: "recv"))
+        do throws(IOError) {
+            switch try syscall(blocking: true, where: "recv", { recv(fd, buffer.baseAddress, buffer.count, 0) }) {
+            case .processed(0): return .end
+            case .processed(let count): return .done(count)
+            case .wouldBlock: return .wouldBlock(interest: EPOLLIN.rawValue)
+            }
+        } catch {
+            return .failed(SocketError.transportError(error, .transferring))
         }
     }
 
-    func write(_ bytes: UnsafeRawBufferPointer) -> StreamResult { write(bytes, during: "send") }
+    func write(_ bytes: UnsafeRawBufferPointer) -> StreamResult { write(bytes, .transferring) }
 
     /// Writes on a socket whose connect may still be under way. Until it is up the socket takes nothing (`EAGAIN`);
     /// a connect that failed fails the write, and the error is named as the connect's.
-    func writeWhileConnecting(_ bytes: UnsafeRawBufferPointer) -> StreamResult { write(bytes, during: "connect") }
+    func writeWhileConnecting(_ bytes: UnsafeRawBufferPointer) -> StreamResult { write(bytes, .connecting) }
 
-    private func write(_ bytes: UnsafeRawBufferPointer, during operation: String) -> StreamResult {
-        while true {
-            let count = Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
-            if count >= 0 { return .done(count) }
-            if errno == EINTR { continue }
-            if errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock(interest: EPOLLOUT.rawValue) }
-            return .failed(SocketError.transportError(errno, during: operation))
+    private func write(_ bytes: UnsafeRawBufferPointer, _ step: SocketStep) -> StreamResult {
+        do throws(IOError) {
+            switch try syscall(blocking: true, where: "send", { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }) {
+            case .processed(let count): return .done(count)
+            case .wouldBlock: return .wouldBlock(interest: EPOLLOUT.rawValue)
+            }
+        } catch {
+            return .failed(SocketError.transportError(error, step, operation: step == .connecting ? "connect" : nil))
         }
     }
 
@@ -137,5 +139,5 @@ extension TransportError {
 
     /// How a failure of a stream's handshake is reported: a reset is the server closing with our
     /// ClientHello unread, the same failed handshake as a close.
-    func duringHandshake() -> TransportError { kind == .connectionReset ? .closedDuringHandshake : self }
+    func duringHandshake() -> TransportError { reason == .reset ? .closedDuringHandshake : self }
 }

@@ -70,7 +70,7 @@ final class ClientConnection: EventHandler {
     private let onClose: (ClientConnection) -> Void
 
     /// - Parameters:
-    ///   - source: where to connect from (`connections.sourceAddresses`, and a local port); the system's choice when nil.
+    ///   - source: where to connect from (a source address and a local port); the system's choice when nil.
     ///   - target: `host:port`, for messages.
     ///   - makeStream: wraps the connected socket: ``PlainStream`` for TCP, a TLS stream for HTTPS.
     init(
@@ -86,7 +86,7 @@ final class ClientConnection: EventHandler {
         do {
             stream = try makeStream(fd)
         } catch {
-            Glibc.close(fd)
+            SystemCalls.close(fd)
             throw error
         }
         // Writable once connected; registered with the loop by the first `send`.
@@ -125,7 +125,11 @@ final class ClientConnection: EventHandler {
             // Plain TCP has no handshake; the `.write` this asks for is done.
             _ = state.secured(at: now, secure: false)
         }
-        core.register(handler: self)
+        do {
+            try core.register(handler: self)
+        } catch {
+            perform(state.streamFailed(error))
+        }
     }
 
     func handleEvents(_ events: UInt32) {
@@ -214,12 +218,17 @@ final class ClientConnection: EventHandler {
     /// The socket turned writable: connected, unless epoll also reports an error (then SO_ERROR says which).
     private func finishConnect(_ events: UInt32) {
         if events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
-            var code: Int32 = 0
-            var length = socklen_t(MemoryLayout<Int32>.size)
-            getsockopt(core.fd, SOL_SOCKET, SO_ERROR, &code, &length)
+            // The errno of the connect itself is pending on the socket; a getsockopt that fails says why instead.
+            let failure: IOError?
+            do throws(IOError) {
+                let code = try SystemCalls.pendingError(core.fd)
+                failure = code == 0 ? nil : IOError(code, call: "connect")
+            } catch {
+                failure = error
+            }
             // With no error pending the connect did finish; the first read or write meets whatever came after.
-            guard code == 0 else {
-                perform(state.streamFailed(SocketError.transportError(code, during: "connect")))
+            if let failure {
+                perform(state.streamFailed(SocketError.transportError(failure, .connecting)))
                 return
             }
         }

@@ -53,7 +53,7 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
         request.serialize(into: &bytes, host: route.hostHeader)
         do {
             return try await send(bytes, method: request.method, address: address, timeout: timeout, isolation: isolation)
-        } catch let error as TransportError where error.kind == .closed && error.detail == ClientConnection.State.staleDetail {
+        } catch let error as TransportError where error.reason == .staleConnection {
             return try await send(bytes, method: request.method, address: address, timeout: timeout, isolation: isolation)
         }
     }

@@ -30,10 +30,16 @@ final class ConnectionCore {
     }
 
     /// Adds the socket to its loop's epoll set for ``interest``, with `handler` to hear its events; once.
-    func register(handler: any EventHandler) {
+    ///
+    /// - Throws: when the kernel would not watch the socket; the caller fails the connection.
+    func register(handler: any EventHandler) throws(TransportError) {
         guard !isRegistered, !isClosed else { return }
+        do throws(IOError) {
+            try loop.register(fd, events: interest, handler: handler)
+        } catch {
+            throw SocketError.transportError(error, .opening)
+        }
         isRegistered = true
-        loop.register(fd, events: interest, handler: handler)
     }
 
     /// Bytes are queued that the socket has not taken yet.
@@ -168,7 +174,13 @@ final class ConnectionCore {
     func close(reset: Bool = false, graceful: Bool = true) {
         guard !isClosed else { return }
         isClosed = true
-        if reset { Sockets.resetOnClose(fd) }
+        if reset {
+            do throws(IOError) {
+                try Sockets.resetOnClose(fd)
+            } catch {
+                // The socket closes with a FIN after all: its port waits in TIME_WAIT, and nothing is lost.
+            }
+        }
         if graceful { stream.shutdown() }
         loop.close(fd)
         output = []

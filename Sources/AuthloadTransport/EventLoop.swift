@@ -67,14 +67,21 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     init(name: String) throws(TransportError) {
-        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
-        guard epollFD >= 0 else { throw TransportError(.other, "epoll_create1: \(SocketError.text(errno))") }
-        wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
-        guard wakeFD >= 0 else { throw TransportError(.other, "eventfd: \(SocketError.text(errno))") }
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue
-        event.data.fd = wakeFD
-        epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event)
+        let epoll: Int32
+        do throws(IOError) {
+            epoll = try Self.processed(syscall(blocking: false, where: "epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) })
+        } catch {
+            throw TransportError(.systemCallFailed, "\(error)", systemCall: error.systemCall)
+        }
+        do throws(IOError) {
+            let wake = try Self.processed(syscall(blocking: false, where: "eventfd") { eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)) })
+            epollFD = epoll
+            wakeFD = wake
+            try Self.control(epoll, EPOLL_CTL_ADD, wake, events: EPOLLIN.rawValue)
+        } catch {
+            SystemCalls.close(epoll)
+            throw TransportError(.systemCallFailed, "\(error)", systemCall: error.systemCall)
+        }
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread { [unowned self] in
             Self.blockBrokenPipeSignal()
@@ -119,7 +126,12 @@ public final class EventLoop: @unchecked Sendable {
         }
         if wake {
             var one: UInt64 = 1
-            _ = write(wakeFD, &one, 8)
+            // Would block only with the counter near 2^64: the loop has a wake-up pending anyway.
+            do throws(IOError) {
+                _ = try syscall(blocking: true, where: "write(eventfd)") { write(wakeFD, &one, 8) }
+            } catch {
+                preconditionFailure("the loop's eventfd: \(error)")
+            }
         }
     }
 
@@ -149,21 +161,38 @@ public final class EventLoop: @unchecked Sendable {
 
     // MARK: Loop-thread only
 
-    func register(_ fd: Int32, events: UInt32, handler: any EventHandler) {
+    /// Adds `fd` to the epoll set for `events`, with `handler` to hear them.
+    ///
+    /// - Throws: when the kernel would not watch it (out of memory, or past `max_user_watches`): the caller fails
+    ///   the connection rather than leave it waiting for events that will not come.
+    func register(_ fd: Int32, events: UInt32, handler: any EventHandler) throws(IOError) {
+        try Self.control(epollFD, EPOLL_CTL_ADD, fd, events: events)
         let index = Int(fd)
         if index >= handlers.count { handlers.append(contentsOf: repeatElement(nil, count: index + 1 - handlers.count)) }
         handlers[index] = handler
-        var event = epoll_event()
-        event.events = events
-        event.data.fd = fd
-        epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event)
     }
 
+    /// Changes what epoll reports for a registered `fd`. `EPOLL_CTL_MOD` allocates nothing: it fails only for a
+    /// descriptor that is not in the set or not open, which is a bug here, and stops the process.
     func modify(_ fd: Int32, events: UInt32) {
+        do throws(IOError) {
+            try Self.control(epollFD, EPOLL_CTL_MOD, fd, events: events)
+        } catch {
+            preconditionFailure("descriptor \(fd): \(error)")
+        }
+    }
+
+    private static func control(_ epollFD: Int32, _ operation: Int32, _ fd: Int32, events: UInt32) throws(IOError) {
         var event = epoll_event()
         event.events = events
         event.data.fd = fd
-        epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event)
+        _ = try syscall(blocking: false, where: "epoll_ctl") { epoll_ctl(epollFD, operation, fd, &event) }
+    }
+
+    /// The value of a call made with `blocking: false`, which never comes back as would-block.
+    private static func processed(_ result: IOResult<Int32>) -> Int32 {
+        guard case .processed(let value) = result else { preconditionFailure("a call that cannot block would have") }
+        return value
     }
 
     /// Forgets `fd` and closes it.
@@ -172,7 +201,7 @@ public final class EventLoop: @unchecked Sendable {
     /// no `EPOLL_CTL_DEL`: one system call fewer for every connection.
     func close(_ fd: Int32) {
         if Int(fd) < handlers.count { handlers[Int(fd)] = nil }
-        _ = Glibc.close(fd)
+        SystemCalls.close(fd)
     }
 
     /// Calls `callback` on the loop at `deadline` unless cancelled first.
@@ -197,10 +226,10 @@ public final class EventLoop: @unchecked Sendable {
             for case .job(let job) in leftover + submittedHere { runAfterStop(job) }
             submittedHere = []
             events.deallocate()
-            for (fd, handler) in handlers.enumerated() where handler != nil { _ = Glibc.close(Int32(fd)) }
+            for (fd, handler) in handlers.enumerated() where handler != nil { SystemCalls.close(Int32(fd)) }
             handlers.removeAll()
-            Glibc.close(epollFD)
-            Glibc.close(wakeFD)
+            SystemCalls.close(epollFD)
+            SystemCalls.close(wakeFD)
             readBuffer.deallocate()
             finished.signal()
         }
@@ -208,8 +237,14 @@ public final class EventLoop: @unchecked Sendable {
             let timeout = hasSubmittedWork() ? 0 : nanosecondsUntilNextTimer()
             // Only a wait that may block is timed: a loop with work queued does not wait, and takes no clock reading.
             let waitFrom: MonotonicInstant? = timeout == 0 ? nil : .now
-            let count = authload_epoll_wait_ns(epollFD, events, Int32(capacity), timeout)
-            if count < 0 && errno != EINTR { fatalError("epoll_wait: \(SocketError.text(errno))") }
+            // A signal's interruption waits again; any other failure is a loop that can no longer wait, and so no loop.
+            let count: Int32
+            do throws(IOError) {
+                count = try Self.processed(
+                    syscall(blocking: false, where: "epoll_wait") { authload_epoll_wait_ns(epollFD, events, Int32(capacity), timeout) })
+            } catch {
+                fatalError("\(error)")
+            }
             wokeAt = .now
             if let saturated = saturation.woke(at: wokeAt, afterWaiting: waitFrom.map { wokeAt - $0 } ?? .zero) {
                 saturatedAt.store(saturated ? wokeAt.nanoseconds : 0, ordering: .relaxed)
@@ -219,7 +254,12 @@ public final class EventLoop: @unchecked Sendable {
                 let fd = event.data.fd
                 if fd == wakeFD {
                     var value: UInt64 = 0
-                    _ = read(wakeFD, &value, 8)
+                    // Reported readable, so it holds a count; a would-block (another round took it) is as good.
+                    do throws(IOError) {
+                        _ = try syscall(blocking: true, where: "read(eventfd)") { read(wakeFD, &value, 8) }
+                    } catch {
+                        preconditionFailure("the loop's eventfd: \(error)")
+                    }
                     continue
                 }
                 // Looked up first: a handler may register or close descriptors while it runs.

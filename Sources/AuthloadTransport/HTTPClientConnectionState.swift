@@ -54,8 +54,9 @@ struct HTTPClientConnectionState<Request> {
         case upgrade(Request, HTTPResponse, leftover: [UInt8])
     }
 
-    /// The detail of a failure on a reused connection before any byte came back: safe to retry once.
-    static var staleDetail: String { "stale keep-alive connection" }
+    /// The error of a failure on a reused connection before any byte came back: safe to retry once (its reason,
+    /// ``TransportError/Reason/staleConnection``, says so).
+    static var stale: TransportError { TransportError(.staleConnection, "stale keep-alive connection") }
 
     private(set) var phase = Phase.connecting
     private(set) var exchange: Exchange?
@@ -176,11 +177,16 @@ struct HTTPClientConnectionState<Request> {
             if phase != .open, now >= exchange.connectDeadline {
                 // The TLS handshake is part of connecting: a server that accepts but never answers it times out here too.
                 return fail(
-                    TransportError(.connectTimeout, phase == .handshaking ? "TLS handshake" : TransportError.unansweredConnectDetail))
+                    phase == .handshaking
+                        ? TransportError(.timedOut(.tlsHandshake), "TLS handshake")
+                        : TransportError(.timedOut(.connecting), TransportError.unansweredConnectDetail))
             }
             if now >= exchange.deadline {
                 // A response that had begun (it trickles) is told apart from one that never came.
-                return fail(TransportError(.timeout, exchange.firstByte == nil ? "" : TransportError.incompleteDetail))
+                return fail(
+                    exchange.firstByte == nil
+                        ? TransportError(.timedOut(.awaitingResponse))
+                        : TransportError(.timedOut(.readingResponse), TransportError.incompleteDetail))
             }
             watch(until: phase == .open ? exchange.deadline : exchange.connectDeadline)
         } else if let idleDeadline {
@@ -266,22 +272,24 @@ struct HTTPClientConnectionState<Request> {
     /// request never reached the server's logic, so it is reported as `.closed` for the owner to retry.
     private mutating func failOrRetry(_ error: TransportError) -> Action {
         if let exchange, exchange.reusedConnection, exchange.firstByte == nil {
-            return fail(TransportError(.closed, Self.staleDetail))
+            return fail(Self.stale)
         }
         return fail(error)
     }
 
-    /// The stable name of what a parse error says about the response.
+    /// The stable name of what a parse error says about the response: the parser's own reason, with the limit a
+    /// body passed, so a server that streams without end is told apart from one whose chunks are broken.
     static func problem(_ error: HTTPParseError) -> TransportError.ResponseProblem {
         switch error.kind {
         case .malformedStartLine, .unsupportedVersion: .malformedStatusLine
         case .malformedHeader, .obsoleteLineFolding, .invalidHost: .malformedHeader
         case .headerTooLarge: .headersTooLarge
-        // The decoder says what it still expected; only a Content-Length body expects "more body bytes".
-        case .truncated: error.description.contains("more body bytes") ? .bodyShorterThanContentLength : .cutShort
-        case .invalidContentLength, .conflictingContentLength, .unsupportedTransferEncoding, .invalidTransferEncoding,
-            .invalidChunkSize, .malformedChunk, .bodyTooLarge:
-            .malformedBody
+        case .truncated: error.endedInsideContentLength ? .bodyShorterThanContentLength : .cutShort
+        case .invalidContentLength, .conflictingContentLength, .unsupportedTransferEncoding, .invalidTransferEncoding:
+            .malformedFraming
+        case .invalidChunkSize: .invalidChunkSize
+        case .malformedChunk: .malformedChunk
+        case .bodyTooLarge: error.limit.map { .bodyTooLarge(limit: $0) } ?? .malformedFraming
         }
     }
 }

@@ -70,7 +70,15 @@ private final class Listener: EventHandler, @unchecked Sendable {
         self.makeStream = makeStream
     }
 
-    func start() { loop.register(fd, events: EPOLLIN.rawValue, handler: self) }
+    func start() {
+        do throws(IOError) {
+            try loop.register(fd, events: EPOLLIN.rawValue, handler: self)
+        } catch {
+            // Once, at the start: a server that cannot watch its listening socket would only leave its clients to time
+            // out, each blaming the target.
+            fatalError("the server cannot accept connections: \(error)")
+        }
+    }
 
     func stop() {
         guard open else { return }
@@ -80,24 +88,34 @@ private final class Listener: EventHandler, @unchecked Sendable {
 
     func handleEvents(_ events: UInt32) {
         while open {
-            let client = authload_accept_nonblocking(fd)
-            if client < 0 {
+            let client: Int32
+            do throws(IOError) {
+                guard case .processed(let accepted) = try syscall(blocking: true, where: "accept4", { authload_accept_nonblocking(fd) })
+                else { return }
+                client = accepted
+            } catch {
                 // EMFILE: leave the connection in the backlog; the next readiness retries.
                 return
             }
             if handshakeFaults?.connectionFault() == .tlsHandshake {
                 // The handshake fails: the connection closes before the server says a word of TLS.
-                Glibc.close(client)
+                SystemCalls.close(client)
                 continue
             }
-            var one: Int32 = 1
-            setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            do throws(IOError) {
+                try SystemCalls.setOption(client, Int32(IPPROTO_TCP), TCP_NODELAY, 1, "setsockopt(TCP_NODELAY)")
+            } catch {
+                // Served with Nagle on, every answer would wait for the client's delayed ACK: a staging server's latency
+                // that no real one has. Closed instead, as a connection the server could not take.
+                SystemCalls.close(client)
+                continue
+            }
             let target = group.next()
             let service = self.service
             let makeStream = self.makeStream
             let adopt: @Sendable () -> Void = {
                 guard let stream = try? makeStream(client) else {
-                    Glibc.close(client)
+                    SystemCalls.close(client)
                     return
                 }
                 let connection = ServerConnection(stream: stream, loop: target, service: service)
@@ -129,7 +147,12 @@ private final class ServerConnection: EventHandler {
 
     /// Registers the socket with the loop and begins the stream's handshake (a no-op for plain TCP).
     func start() {
-        core.register(handler: self)
+        do {
+            try core.register(handler: self)
+        } catch {
+            close()
+            return
+        }
         continueHandshake()
     }
 

@@ -9,14 +9,33 @@ enum OpenSSLError {
     /// Empties the calling thread's queue, so the next failure is not blamed on an old one.
     static func clear() { ERR_clear_error() }
 
-    /// The reasons queued on this thread, oldest first, without repeats; empties the queue.
-    static func drain() -> [String] {
-        var reasons: [String] = []
+    /// One error OpenSSL queued: the library and reason codes (`ERR_LIB_SSL`, `SSL_R_…`), which code decides on,
+    /// and the reason's text, which people read.
+    struct Reason: Equatable {
+        let library: Int32
+        let code: Int32
+        let text: String
+
+        /// Whether it is this reason of libssl's (an `SSL_R_…` constant).
+        func isSSL(_ reason: Int32) -> Bool { library == ERR_LIB_SSL && code == reason }
+    }
+
+    /// The errors queued on this thread, oldest first, without repeats; empties the queue.
+    static func drainReasons() -> [Reason] {
+        var reasons: [Reason] = []
         while case let code = ERR_get_error(), code != 0 {
-            let reason = ERR_reason_error_string(code).map { String(cString: $0) } ?? "OpenSSL error \(code)"
+            let text = ERR_reason_error_string(code).map { String(cString: $0) } ?? "OpenSSL error \(code)"
+            let reason = Reason(library: ERR_GET_LIB(code), code: ERR_GET_REASON(code), text: text)
             if !reasons.contains(reason) { reasons.append(reason) }
         }
         return reasons
+    }
+
+    /// The reasons' texts queued on this thread, oldest first, without repeats; empties the queue.
+    static func drain() -> [String] {
+        var texts: [String] = []
+        for reason in drainReasons() where !texts.contains(reason.text) { texts.append(reason.text) }
+        return texts
     }
 
     /// A `.tls` transport error: `what` failed, then the queued reasons, or `fallback` when none are queued.

@@ -42,8 +42,8 @@ struct SocketAddress: Sendable {
         }
     }
 
-    func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
-        withUnsafeBytes(of: storage) { body($0.baseAddress!.assumingMemoryBound(to: sockaddr.self), length) }
+    func withSockaddr<R, E: Error>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws(E) -> R) throws(E) -> R {
+        try withUnsafeBytes(of: storage) { raw throws(E) in try body(raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), length) }
     }
 
     /// The numeric host, e.g. `127.0.0.2` or `::1`.
@@ -74,54 +74,48 @@ struct SocketAddress: Sendable {
     }
 }
 
+/// Where in a connection's life a socket call failed: the same errno means another thing in each.
+enum SocketStep {
+    /// Making the socket, setting its options, binding it to a source address.
+    case opening
+    /// The connect, until the socket turns writable (a first write on a socket still connecting included).
+    case connecting
+    /// Reading and writing an open connection.
+    case transferring
+}
+
 enum SocketError {
-    static func text(_ code: Int32) -> String { String(cString: strerror(code)) }
-
-    /// The errno's name (`EADDRNOTAVAIL`) for the errors a load generator meets, else its number.
-    static func name(_ code: Int32) -> String {
-        let names: [Int32: String] = [
-            EADDRNOTAVAIL: "EADDRNOTAVAIL", EADDRINUSE: "EADDRINUSE", EMFILE: "EMFILE", ENFILE: "ENFILE", ENOBUFS: "ENOBUFS",
-            ENOMEM: "ENOMEM", ECONNREFUSED: "ECONNREFUSED", ECONNRESET: "ECONNRESET", ECONNABORTED: "ECONNABORTED", EPIPE: "EPIPE",
-            ETIMEDOUT: "ETIMEDOUT", EHOSTUNREACH: "EHOSTUNREACH", ENETUNREACH: "ENETUNREACH", ENETDOWN: "ENETDOWN",
-            EACCES: "EACCES", EPERM: "EPERM", EINVAL: "EINVAL", EAFNOSUPPORT: "EAFNOSUPPORT"
-        ]
-        return names[code] ?? "errno \(code)"
-    }
-
-    /// Maps a failed socket call to the transport error a flow will classify: the call, the errno by name and
-    /// its text, and for the limits a load generator meets, what to change. Every part is stable, so the error
-    /// breakdown groups by cause.
+    /// Maps a failed socket call to the transport error a flow will classify: a typed reason, the call and its errno,
+    /// and a detail that says the call, the errno by name and its text, and what that means for a load generator.
+    /// Every part is stable, so the error breakdown groups by cause. What to change is not said here: the layer that
+    /// knows the profile maps the reason to the key that fixes it.
     ///
-    /// - Parameter target: `host:port` the call was for, when it helps to say (connect).
-    static func transportError(_ code: Int32, during operation: String, target: String? = nil) -> TransportError {
+    /// - Parameters:
+    ///   - operation: the call as the detail names it, when it says more than the call's name (`bind 192.0.2.1`, or
+    ///     `connect` for a first write that met the connect's failure).
+    ///   - target: `host:port` the call was for, when it helps to say (connect).
+    static func transportError(_ error: IOError, _ step: SocketStep, operation: String? = nil, target: String? = nil) -> TransportError {
+        let operation = operation ?? error.call
+        let system = error.systemCall
+        let code = error.code
         switch code {
-        case ECONNREFUSED: return TransportError(.connectionRefused, operation)
-        case ECONNRESET, EPIPE: return TransportError(.connectionReset, operation)
-        case ETIMEDOUT: return TransportError(.connectTimeout, operation)
+        case ECONNREFUSED: return TransportError(.refused, operation, systemCall: system)
+        case ECONNRESET, EPIPE: return TransportError(.reset, operation, systemCall: system)
+        case ETIMEDOUT: return TransportError(.timedOut(.connecting), operation, systemCall: system)
         default: break
         }
-        let cause = "\(operation): \(name(code)) (\(text(code)))"
-        if code == EADDRNOTAVAIL && operation != "connect" {
-            return TransportError(
-                .other, "\(cause): the address is not one of this machine's: connections.sourceAddresses must name local addresses")
+        let cause = "\(operation): \(SystemErrno.name(code)) (\(SystemErrno.text(code)))"
+        switch (code, step) {
+        case (EADDRNOTAVAIL, .connecting):
+            return TransportError(.noFreeLocalPort, "\(cause): no free local port\(target.map { " for \($0)" } ?? "")", systemCall: system)
+        case (EADDRNOTAVAIL, _):
+            return TransportError(.sourceAddressNotLocal, "\(cause): the address is not one of this machine's", systemCall: system)
+        case (EMFILE, _), (ENFILE, _): return TransportError(.outOfFileDescriptors, "\(cause): out of file descriptors", systemCall: system)
+        case (ENOBUFS, _), (ENOMEM, _):
+            return TransportError(.outOfSocketMemory, "\(cause): the kernel is out of socket memory", systemCall: system)
+        case (_, .connecting): return TransportError(.unreachable, cause, systemCall: system)
+        default: return TransportError(.systemCallFailed, cause, systemCall: system)
         }
-        // What is left with advice is a limit of the generator's own, with what to change.
-        let advice: String
-        switch code {
-        case EADDRNOTAVAIL:
-            advice =
-                "no free local port\(target.map { " for \($0)" } ?? ""): every closed connection holds its port in TIME_WAIT "
-                + "for a minute; keep connections for the user's life (connections.lifetime \"user\"), spread them over more "
-                + "source addresses (connections.sourceAddresses), or widen net.ipv4.ip_local_port_range"
-        case EMFILE, ENFILE:
-            advice =
-                "out of file descriptors: raise `ulimit -n` (authload raises the soft limit to the hard one) or run fewer users per process"
-        case ENOBUFS, ENOMEM:
-            advice = "the kernel is out of socket memory: fewer connections per process, or more generators (--shard)"
-        default:
-            return TransportError(.other, cause)
-        }
-        return TransportError(.generatorLimit, "\(cause): \(advice)")
     }
 }
 
@@ -129,15 +123,23 @@ enum SocketError {
 enum Sockets {
     /// A new non-blocking TCP socket with Nagle off (requests are small and latency-sensitive).
     static func makeTCP(family: Int32) throws(TransportError) -> Int32 {
-        // Non-blocking from the start: two `fcntl` calls fewer for every connection.
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { throw SocketError.transportError(errno, during: "socket") }
-        var one: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        return fd
+        do throws(IOError) {
+            // Non-blocking from the start: two `fcntl` calls fewer for every connection.
+            let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+            guard case .processed(let fd) = try syscall(blocking: false, where: "socket", { socket(family, type, 0) }) else {
+                preconditionFailure("a blocking call would not block")
+            }
+            do throws(IOError) {
+                try SystemCalls.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1, "setsockopt(TCP_NODELAY)")
+            } catch {
+                SystemCalls.close(fd)
+                throw error
+            }
+            return fd
+        } catch {
+            throw SocketError.transportError(error, .opening)
+        }
     }
-
-    static func text(_ code: Int32) -> String { SocketError.text(code) }
 
     /// A listening socket on `address`, and the port it listens on (the system's choice when asked for 0).
     ///
@@ -145,24 +147,25 @@ enum Sockets {
     /// as connect timeouts that are not the service's.
     static func listen(on address: SocketAddress, backlog: Int32 = 4096) throws(TransportError) -> (fd: Int32, port: Int) {
         let fd = try makeTCP(family: address.family)
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        guard address.withSockaddr({ bind(fd, $0, $1) }) == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw TransportError(.other, "cannot listen on \(address.host):\(address.port): \(SocketError.text(code))")
+        do throws(IOError) {
+            try SystemCalls.setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1, "setsockopt(SO_REUSEADDR)")
+            _ = try address.withSockaddr { raw, length throws(IOError) in
+                try syscall(blocking: false, where: "bind") { bind(fd, raw, length) }
+            }
+            _ = try syscall(blocking: false, where: "listen") { Glibc.listen(fd, backlog) }
+            var bound = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            _ = try withUnsafeMutablePointer(to: &bound) { pointer throws(IOError) in
+                try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw throws(IOError) in
+                    try syscall(blocking: false, where: "getsockname") { getsockname(fd, raw, &length) }
+                }
+            }
+            return (fd, SocketAddress(copying: &bound).port)
+        } catch {
+            SystemCalls.close(fd)
+            throw TransportError(
+                .systemCallFailed, "cannot listen on \(address.host):\(address.port): \(error)", systemCall: error.systemCall)
         }
-        guard Glibc.listen(fd, backlog) == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw TransportError(.other, "listen: \(SocketError.text(code))")
-        }
-        var bound = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        withUnsafeMutablePointer(to: &bound) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
-        }
-        return (fd, SocketAddress(copying: &bound).port)
     }
 
     /// Linux's IP_BIND_ADDRESS_NO_PORT: a bound source address takes its port at connect, from the 4-tuple, so
@@ -175,8 +178,8 @@ enum Sockets {
     /// starts. The connect completes when the socket turns writable.
     ///
     /// With `sources`, the connection comes from their next address and a local port they pick: the kernel's own
-    /// choice scans for a port no connection to the same server uses, which grows costly as thousands do (28 % of
-    /// the generator's CPU with 15,000 connections to one nginx). A port taken already costs one more try; after
+    /// choice scans for a port no connection to the same server uses, which grows costly as thousands do
+    /// (docs/development.md). A port taken already costs one more try; after
     /// a few, the kernel chooses after all. While few connections are open and no source address is configured,
     /// the kernel chooses from the start (``SourceAddresses/leavesPortToKernel``).
     ///
@@ -211,29 +214,35 @@ enum Sockets {
             return .failure(ConnectFailure(error: error))
         }
         if let source {
-            var one: Int32 = 1
-            if source.port != 0 {
-                // A chosen port may be shared with connections to other servers: the 4-tuple is what must be unique.
-                setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-            } else {
-                setsockopt(fd, Int32(IPPROTO_IP), bindAddressNoPort, &one, socklen_t(MemoryLayout<Int32>.size))
-            }
-            guard source.withSockaddr({ bind(fd, $0, $1) }) == 0 else {
-                let code = errno
-                Glibc.close(fd)
+            do throws(IOError) {
+                if source.port != 0 {
+                    // A chosen port may be shared with connections to other servers: the 4-tuple is what must be unique.
+                    try SystemCalls.setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1, "setsockopt(SO_REUSEADDR)")
+                } else {
+                    try SystemCalls.setOption(fd, Int32(IPPROTO_IP), bindAddressNoPort, 1, "setsockopt(IP_BIND_ADDRESS_NO_PORT)")
+                }
+                _ = try source.withSockaddr { raw, length throws(IOError) in
+                    try syscall(blocking: false, where: "bind") { bind(fd, raw, length) }
+                }
+            } catch {
+                SystemCalls.close(fd)
                 return .failure(
                     ConnectFailure(
-                        error: SocketError.transportError(code, during: "bind \(source.host)"),
-                        portTaken: source.port != 0 && code == EADDRINUSE))
+                        error: SocketError.transportError(error, .opening, operation: "\(error.call) \(source.host)"),
+                        portTaken: source.port != 0 && error.code == EADDRINUSE))
             }
         }
-        if address.withSockaddr({ Glibc.connect(fd, $0, $1) }) != 0 && errno != EINPROGRESS {
-            let code = errno
-            Glibc.close(fd)
+        do throws(IOError) {
+            // Non-blocking: EINPROGRESS is the usual answer, and the socket turns writable once connected.
+            _ = try address.withSockaddr { raw, length throws(IOError) in
+                try syscall(blocking: true, where: "connect") { Glibc.connect(fd, raw, length) }
+            }
+        } catch {
+            SystemCalls.close(fd)
             return .failure(
                 ConnectFailure(
-                    error: SocketError.transportError(code, during: "connect", target: target),
-                    portTaken: (source?.port ?? 0) != 0 && code == EADDRNOTAVAIL))
+                    error: SocketError.transportError(error, .connecting, target: target),
+                    portTaken: (source?.port ?? 0) != 0 && error.code == EADDRNOTAVAIL))
         }
         return .success(fd)
     }
@@ -246,19 +255,28 @@ enum Sockets {
     /// is the one that waits). Without it, a generator that logs in thousands of times a second over a new
     /// connection each time holds tens of thousands of TIME_WAIT sockets, and the kernel's search for a free
     /// local port at every connect grows with them until it dominates the generator's CPU (docs/development.md).
-    static func resetOnClose(_ fd: Int32) {
-        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+    ///
+    /// - Throws: when the option could not be set; the connection then closes as usual, with a FIN.
+    static func resetOnClose(_ fd: Int32) throws(IOError) {
+        try SystemCalls.setOption(fd, SOL_SOCKET, SO_LINGER, Glibc.linger(l_onoff: 1, l_linger: 0), "setsockopt(SO_LINGER)")
     }
 
     /// Raises the open-file limit to the hard limit: thousands of users hold thousands of sockets.
+    ///
+    /// - Returns: the soft limit now in force; 0 when it could not be read.
     @discardableResult
     static func raiseFileLimit() -> Int {
         var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        guard (try? syscall(blocking: false, where: "getrlimit", { getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) })) != nil else {
+            return 0
+        }
         if limit.rlim_cur < limit.rlim_max {
-            limit.rlim_cur = limit.rlim_max
-            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            // Refused (a container's policy, say): the soft limit stays, and that is what the caller is told.
+            if (try? syscall(blocking: false, where: "setrlimit", { setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) })) != nil {
+                limit = raised
+            }
         }
         return Int(limit.rlim_cur)
     }
@@ -294,7 +312,7 @@ final class Resolver: Sendable {
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &list)
         guard status == 0, let first = list else {
-            return .failure(TransportError(.nameResolution, "\(host): \(String(cString: gai_strerror(status)))"))
+            return .failure(TransportError(.unresolvedHost, "\(host): \(String(cString: gai_strerror(status)))"))
         }
         defer { freeaddrinfo(list) }
         return .success(SocketAddress(raw: first.pointee.ai_addr, length: first.pointee.ai_addrlen))

@@ -1,8 +1,8 @@
 import AuthloadCore
 import Foundation
 
-/// Where a transport's connections come from: its source addresses in turn (`connections.sourceAddresses`; the
-/// unspecified address when there are none), each time with the next local port of the system's ephemeral range,
+/// Where a transport's connections come from: its source addresses in turn (the unspecified address when there are
+/// none), each time with the next local port of the system's ephemeral range,
 /// so that a connect need not search for a free one (``Sockets/connect(to:from:target:)``). With no source
 /// addresses and few connections open, the kernel picks instead (``leavesPortToKernel``).
 final class SourceAddresses: Sendable {

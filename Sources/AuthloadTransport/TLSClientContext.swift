@@ -131,10 +131,11 @@ public final class TLSClientContext: @unchecked Sendable {
                 throw TLSConfigurationError(.trustedCertificates(index: index), PEM.noCertificateProblem(pem))
             }
             for certificate in certificates where X509_STORE_add_cert(store, certificate) != 1 {
-                let reasons = OpenSSLError.drain()
+                let reasons = OpenSSLError.drainReasons()
                 // The same certificate given twice is no error.
-                if reasons.contains(where: { $0.contains("already in hash table") }) { continue }
-                throw TLSConfigurationError(.trustedCertificates(index: index), "cannot be trusted: \(reasons.joined(separator: "; "))")
+                if reasons.contains(where: { $0.library == ERR_LIB_X509 && $0.code == X509_R_CERT_ALREADY_IN_HASH_TABLE }) { continue }
+                throw TLSConfigurationError(
+                    .trustedCertificates(index: index), "cannot be trusted: \(reasons.map(\.text).joined(separator: "; "))")
             }
         }
     }

@@ -29,11 +29,9 @@ public enum TLSProbe {
             let address = try? await Resolver().resolve(host: endpoint.host, port: endpoint.port, isolation: nil),
             let fd = try? Sockets.connect(to: address, from: nil, target: "\(endpoint.host):\(endpoint.port)")
         else { return nil }
-        defer { Glibc.close(fd) }
+        defer { SystemCalls.close(fd) }
         let deadline = MonotonicInstant.now + timeout
-        var error: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        guard wait(fd, for: EPOLLOUT.rawValue, until: deadline), getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0, error == 0,
+        guard wait(fd, for: EPOLLOUT.rawValue, until: deadline), (try? SystemCalls.pendingError(fd)) == 0,
             let stream = try? context.makeStream(fd: fd, host: endpoint.host)
         else { return nil }
         defer { stream.shutdown() }
@@ -68,9 +66,9 @@ public enum TLSProbe {
             let left = MonotonicInstant.now.duration(to: deadline)
             guard left > .zero else { return false }
             let milliseconds = Int32(clamping: max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
-            let ready = poll(&entry, 1, milliseconds)
-            if ready > 0 { return true }
-            if ready < 0 && errno != EINTR { return false }
+            // An interrupted poll is made again; one that fails gives up, as a wait that ran out would.
+            guard let ready = try? syscall(blocking: false, where: "poll", { poll(&entry, 1, milliseconds) }) else { return false }
+            if case .processed(let count) = ready, count > 0 { return true }
         }
     }
 }

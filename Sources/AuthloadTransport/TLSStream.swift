@@ -97,7 +97,7 @@ final class TLSStream: ByteStream {
     }
 
     private func outcome(of status: Int32, on ssl: OpaquePointer, during operation: String) -> StreamResult {
-        let systemError = errno
+        let systemError = lastErrno()
         switch SSL_get_error(ssl, status) {
         case SSL_ERROR_WANT_READ:
             return .wouldBlock(interest: EPOLLIN.rawValue)
@@ -107,24 +107,24 @@ final class TLSStream: ByteStream {
             return .end
         case SSL_ERROR_SYSCALL:
             broken = true
-            let reasons = OpenSSLError.drain()
+            let reasons = OpenSSLError.drainReasons()
             if let failure = clientCertificateFailure(reasons) { return .failed(TransportError(failure)) }
-            if !reasons.isEmpty { return .failed(TransportError(.tls, "\(operation) failed: \(reasons.joined(separator: "; "))")) }
+            if !reasons.isEmpty { return .failed(TransportError(.tls, "\(operation) failed: \(Self.texts(reasons))")) }
             if systemError == ECONNRESET || systemError == EPIPE, let failure = alertBeforeReset(ssl) {
                 return .failed(TransportError(failure))
             }
             // An end of file where OpenSSL wanted bytes (ignored unexpected EOF lands here on older versions).
             if systemError == 0 { return .end }
-            return .failed(SocketError.transportError(systemError, during: operation))
+            return .failed(SocketError.transportError(IOError(systemError, call: operation), .transferring))
         default:
             broken = true
             if !established, let failure = verificationFailure(ssl) { return .failed(TransportError(failure)) }
-            let reasons = OpenSSLError.drain()
+            let reasons = OpenSSLError.drainReasons()
             // With TLS 1.3 the client's handshake is over before the server has looked at its certificate: the
             // server's verdict comes as an alert on the first read.
             if let failure = clientCertificateFailure(reasons) { return .failed(TransportError(failure)) }
             return .failed(
-                TransportError(.tls, "\(operation) failed: \(reasons.isEmpty ? "no detail from OpenSSL" : reasons.joined(separator: "; "))")
+                TransportError(.tls, "\(operation) failed: \(reasons.isEmpty ? "no detail from OpenSSL" : Self.texts(reasons))")
             )
         }
     }
@@ -160,22 +160,32 @@ final class TLSStream: ByteStream {
         var byte: UInt8 = 0
         OpenSSLError.clear()
         guard SSL_read(ssl, &byte, 1) <= 0 else { return nil }
-        return clientCertificateFailure(OpenSSLError.drain())
+        return clientCertificateFailure(OpenSSLError.drainReasons())
     }
 
-    /// The server's alert about the client's certificate, from OpenSSL's reasons (`tlsv13 alert certificate
+    /// OpenSSL's reasons as one text, without repeats.
+    private static func texts(_ reasons: [OpenSSLError.Reason]) -> String {
+        var texts: [String] = []
+        for reason in reasons where !texts.contains(reason.text) { texts.append(reason.text) }
+        return texts.joined(separator: "; ")
+    }
+
+    /// The alerts by which a server refuses the certificate a client sent (or, from a TLS 1.2 server, its lack of one).
+    private static let refusals: [Int32] = [
+        SSL_R_TLSV1_ALERT_UNKNOWN_CA, SSL_R_SSLV3_ALERT_BAD_CERTIFICATE, SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN,
+        SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED, SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED, SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE,
+        SSL_R_TLSV1_ALERT_ACCESS_DENIED
+    ]
+
+    /// The server's alert about the client's certificate, by OpenSSL's reason code (`tlsv13 alert certificate
     /// required`, `tlsv1 alert unknown ca`, …): it demanded one the client lacks, or refused the one it sent.
-    private func clientCertificateFailure(_ reasons: [String]) -> TLSFailure? {
+    private func clientCertificateFailure(_ reasons: [OpenSSLError.Reason]) -> TLSFailure? {
         guard case .client(_, let name) = role else { return nil }
-        if let reason = reasons.first(where: { $0.hasSuffix("alert certificate required") }) {
-            return TLSFailure(.clientCertificateRequired, reason: reason, peer: name)
+        if let reason = reasons.first(where: { $0.isSSL(SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED) }) {
+            return TLSFailure(.clientCertificateRequired, reason: reason.text, peer: name)
         }
-        let refusals = [
-            "alert unknown ca", "alert bad certificate", "alert certificate unknown", "alert certificate expired",
-            "alert certificate revoked", "alert unsupported certificate", "alert access denied"
-        ]
-        guard let reason = reasons.first(where: { reason in refusals.contains { reason.hasSuffix($0) } }) else { return nil }
+        guard let reason = reasons.first(where: { reason in Self.refusals.contains { reason.isSSL($0) } }) else { return nil }
         // Without a certificate of its own the client was refused for wanting none (a TLS 1.2 server, say).
-        return TLSFailure(sendsCertificate ? .clientCertificateRefused : .clientCertificateRequired, reason: reason, peer: name)
+        return TLSFailure(sendsCertificate ? .clientCertificateRefused : .clientCertificateRequired, reason: reason.text, peer: name)
     }
 }

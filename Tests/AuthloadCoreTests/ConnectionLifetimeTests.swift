@@ -95,8 +95,12 @@ struct ConnectionLifetimeTests {
         #expect(Outcome(TransportError(.connectionRefused, "connect")).detail == "connection refused")
         #expect(Outcome(TransportError(.other)).detail == "socket error")
         // The generator's own limit: named as such, and not an HTTP request, since none was sent.
-        let files = TransportError(.generatorLimit, "socket: EMFILE (Too many open files): out of file descriptors")
-        #expect(Outcome(files).detail == "generator limit: socket: EMFILE (Too many open files): out of file descriptors")
+        let files = TransportError(.outOfFileDescriptors, "socket: EMFILE (Too many open files): out of file descriptors")
+        #expect(files.kind == .generatorLimit)
+        #expect(
+            Outcome(files).detail
+                == "generator limit: socket: EMFILE (Too many open files): out of file descriptors: raise `ulimit -n` (authload "
+                + "raises the soft limit to the hard one) or run fewer users per process")
         #expect(!CountingClient.reachedTheWire(files))
         #expect(CountingClient.reachedTheWire(TransportError(.timeout)))
     }

@@ -114,7 +114,7 @@ struct UnreachableTargetTests {
 
     @Test("the verdict waits for unreachableAfter from the last success, and a server that answers errors is reachable")
     func reachabilityStateMachine() {
-        let refused = Outcome(.transportError, "connection refused")
+        let refused = Outcome(TransportError(.refused, "connect"))
         var reachability = Reachability(limit: .seconds(30))
         reachability.observe(successes: 0, failures: [refused: 50], at: .seconds(29))
         #expect(reachability.verdict(at: .seconds(29)) == nil)
@@ -140,15 +140,21 @@ struct UnreachableTargetTests {
         let yes = [
             TransportError(.connectionRefused, "connect"), TransportError(.nameResolution, "no.such.host"),
             TransportError(.connectTimeout, TransportError.unansweredConnectDetail),
-            TransportError(.other, "connect: ENETUNREACH (Network is unreachable)"),
+            TransportError(.timedOut(.tlsHandshake), "TLS handshake"),
+            TransportError(.unreachable, "connect: ENETUNREACH (Network is unreachable)"),
             TransportError(.tls, "certificate verify failed: self-signed certificate")
         ]
         for error in yes { #expect(Outcome(error).isConnectionFailure, "\(error)") }
         let no = [
             TransportError(.connectionReset), TransportError(.timeout), TransportError.badResponse(.cutShort),
-            TransportError(.generatorLimit, "connect: EADDRNOTAVAIL (Cannot assign requested address)")
+            TransportError(.noFreeLocalPort, "connect: EADDRNOTAVAIL (Cannot assign requested address)"),
+            // Decided on the reason, not the words: a detail that reads like a connect is not one.
+            TransportError(.systemCallFailed, "connect: ENETUNREACH (Network is unreachable)"),
+            TransportError(.staleConnection, "stale keep-alive connection")
         ]
         for error in no { #expect(!Outcome(error).isConnectionFailure, "\(error)") }
+        // A hand-made outcome with a connection failure's words is not one either: only the transport's reason says so.
+        #expect(!Outcome(.transportError, "connection refused").isConnectionFailure)
         #expect(!Outcome(.httpError, "503").isConnectionFailure && !Outcome.ok.isConnectionFailure)
     }
 }

@@ -90,7 +90,7 @@ struct FCSDKFlowTests {
     @Test("a refused connection is a transport error and a logout of an unknown session an HTTP error")
     func failures() async {
         let (refused, _) = await runOnce { _, _ in ServiceReply(failure: TransportError(.connectionRefused, "connect")) }
-        #expect(refused == Outcome(.transportError, "connection refused"))
+        #expect(refused.kind == .transportError && refused.detail == "connection refused" && refused.isConnectionFailure)
         let (unknown, _) = await runOnce { request, _ in
             request.method == "POST" ? ServiceReply(.json(status: 200, ["sessionid": "abc"])) : ServiceReply(.json(status: 404, [:]))
         }

@@ -2,6 +2,7 @@ import AuthloadCore
 import AuthloadFlows
 import AuthloadStaging
 import AuthloadTransport
+import Foundation
 import Testing
 
 /// Runs FCSDK login through the real transport against the embedded server on 127.0.0.1.
@@ -63,8 +64,12 @@ struct LoopbackRunTests {
         defer { group.shutdown() }
         // Port 1 on loopback: nothing listens there, so the connect is refused.
         let client = SocketTransport(group: group).makeClient(for: Endpoint(host: "127.0.0.1", port: 1))
-        await #expect(throws: TransportError(.connectionRefused, "connect")) {
+        // Typed, with the errno of the connect that failed, wherever the failure showed (the first write or SO_ERROR).
+        let refused = try await #require(throws: TransportError.self) {
             try await client.execute(HTTPRequest(method: "GET", target: "/"), timeout: .seconds(5))
         }
+        #expect(refused.kind == .connectionRefused && refused.reason == .refused && refused.detail == "connect")
+        #expect(refused.systemCall?.code == ECONNREFUSED)
+        #expect(Outcome(refused).detail == "connection refused" && Outcome(refused).isConnectionFailure)
     }
 }

@@ -73,30 +73,48 @@ struct SourceAddressTests {
         let error = try await #require(throws: TransportError.self) {
             try await client.execute(HTTPRequest(method: "GET", target: "/"), timeout: .seconds(5))
         }
+        // The transport names the call, the errno and what is wrong, typed; the report adds the key that fixes it.
         #expect(
             error.description
+                == "socket error: bind 192.0.2.1: EADDRNOTAVAIL (Cannot assign requested address): the address is not one of this "
+                + "machine's")
+        #expect(error.reason == .sourceAddressNotLocal)
+        #expect(error.systemCall == TransportError.SystemCall("bind", code: EADDRNOTAVAIL))
+        #expect(
+            Outcome(error).detail
                 == "socket error: bind 192.0.2.1: EADDRNOTAVAIL (Cannot assign requested address): the address is not one of this "
                 + "machine's: connections.sourceAddresses must name local addresses")
         #expect(SocketTransportConfiguration.invalidSourceAddress(in: ["127.0.0.2", "::1", "host.example"])! == (2, "host.example"))
     }
 
-    @Test("the limits a load generator meets are named by errno, with the fix; other errnos by name and text")
+    @Test("the limits a load generator meets are named by errno, typed, with the fix in the report; other errnos by name and text")
     func errnoAdvice() {
-        let ports = SocketError.transportError(EADDRNOTAVAIL, during: "connect", target: "127.0.0.1:18080")
+        let ports = SocketError.transportError(IOError(EADDRNOTAVAIL, call: "connect"), .connecting, target: "127.0.0.1:18080")
         // The generator's own limits are a kind of their own: the server is not to blame, and nothing was sent.
-        #expect(ports.kind == .generatorLimit)
-        #expect(SocketError.transportError(EMFILE, during: "socket").kind == .generatorLimit)
-        #expect(SocketError.transportError(ENETUNREACH, during: "connect").kind == .other)
+        #expect(ports.kind == .generatorLimit && ports.reason == .noFreeLocalPort)
+        #expect(ports.systemCall == TransportError.SystemCall("connect", code: EADDRNOTAVAIL))
+        let files = SocketError.transportError(IOError(EMFILE, call: "socket"), .opening)
+        #expect(files.kind == .generatorLimit && files.reason == .outOfFileDescriptors)
+        let unreachable = SocketError.transportError(IOError(ENETUNREACH, call: "connect"), .connecting)
+        #expect(unreachable.kind == .other && unreachable.reason == .unreachable && unreachable.isConnectionFailure)
+        #expect(ports.detail == "connect: EADDRNOTAVAIL (Cannot assign requested address): no free local port for 127.0.0.1:18080")
         #expect(
-            ports.detail
-                == "connect: EADDRNOTAVAIL (Cannot assign requested address): no free local port for 127.0.0.1:18080: every closed "
-                + "connection holds its port in TIME_WAIT for a minute; keep connections for the user's life (connections.lifetime "
-                + "\"user\"), spread them over more source addresses (connections.sourceAddresses), or widen net.ipv4.ip_local_port_range")
+            Outcome(ports).detail
+                == "generator limit: connect: EADDRNOTAVAIL (Cannot assign requested address): no free local port for 127.0.0.1:18080: "
+                + "every closed connection holds its port in TIME_WAIT for a minute; keep connections for the user's life "
+                + "(connections.lifetime \"user\"), spread them over more source addresses (connections.sourceAddresses), or widen "
+                + "net.ipv4.ip_local_port_range")
+        #expect(files.detail == "socket: EMFILE (Too many open files): out of file descriptors")
         #expect(
-            SocketError.transportError(EMFILE, during: "socket").detail.hasPrefix(
-                "socket: EMFILE (Too many open files): out of file descriptors: raise `ulimit -n`"))
-        #expect(SocketError.transportError(ENETUNREACH, during: "connect").detail == "connect: ENETUNREACH (Network is unreachable)")
-        #expect(SocketError.transportError(ECONNREFUSED, during: "connect") == TransportError(.connectionRefused, "connect"))
+            Outcome(files).detail.hasPrefix(
+                "generator limit: socket: EMFILE (Too many open files): out of file descriptors: raise `ulimit -n`"))
+        #expect(unreachable.detail == "connect: ENETUNREACH (Network is unreachable)")
+        // Past the connect, an errno nothing names is a failed call, not an unreachable target.
+        let other = SocketError.transportError(IOError(ENETUNREACH, call: "recv"), .transferring)
+        #expect(other.reason == .systemCallFailed && !other.isConnectionFailure)
+        #expect(
+            SocketError.transportError(IOError(ECONNREFUSED, call: "connect"), .connecting)
+                == TransportError(.refused, "connect", systemCall: TransportError.SystemCall("connect", code: ECONNREFUSED)))
     }
 
     @Test("connections take local ports in turn over the range, and the source addresses in turn")

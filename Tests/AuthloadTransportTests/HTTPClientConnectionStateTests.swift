@@ -60,7 +60,7 @@ struct HTTPClientConnectionStateTests {
         #expect(state.timerDue == Self.at(2))
         #expect(
             Outcome(state.timerFired(at: Self.at(2)))
-                == .fail("login", TransportError(.connectTimeout, TransportError.unansweredConnectDetail)))
+                == .fail("login", TransportError(.timedOut(.connecting), TransportError.unansweredConnectDetail)))
         #expect(state.phase == .closed)
         #expect(state.timerDue == nil)
     }
@@ -70,7 +70,10 @@ struct HTTPClientConnectionStateTests {
         var (state, _) = Self.sending()
         state.connected(at: Self.at(0.1))
         #expect(state.phase == .handshaking)
-        #expect(Outcome(state.timerFired(at: Self.at(2))) == .fail("login", TransportError(.connectTimeout, "TLS handshake")))
+        let failed = Outcome(state.timerFired(at: Self.at(2)))
+        #expect(failed == .fail("login", TransportError(.timedOut(.tlsHandshake), "TLS handshake")))
+        guard case .fail(_, let error) = failed else { return }
+        #expect(error.kind == .connectTimeout, "grouped with the connect timeouts in the error breakdown")
     }
 
     @Test("a timer that fires before the deadline now current re-arms for it; the request times out at its own deadline")
@@ -80,7 +83,7 @@ struct HTTPClientConnectionStateTests {
         #expect(Outcome(state.timerFired(at: Self.at(2))) == .wait)
         #expect(state.timerDue == Self.at(10))
         #expect(Outcome(state.timerFired(at: Self.at(9.999))) == .wait, "a timer early by a hair does not fail the request")
-        #expect(Outcome(state.timerFired(at: Self.at(10))) == .fail("login", TransportError(.timeout)))
+        #expect(Outcome(state.timerFired(at: Self.at(10))) == .fail("login", TransportError(.timedOut(.awaitingResponse))))
     }
 
     @Test("a response that had begun when the deadline came is told apart from one that never came")
@@ -90,7 +93,7 @@ struct HTTPClientConnectionStateTests {
         _ = state.timerFired(at: Self.at(2))
         #expect(
             Outcome(state.timerFired(at: Self.at(10)))
-                == .fail("login", TransportError(.timeout, TransportError.incompleteDetail)))
+                == .fail("login", TransportError(.timedOut(.readingResponse), TransportError.incompleteDetail)))
     }
 
     @Test("the marks of a new connection time connect, TLS handshake, first byte and total")
@@ -171,7 +174,8 @@ struct HTTPClientConnectionStateTests {
         var state = Self.open()
         _ = Self.feed(&state, Self.ok, at: 0.5)
         _ = state.send("again", method: "GET", start: Self.at(1), deadline: Self.at(11), connectDeadline: Self.at(3))
-        #expect(Outcome(state.streamEnded(at: Self.at(1.1))) == .fail("again", TransportError(.closed, State.staleDetail)))
+        #expect(Outcome(state.streamEnded(at: Self.at(1.1))) == .fail("again", State.stale))
+        #expect(State.stale.reason == .staleConnection && State.stale.kind == .closed)
 
         var begun = Self.open()
         _ = Self.feed(&begun, Self.ok, at: 0.5)
@@ -182,7 +186,7 @@ struct HTTPClientConnectionStateTests {
             Issue.record("expected a failure, got \(ended)")
             return
         }
-        #expect(error.detail != State.staleDetail, "the server had begun to answer: not safe to send again")
+        #expect(error.reason != .staleConnection, "the server had begun to answer: not safe to send again")
     }
 
     @Test("a new connection that fails is never stale: its request is not sent twice")
@@ -232,6 +236,32 @@ struct HTTPClientConnectionStateTests {
         #expect(
             Outcome(Self.feed(&garbled, Array("HTTX/1.1 200 OK\r\n\r\n".utf8), at: 0.5))
                 == .fail("login", .badResponse(.malformedStatusLine)))
+    }
+
+    static let chunkedHead = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+    @Test("the parser's reason reaches the error: a body past the limit names the limit, a bad chunk is not a long body")
+    func parserReasons() {
+        // A chunk that alone passes the client's 16 MiB limit: a server that streams without end fails the same way.
+        var endless = Self.open()
+        let tooLarge = Outcome(Self.feed(&endless, Array("\(Self.chunkedHead)2000000\r\n".utf8), at: 0.5))
+        #expect(tooLarge == .fail("login", .badResponse(.bodyTooLarge(limit: 16 * 1024 * 1024))))
+        #expect(TransportError.badResponse(.bodyTooLarge(limit: 16_777_216)).detail == "body larger than 16777216 bytes")
+
+        var badSize = Self.open()
+        #expect(
+            Outcome(Self.feed(&badSize, Array("\(Self.chunkedHead)zz\r\n".utf8), at: 0.5))
+                == .fail("login", .badResponse(.invalidChunkSize)))
+
+        var badChunk = Self.open()
+        #expect(
+            Outcome(Self.feed(&badChunk, Array("\(Self.chunkedHead)2\r\nokXX".utf8), at: 0.5))
+                == .fail("login", .badResponse(.malformedChunk)))
+
+        // Cut off inside a chunk: cut short, not shorter than a Content-Length it never had.
+        var cut = Self.open()
+        _ = Self.feed(&cut, Array("\(Self.chunkedHead)5\r\nhel".utf8), at: 0.5)
+        #expect(Outcome(cut.streamEnded(at: Self.at(0.6))) == .fail("login", .badResponse(.cutShort)))
     }
 
     @Test("the owner closing hands back the request in flight once, and the state then ignores every event")

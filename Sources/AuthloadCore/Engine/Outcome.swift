@@ -3,6 +3,10 @@ public struct Outcome: Sendable, Hashable, CustomStringConvertible {
     public var kind: OutcomeKind
     /// An HTTP status, an error key, a socket error; empty for `.ok`.
     public var detail: String
+    /// Whether the request never reached a server that answers (``TransportError/isConnectionFailure``): a user
+    /// backs off after one (``ConnectionBackoff``), and only these make a target unreachable (``Reachability``).
+    /// Kept from the transport's typed reason, since the detail is words for people, not something to decide on.
+    public private(set) var isConnectionFailure = false
 
     public init(_ kind: OutcomeKind, _ detail: String = "") {
         self.kind = kind
@@ -20,27 +24,31 @@ public struct Outcome: Sendable, Hashable, CustomStringConvertible {
     public init(_ error: any Error) {
         switch error {
         case let error as TransportError:
-            switch error.kind {
-            case .timeout:
-                self.init(
-                    .timeout,
-                    error.detail == TransportError.incompleteDetail
-                        ? "response incomplete within the step timeout" : "no response within the step timeout")
-            case .protocolViolation:
-                // Only the stable problem names go into the detail; free text would split the breakdown.
-                let problem = TransportError.ResponseProblem(rawValue: error.detail)
-                self.init(.transportError, problem.map { "bad response: \($0.rawValue)" } ?? "bad response")
-            case .cancelled: self = .cancelled
-            // The kind alone ("tls") would not say which check failed or how to fix it; the few TLS details are stable texts.
-            // A certificate problem also says which profile key fixes it: the transport names none.
-            case .tls:
-                self.init(.transportError, error.tlsFailure.map { "\(error.description) (\($0.profileAdvice))" } ?? error.description)
-            // A socket error says which call failed, with which errno, and what to change (stable texts).
-            case .other where !error.detail.isEmpty, .generatorLimit: self.init(.transportError, error.description)
-            default: self.init(.transportError, error.kind.rawValue)
-            }
+            self.init(transport: error)
+            isConnectionFailure = error.isConnectionFailure
         case is CancellationError: self = .cancelled
         default: self.init(.transportError, "\(error)")
+        }
+    }
+
+    /// Decided on the error's typed reason; only stable texts go into the detail, since free text would split the
+    /// error breakdown.
+    private init(transport error: TransportError) {
+        switch (error.kind, error.reason) {
+        case (.timeout, .timedOut(.readingResponse)): self.init(.timeout, "response incomplete within the step timeout")
+        case (.timeout, _): self.init(.timeout, "no response within the step timeout")
+        case (.protocolViolation, .badResponse(let problem)): self.init(.transportError, "bad response: \(problem)")
+        case (.protocolViolation, _): self.init(.transportError, "bad response")
+        case (.cancelled, _): self = .cancelled
+        // The kind alone ("tls") would not say which check failed or how to fix it; the few TLS details are stable texts.
+        // A certificate problem also says which profile key fixes it: the transport names none.
+        case (.tls, _):
+            self.init(.transportError, error.tlsFailure.map { "\(error.description) (\($0.profileAdvice))" } ?? error.description)
+        // A socket error says which call failed, with which errno, and what to change (stable texts). The transport
+        // says what failed; what to change comes from here, the layer that knows the profile.
+        case (.other, _) where !error.detail.isEmpty, (.generatorLimit, _):
+            self.init(.transportError, error.reason.profileAdvice.map { "\(error.description): \($0)" } ?? error.description)
+        default: self.init(.transportError, error.kind.rawValue)
         }
     }
 }

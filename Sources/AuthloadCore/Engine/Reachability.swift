@@ -66,22 +66,3 @@ public struct UnreachableVerdict: Sendable, Equatable {
         "\(target): \(cause), 0 successes in \(Int(span.seconds.rounded(.down))) s"
     }
 }
-
-extension Outcome {
-    /// Whether the request never reached a server that answers: the connection was refused, timed out or could
-    /// not be routed, the host name did not resolve, or the TLS handshake failed. A user backs off after one
-    /// (``ConnectionBackoff``), and only these make a target unreachable (``Reachability``). The generator's own
-    /// limits (out of ports or descriptors) are not the target's fault, and a reset or a bad response came from
-    /// a server that was there.
-    public var isConnectionFailure: Bool {
-        guard kind == .transportError else { return false }
-        switch detail {
-        case TransportError.Kind.connectionRefused.rawValue, TransportError.Kind.nameResolution.rawValue,
-            TransportError.Kind.connectTimeout.rawValue:
-            return true
-        default:
-            return detail.hasPrefix(TransportError.Kind.tls.rawValue + ":") || detail == TransportError.Kind.tls.rawValue
-                || detail.hasPrefix(TransportError.Kind.other.rawValue + ": connect:")
-        }
-    }
-}

@@ -20,6 +20,12 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Why a request did not produce a response.
+///
+/// Three layers, from coarse to fine: the ``kind`` groups the error breakdown (`connection refused`, `bad response`);
+/// the ``reason`` is the typed cause callers decide on (retry a stale connection, back off from a target that does not
+/// answer, say which setting fixes it); the ``detail`` is for people, short and stable so the breakdown groups by
+/// cause. A failed system call also keeps its name and errno (``systemCall``). The transport names no profile key: the
+/// layer that reads the profile maps a reason to the key that fixes it (`TransportError+ProfileAdvice.swift`).
 public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible {
     public enum Kind: String, Sendable, Hashable, Codable {
         case connectionRefused = "connection refused"
@@ -37,35 +43,165 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         case other = "socket error"
     }
 
+    /// What a request was doing when its time ran out.
+    public enum TimeoutPhase: Sendable, Hashable {
+        /// The TCP handshake had not completed.
+        case connecting
+        /// Connected, but the TLS handshake had not finished.
+        case tlsHandshake
+        /// The request was sent and no byte of the response came.
+        case awaitingResponse
+        /// The response had begun and did not finish (it trickled).
+        case readingResponse
+    }
+
+    /// Why a request failed, typed: what callers match on instead of the detail's words.
+    public enum Reason: Sendable, Hashable {
+        /// Nothing finer than the ``Kind`` (a simulated transport, a WebSocket that closed, a connection closed by us).
+        case unspecified
+        /// The target refused the connection (ECONNREFUSED).
+        case refused
+        /// The connection could not be set up otherwise: no route, a network down, a local rule against it; the
+        /// errno in ``TransportError/systemCall`` says which.
+        case unreachable
+        /// The peer reset the connection (ECONNRESET, EPIPE).
+        case reset
+        /// The target's host name did not resolve.
+        case unresolvedHost
+        /// The time ran out in this phase.
+        case timedOut(TimeoutPhase)
+        /// TLS failed: ``TransportError/tlsFailure`` says which certificate check when one did, and the detail
+        /// keeps OpenSSL's reasons.
+        case tlsFailed
+        /// A kept-alive connection the server had closed failed before any byte came back: the request never reached
+        /// the server's logic, and may be sent once more on a new connection.
+        case staleConnection
+        /// The response broke HTTP/1.1 this way.
+        case badResponse(ResponseProblem)
+        /// A source address to connect from is not one of this machine's (EADDRNOTAVAIL at bind).
+        case sourceAddressNotLocal
+        /// No local port was free for another connection to the target (EADDRNOTAVAIL at connect).
+        case noFreeLocalPort
+        /// The process or the system is out of file descriptors (EMFILE, ENFILE).
+        case outOfFileDescriptors
+        /// The kernel is out of socket buffers (ENOBUFS, ENOMEM).
+        case outOfSocketMemory
+        /// A system call failed for a reason none of the above names; ``TransportError/systemCall`` says which.
+        case systemCallFailed
+
+        /// The kind a failure of this reason is grouped under.
+        var kind: Kind {
+            switch self {
+            case .refused: .connectionRefused
+            case .reset: .connectionReset
+            case .unresolvedHost: .nameResolution
+            case .timedOut(.connecting), .timedOut(.tlsHandshake): .connectTimeout
+            case .timedOut(.awaitingResponse), .timedOut(.readingResponse): .timeout
+            case .tlsFailed: .tls
+            case .staleConnection: .closed
+            case .badResponse: .protocolViolation
+            case .noFreeLocalPort, .outOfFileDescriptors, .outOfSocketMemory: .generatorLimit
+            case .unspecified, .unreachable, .sourceAddressNotLocal, .systemCallFailed: .other
+            }
+        }
+
+        /// The reason an error of `kind` has when nothing finer was given.
+        init(_ kind: Kind) {
+            switch kind {
+            case .connectionRefused: self = .refused
+            case .connectionReset: self = .reset
+            case .nameResolution: self = .unresolvedHost
+            case .connectTimeout: self = .timedOut(.connecting)
+            case .timeout: self = .timedOut(.awaitingResponse)
+            case .tls: self = .tlsFailed
+            case .protocolViolation, .closed, .cancelled, .generatorLimit, .other: self = .unspecified
+            }
+        }
+    }
+
+    /// A system call that failed: its name and the errno it left.
+    public struct SystemCall: Sendable, Hashable, CustomStringConvertible {
+        /// The call, e.g. `connect`, `recv`, `setsockopt(TCP_NODELAY)`.
+        public var name: String
+        /// The errno it failed with.
+        public var code: Int32
+
+        public init(_ name: String, code: Int32) {
+            self.name = name
+            self.code = code
+        }
+
+        public var description: String { "\(name): errno \(code)" }
+    }
+
     public var kind: Kind
+    public var reason: Reason
     public var detail: String
     /// Why a TLS connection failed, when the transport could tell (a `.tls` error from a certificate check or
     /// the server's verdict on the client's certificate); nil otherwise.
     public var tlsFailure: TLSFailure?
+    /// The system call that failed and its errno, when the error came from one.
+    public var systemCall: SystemCall?
 
+    /// An error of `kind` with the reason that kind implies (a refused kind is refused, a timeout awaited a response).
     public init(_ kind: Kind, _ detail: String = "") {
         self.kind = kind
+        self.reason = Reason(kind)
         self.detail = detail
         self.tlsFailure = nil
+        self.systemCall = nil
+    }
+
+    /// An error for `reason`, grouped under the kind it implies.
+    public init(_ reason: Reason, _ detail: String = "", systemCall: SystemCall? = nil) {
+        self.kind = reason.kind
+        self.reason = reason
+        self.detail = detail
+        self.tlsFailure = nil
+        self.systemCall = systemCall
     }
 
     public var description: String { detail.isEmpty ? kind.rawValue : "\(kind.rawValue): \(detail)" }
 
-    /// What was wrong with a response, as the stable detail of a `.protocolViolation`, so the error
-    /// breakdown groups by cause (never by offsets or counts).
-    public enum ResponseProblem: String, Sendable, CaseIterable {
-        case malformedStatusLine = "malformed status line"
-        case malformedHeader = "malformed header"
-        case headersTooLarge = "headers too large"
-        case cutShort = "cut short"
-        case bodyShorterThanContentLength = "body shorter than Content-Length"
-        case bodyLongerThanContentLength = "body longer than Content-Length"
-        case unsolicitedBytes = "bytes while no request was pending"
-        case malformedBody = "malformed body"
+    /// What was wrong with a response, short and stable (it is the detail of a `.protocolViolation`, which keys the
+    /// error breakdown): never an offset or a count that varies, but the limit a body passed, which is fixed per run.
+    public enum ResponseProblem: Sendable, Hashable, CustomStringConvertible {
+        case malformedStatusLine
+        case malformedHeader
+        case headersTooLarge
+        case cutShort
+        case bodyShorterThanContentLength
+        case bodyLongerThanContentLength
+        case unsolicitedBytes
+        /// The body's framing is unreadable: a bad or conflicting Content-Length, an unknown or invalid
+        /// Transfer-Encoding.
+        case malformedFraming
+        /// A chunk-size line is not hexadecimal or too long.
+        case invalidChunkSize
+        /// Chunk data not followed by CRLF.
+        case malformedChunk
+        /// The body passed the largest the client accepts (a server streaming without end, say).
+        case bodyTooLarge(limit: Int)
+
+        public var description: String {
+            switch self {
+            case .malformedStatusLine: "malformed status line"
+            case .malformedHeader: "malformed header"
+            case .headersTooLarge: "headers too large"
+            case .cutShort: "cut short"
+            case .bodyShorterThanContentLength: "body shorter than Content-Length"
+            case .bodyLongerThanContentLength: "body longer than Content-Length"
+            case .unsolicitedBytes: "bytes while no request was pending"
+            case .malformedFraming: "malformed body framing"
+            case .invalidChunkSize: "invalid chunk size"
+            case .malformedChunk: "malformed chunk"
+            case .bodyTooLarge(let limit): "body larger than \(limit) bytes"
+            }
+        }
     }
 
     public static func badResponse(_ problem: ResponseProblem) -> TransportError {
-        TransportError(.protocolViolation, problem.rawValue)
+        TransportError(.badResponse(problem), problem.description)
     }
 
     /// The detail of a `.timeout` after some of the response had arrived (it trickled).
@@ -76,6 +212,17 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     public static let unansweredConnectDetail =
         "the server did not complete the TCP handshake; a server whose accept backlog is full drops new connections: "
         + "raise its listen backlog (nginx `listen ... backlog=N`, net.core.somaxconn) or ramp up more slowly"
+
+    /// Whether the request never reached a server that answers: the connection was refused, timed out or could not
+    /// be routed, the host name did not resolve, or TLS failed. A user backs off after one (`ConnectionBackoff`),
+    /// and only these make a target unreachable (`Reachability`). The generator's own limits (out of ports or
+    /// descriptors) are not the target's fault, and a reset or a bad response came from a server that was there.
+    public var isConnectionFailure: Bool {
+        switch reason {
+        case .refused, .unreachable, .unresolvedHost, .timedOut(.connecting), .timedOut(.tlsHandshake), .tlsFailed: true
+        default: false
+        }
+    }
 }
 
 /// A client's view of one simulated device's HTTP connection(s) to an endpoint.

@@ -41,7 +41,7 @@ public enum WireFault: String, Sendable, Hashable, CaseIterable {
         case .shortBody: .badResponse(.bodyShorterThanContentLength)
         case .longBody: .badResponse(.bodyLongerThanContentLength)
         case .noResponse: TransportError(.timeout)
-        case .trickle: TransportError(.timeout, TransportError.incompleteDetail)
+        case .trickle: TransportError(.timedOut(.readingResponse), TransportError.incompleteDetail)
         case .tlsHandshake: TransportError(.tls, "the server closed the connection during the TLS handshake")
         }
     }

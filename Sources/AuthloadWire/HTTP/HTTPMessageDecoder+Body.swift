@@ -27,7 +27,7 @@ extension HTTPMessageDecoder {
                 takeBody(count)
                 if count == remaining { return true }
                 bodyState = .length(remaining: remaining - count)
-                return try waitForMore("expected \(remaining - count) more body bytes")
+                return try waitForMore("expected \(remaining - count) more body bytes", insideContentLength: true)
 
             case .chunkSize:
                 guard let line = try takeChunkSizeLine() else { return try waitForMore("expected a chunk size") }
@@ -72,8 +72,8 @@ extension HTTPMessageDecoder {
     }
 
     /// Not complete yet: fine while the stream is open, an error once it has ended.
-    private func waitForMore(_ expectation: String) throws(HTTPParseError) -> Bool {
-        if isAtEndOfStream { throw truncated(expectation) }
+    private func waitForMore(_ expectation: String, insideContentLength: Bool = false) throws(HTTPParseError) -> Bool {
+        if isAtEndOfStream { throw truncated(expectation, insideContentLength: insideContentLength) }
         return false
     }
 

@@ -313,7 +313,7 @@ struct HTTPMessageDecoder: Sendable {
     }
 
     /// The error for a stream that ended before the current message did.
-    func truncated(_ expectation: String) -> HTTPParseError {
-        .truncated(at: offset(buffer.count), expectation)
+    func truncated(_ expectation: String, insideContentLength: Bool = false) -> HTTPParseError {
+        .truncated(at: offset(buffer.count), expectation, insideContentLength: insideContentLength)
     }
 }

@@ -46,11 +46,19 @@ public struct HTTPParseError: Error, Sendable, Hashable, CustomStringConvertible
     /// Where the offending byte is, counted from the first byte of the current message.
     public let offset: Int
     public let description: String
+    /// The limit a `.headerTooLarge` or `.bodyTooLarge` message passed, for a caller that reports it without
+    /// reading the text.
+    public let limit: Int?
+    /// A `.truncated` message ended inside a body whose length `Content-Length` gave: it is short, not cut off in
+    /// its head or its chunks.
+    public let endedInsideContentLength: Bool
 
-    init(_ kind: Kind, at offset: Int, _ description: String) {
+    init(_ kind: Kind, at offset: Int, _ description: String, limit: Int? = nil, endedInsideContentLength: Bool = false) {
         self.kind = kind
         self.offset = offset
         self.description = description
+        self.limit = limit
+        self.endedInsideContentLength = endedInsideContentLength
     }
 
     /// What a server should answer with before closing the connection: 400, 413, 431, 501 or 505.
@@ -108,15 +116,16 @@ extension HTTPParseError {
     }
 
     static func headerTooLarge(_ section: String, limit: Int, at offset: Int) -> Self {
-        Self(.headerTooLarge, at: offset, "\(section) larger than \(limit) bytes at byte \(offset)")
+        Self(.headerTooLarge, at: offset, "\(section) larger than \(limit) bytes at byte \(offset)", limit: limit)
     }
 
     static func bodyTooLarge(limit: Int, at offset: Int) -> Self {
-        Self(.bodyTooLarge, at: offset, "body larger than \(limit) bytes at byte \(offset)")
+        Self(.bodyTooLarge, at: offset, "body larger than \(limit) bytes at byte \(offset)", limit: limit)
     }
 
-    static func truncated(at offset: Int, _ state: String) -> Self {
-        Self(.truncated, at: offset, "stream ended mid-message at byte \(offset): \(state)")
+    static func truncated(at offset: Int, _ state: String, insideContentLength: Bool = false) -> Self {
+        Self(
+            .truncated, at: offset, "stream ended mid-message at byte \(offset): \(state)", endedInsideContentLength: insideContentLength)
     }
 
     static func host(at offset: Int, _ problem: String) -> Self {
