@@ -20,6 +20,15 @@ public struct Outcome: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { detail.isEmpty ? kind.rawValue : "\(kind.rawValue) (\(detail))" }
 
+    // An outcome is what the error breakdown keys on: its kind and detail. Whether it was a connection failure follows
+    // from the same typed reason as the detail, and a result read back from JSON no longer knows it.
+    public static func == (a: Outcome, b: Outcome) -> Bool { a.kind == b.kind && a.detail == b.detail }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(kind)
+        hasher.combine(detail)
+    }
+
     /// The outcome of a request that got no response.
     public init(_ error: any Error) {
         switch error {
