@@ -36,27 +36,29 @@ public struct Console: Sendable {
         let flowCount = flows.reduce(0) { $0 + $1.count }
         let flowErrors = flows.reduce(0) { $0 + $1.errors }
         line(
-            "finished in \(Format.seconds(result.durationSeconds)): \(Format.count(flowCount)) flows, "
-                + "\(Format.count(result.httpRequests ?? steps)) HTTP requests (\(Format.count(steps)) request steps, \(Format.count(events)) events), "
-                + "\(Format.count(flowErrors)) failed flows (\(Format.percent(flowErrors, of: flowCount)))")
+            "finished in \(TerminalFormat.seconds(result.durationSeconds)): \(TerminalFormat.count(flowCount)) flows, "
+                + "\(TerminalFormat.count(result.httpRequests ?? steps)) HTTP requests (\(TerminalFormat.count(steps)) request steps, \(TerminalFormat.count(events)) events), "
+                + "\(TerminalFormat.count(flowErrors)) failed flows (\(TerminalFormat.percent(flowErrors, of: flowCount)))")
         let width = max(12, result.metrics.map { $0.id.description.count }.max() ?? 0)
         line("  " + "series".padding(width) + "  kind       count   errors  HTTP req     p50 ms     p95 ms     p99 ms     max ms")
         for metric in result.metrics where metric.count > 0 {
             line(
                 "  " + metric.id.description.padding(width) + "  " + metric.seriesKind.padding(5)
-                    + Format.count(metric.count).leftPadding(11) + Format.count(metric.errors).leftPadding(9)
-                    + (metric.httpRequests.map(Format.count) ?? "").leftPadding(10)
-                    + [metric.p50Micros, metric.p95Micros, metric.p99Micros, metric.maxMicros].map { Format.millis($0).leftPadding(11) }
+                    + TerminalFormat.count(metric.count).leftPadding(11) + TerminalFormat.count(metric.errors).leftPadding(9)
+                    + (metric.httpRequests.map(TerminalFormat.count) ?? "").leftPadding(10)
+                    + [metric.p50Micros, metric.p95Micros, metric.p99Micros, metric.maxMicros].map {
+                        TerminalFormat.millis($0).leftPadding(11)
+                    }
                     .joined())
         }
         for peak in result.peaks {
-            line("  peak \(peak.name) (\(peak.flow)): \(Format.count(peak.peak))")
+            line("  peak \(peak.name) (\(peak.flow)): \(TerminalFormat.count(peak.peak))")
         }
         for error in result.errors.prefix(5) {
-            line("  error: \(error.id) \(error.kind.rawValue) \(error.detail) ×\(Format.count(error.count))")
+            line("  error: \(error.id) \(error.kind.rawValue) \(error.detail) ×\(TerminalFormat.count(error.count))")
         }
         for verdict in result.thresholds {
-            let window = verdict.worstWindowStartSeconds.map { " (worst window from \(Format.seconds($0)))" } ?? ""
+            let window = verdict.worstWindowStartSeconds.map { " (worst window from \(TerminalFormat.seconds($0)))" } ?? ""
             line(
                 "  threshold \(verdict.passed ? "pass" : "FAIL"): \(verdict.name): measured \(verdict.measuredText)\(verdict.samplesText)\(window), bound \(verdict.boundText)"
             )
@@ -66,7 +68,7 @@ public struct Console: Sendable {
 }
 
 /// Number formatting for the terminal.
-enum Format {
+enum TerminalFormat {
     static func count(_ value: Int) -> String {
         let digits = String(value.magnitude)
         var grouped = ""

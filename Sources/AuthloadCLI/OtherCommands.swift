@@ -17,7 +17,7 @@ struct ValidateCommand {
         case .url(let url): target = url.description
         case .embedded: target = loaded.staging?.tls == true ? "the embedded staging server over HTTPS" : "the embedded staging server"
         }
-        let flows = plan.flows.map { "\($0.name) (\($0.kind), weight \(Format.count(Int($0.weight))))" }.joined(separator: ", ")
+        let flows = plan.flows.map { "\($0.name) (\($0.kind), weight \(TerminalFormat.count(Int($0.weight))))" }.joined(separator: ", ")
         let load = plan.load.model == .closed ? "closed model, " + RunCommand.describeLoad(plan.load) : RunCommand.describeLoad(plan.load)
         console.line("\(profile): OK — \(load), target \(target); flows: \(flows)")
         for warning in loaded.warnings { console.err("warning: \(warning)\n") }

@@ -22,10 +22,10 @@ struct ProgressReporter {
                 let line =
                     "[\(DurationText.format(.seconds(Int64(start.duration(to: clock.now).seconds))))/\(DurationText.format(plan.load.duration))]"
                     + " users \(runner.control.activeUsers)/\(plan.load.users)"
-                    + (plan.load.model == .open ? "  dropped \(Format.count(runner.health.droppedSoFar))" : "")
-                    + "  req/s \(Format.count(Int(live.requestsPerSecond.rounded())))"
-                    + "  p95 \(Format.millis(live.p95Micros)) ms"
-                    + "  errors \(Format.count(live.totalErrors)) (\(Format.percent(live.totalErrors, of: live.totalAttempts)))"
+                    + (plan.load.model == .open ? "  dropped \(TerminalFormat.count(runner.health.droppedSoFar))" : "")
+                    + "  req/s \(TerminalFormat.count(Int(live.requestsPerSecond.rounded())))"
+                    + "  p95 \(TerminalFormat.millis(live.p95Micros)) ms"
+                    + "  errors \(TerminalFormat.count(live.totalErrors)) (\(TerminalFormat.percent(live.totalErrors, of: live.totalAttempts)))"
                     + (runner.control.wasStopRequested ? "  stopping" : "")
                 if console.isTerminal { console.status(line) } else { console.line(line) }
             }

@@ -176,10 +176,10 @@ struct RunCommand {
         case (.closed, false):
             return "\(load.stages.count) stages up to \(load.users) users, \(length)"
         case (.open, true):
-            return "open model, \(rate(load.arrivalRate)) arrivals/s (at most \(Format.count(load.users)) users), \(length)"
+            return "open model, \(rate(load.arrivalRate)) arrivals/s (at most \(TerminalFormat.count(load.users)) users), \(length)"
         case (.open, false):
             return "open model, \(load.stages.count) stages up to \(rate(load.schedule.peak)) arrivals/s "
-                + "(at most \(Format.count(load.users)) users), \(length)"
+                + "(at most \(TerminalFormat.count(load.users)) users), \(length)"
         }
     }
 
@@ -326,9 +326,9 @@ enum RunResultBuilder {
         }
         let late = outcome.measured.late
         if late.total > 0 {
-            let series = late.bySeries.prefix(3).map { "\($0.0) \(Format.count($0.1))" }.joined(separator: ", ")
+            let series = late.bySeries.prefix(3).map { "\($0.0) \(TerminalFormat.count($0.1))" }.joined(separator: ", ")
             notes.append(
-                "\(Format.count(late.total)) samples lasted past the \(DurationText.format(late.wait)) the time series waits "
+                "\(TerminalFormat.count(late.total)) samples lasted past the \(DurationText.format(late.wait)) the time series waits "
                     + "after an interval (\(series)\(late.bySeries.count > 3 ? ", …" : "")): they count in the run's totals, "
                     + "percentiles, threshold windows and capacity stages, not in the per-interval rows. Expected for flows "
                     + "that hold a session longer than that.")

@@ -48,12 +48,12 @@ public final class SocketTransport: Transport {
     public func makeClient(for endpoint: Endpoint) -> any HTTPClient {
         guard let pool else {
             // A user running on a loop keeps its connection there: its requests then take no thread hop.
-            return ConnectionClient(loop: group.current ?? group.next(), route: route(to: endpoint))
+            return SingleConnectionClient(loop: group.current ?? group.next(), route: route(to: endpoint))
         }
         return pool.withLock { pools in
             if let existing = pools[endpoint] { return existing }
             let route = route(to: endpoint)
-            let created = ConnectionPool(size: poolSize) { [group] in ConnectionClient(loop: group.next(), route: route) }
+            let created = ConnectionPool(size: poolSize) { [group] in SingleConnectionClient(loop: group.next(), route: route) }
             pools[endpoint] = created
             return created
         }
@@ -68,115 +68,4 @@ public final class SocketTransport: Transport {
             return route
         }
     }
-}
-
-/// A fixed set of connections that requests take turns on; a request waits in line for a free one.
-final class ConnectionPool: HTTPClient {
-    private struct State {
-        var idle: [ConnectionClient]
-        var waiters = FIFOQueue<CheckedContinuation<ConnectionClient, Never>>()
-    }
-
-    private let state: Locked<State>
-    private let make: @Sendable () -> ConnectionClient
-
-    init(size: Int, make: @escaping @Sendable () -> ConnectionClient) {
-        self.make = make
-        state = Locked(State(idle: (0..<size).map { _ in make() }))
-    }
-
-    /// The wait for a free connection counts in the request's timing and its timeout: it is time the user
-    /// waits, and timing from the send alone would hide a queue (coordinated omission). A free connection is
-    /// taken without a continuation or a look at the clock; only a request that must wait in line makes one and
-    /// measures its wait.
-    func execute(_ request: HTTPRequest, timeout: Duration, isolation: isolated (any Actor)?) async throws -> HTTPResponse {
-        let client: ConnectionClient
-        var waited = Duration.zero
-        if let idle = state.withLock({ $0.idle.popLast() }) {
-            client = idle
-        } else {
-            let handedOff = ContinuousClock.now
-            client = await acquire(isolation: isolation)
-            waited = handedOff.duration(to: .now)
-        }
-        defer { release(client) }
-        guard waited < timeout else { throw TransportError(.timeout) }
-        var response = try await client.execute(request, timeout: timeout - waited, isolation: isolation)
-        response.timing.timeToFirstByte += waited
-        response.timing.total += waited
-        return response
-    }
-
-    /// A WebSocket holds its connection for its whole life, so it gets one of its own, outside the pool.
-    func openWebSocket(_ request: HTTPRequest, protocols: [String], timeout: Duration) async throws -> any WebSocketConnection {
-        try await make().openWebSocket(request, protocols: protocols, timeout: timeout)
-    }
-
-    /// Pooled connections outlive any one user's flow.
-    func shutdown() {}
-
-    private func acquire(isolation: isolated (any Actor)?) async -> ConnectionClient {
-        await withCheckedContinuation(isolation: isolation) { continuation in
-            let client = state.withLock { state -> ConnectionClient? in
-                if let client = state.idle.popLast() { return client }
-                state.waiters.append(continuation)
-                return nil
-            }
-            if let client { continuation.resume(returning: client) }
-        }
-    }
-
-    private func release(_ client: ConnectionClient) {
-        let waiter = state.withLock { state -> CheckedContinuation<ConnectionClient, Never>? in
-            if state.waiters.isEmpty {
-                state.idle.append(client)
-                return nil
-            }
-            return state.waiters.popFirst()
-        }
-        waiter?.resume(returning: client)
-    }
-}
-
-/// The event loops of a process: one per core by default, shared by the client and the server side.
-public final class EventLoopGroup: Sendable {
-    public let loops: [EventLoop]
-    private let counter = Locked(0)
-
-    public init(loops count: Int = System.coreCount) throws(TransportError) {
-        Sockets.raiseFileLimit()
-        var loops: [EventLoop] = []
-        for index in 0..<max(1, count) { loops.append(try EventLoop(name: "authload-loop-\(index)")) }
-        self.loops = loops
-    }
-
-    /// The loop whose thread this is, if any.
-    var current: EventLoop? { loops.first { $0.inLoop } }
-
-    /// The next loop, round-robin.
-    public func next() -> EventLoop {
-        loops[
-            counter.withLock { value in
-                defer { value = (value + 1) % loops.count }
-                return value
-            }]
-    }
-
-    /// Stops every loop and waits until their threads have closed their sockets and released their
-    /// connections, so a process that exits next does not tear its runtime down under a loop still
-    /// releasing thousands of them (a run of 15,000 WebSockets once ended in SIGABRT after its report).
-    public func shutdown() {
-        for loop in loops { loop.shutdown() }
-        for loop in loops { loop.waitUntilStopped() }
-    }
-}
-
-/// Facts about the machine the generator runs on.
-public enum System {
-    /// The CPUs this process may use (a `taskset` narrows it), so loops match the cores actually there.
-    public static var coreCount: Int { max(1, Int(authload_available_cpus())) }
-
-    /// Raises the open-file limit to the hard limit and returns the new limit.
-    @discardableResult
-    public static func raiseFileLimit() -> Int { Sockets.raiseFileLimit() }
 }

@@ -89,13 +89,13 @@ struct SourceAddressTests {
 
     @Test("the limits a load generator meets are named by errno, typed, with the fix in the report; other errnos by name and text")
     func errnoAdvice() {
-        let ports = SocketError.transportError(IOError(EADDRNOTAVAIL, call: "connect"), .connecting, target: "127.0.0.1:18080")
+        let ports = TransportError.socket(IOError(EADDRNOTAVAIL, call: "connect"), .connecting, target: "127.0.0.1:18080")
         // The generator's own limits are a kind of their own: the server is not to blame, and nothing was sent.
         #expect(ports.kind == .generatorLimit && ports.reason == .noFreeLocalPort)
         #expect(ports.systemCall == TransportError.SystemCall("connect", code: EADDRNOTAVAIL))
-        let files = SocketError.transportError(IOError(EMFILE, call: "socket"), .opening)
+        let files = TransportError.socket(IOError(EMFILE, call: "socket"), .opening)
         #expect(files.kind == .generatorLimit && files.reason == .outOfFileDescriptors)
-        let unreachable = SocketError.transportError(IOError(ENETUNREACH, call: "connect"), .connecting)
+        let unreachable = TransportError.socket(IOError(ENETUNREACH, call: "connect"), .connecting)
         #expect(unreachable.kind == .other && unreachable.reason == .unreachable && unreachable.isConnectionFailure)
         #expect(ports.detail == "connect: EADDRNOTAVAIL (Cannot assign requested address): no free local port for 127.0.0.1:18080")
         #expect(
@@ -110,10 +110,10 @@ struct SourceAddressTests {
                 "generator limit: socket: EMFILE (Too many open files): out of file descriptors: raise `ulimit -n`"))
         #expect(unreachable.detail == "connect: ENETUNREACH (Network is unreachable)")
         // Past the connect, an errno nothing names is a failed call, not an unreachable target.
-        let other = SocketError.transportError(IOError(ENETUNREACH, call: "recv"), .transferring)
+        let other = TransportError.socket(IOError(ENETUNREACH, call: "recv"), .transferring)
         #expect(other.reason == .systemCallFailed && !other.isConnectionFailure)
         #expect(
-            SocketError.transportError(IOError(ECONNREFUSED, call: "connect"), .connecting)
+            TransportError.socket(IOError(ECONNREFUSED, call: "connect"), .connecting)
                 == TransportError(.refused, "connect", systemCall: TransportError.SystemCall("connect", code: ECONNREFUSED)))
     }
 

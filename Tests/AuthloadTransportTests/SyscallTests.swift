@@ -141,7 +141,7 @@ struct SyscallTests {
             (EINVAL, .opening, .systemCallFailed)
         ])
     func errnoToReason(code: Int32, step: SocketStep, reason: TransportError.Reason) {
-        let error = SocketError.transportError(IOError(code, call: "call"), step)
+        let error = TransportError.socket(IOError(code, call: "call"), step)
         #expect(error.reason == reason)
         #expect(error.kind == TransportError(reason).kind)
         #expect(error.systemCall == TransportError.SystemCall("call", code: code))

@@ -110,7 +110,7 @@ final class PlainStream: ByteStream {
             case .wouldBlock: return .wouldBlock(interest: EPOLLIN.rawValue)
             }
         } catch {
-            return .failed(SocketError.transportError(error, .transferring))
+            return .failed(TransportError.socket(error, .transferring))
         }
     }
 
@@ -127,7 +127,7 @@ final class PlainStream: ByteStream {
             case .wouldBlock: return .wouldBlock(interest: EPOLLOUT.rawValue)
             }
         } catch {
-            return .failed(SocketError.transportError(error, step, operation: step == .connecting ? "connect" : nil))
+            return .failed(TransportError.socket(error, step, operation: step == .connecting ? "connect" : nil))
         }
     }
 

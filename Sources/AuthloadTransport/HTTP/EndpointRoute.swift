@@ -3,7 +3,7 @@ import AuthloadWire
 
 /// What every client of one endpoint shares: where it is, how to reach it, and the `Host` its requests carry.
 ///
-/// The socket transport makes one per endpoint and hands it to each ``ConnectionClient`` it makes. A client lives
+/// The socket transport makes one per endpoint and hands it to each ``SingleConnectionClient`` it makes. A client lives
 /// as long as its connections do, which is one flow iteration by default; worked out per client, the address
 /// lookup and the `Host` header cost every iteration a resolver call, a cache key and a lock of their own.
 final class EndpointRoute: Sendable {

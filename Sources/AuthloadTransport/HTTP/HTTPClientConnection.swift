@@ -35,13 +35,13 @@ struct PendingRequest {
     }
 }
 
-/// What opens a WebSocket over a ``ClientConnection``: it sends the upgrade request, and is told the answer.
+/// What opens a WebSocket over a ``HTTPClientConnection``: it sends the upgrade request, and is told the answer.
 protocol ConnectionUpgrade: AnyObject, Sendable {
     /// The server answered the upgrade request. Returns what takes the socket over (the connection then
     /// forwards its events there, and that closes it), or nil to have the connection close.
     ///
     /// - Parameter leftover: bytes that arrived behind the response: the first frames.
-    func upgraded(_ response: HTTPResponse, leftover: [UInt8], on connection: ClientConnection) -> (any EventHandler)?
+    func upgraded(_ response: HTTPResponse, leftover: [UInt8], on connection: HTTPClientConnection) -> (any EventHandler)?
 
     /// The upgrade failed before an answer came (connect, handshake, timeout, closed).
     func failed(_ error: any Error)
@@ -54,7 +54,7 @@ protocol ConnectionUpgrade: AnyObject, Sendable {
 /// its ``HTTPClientConnectionState``, which it tells what happened and when and whose ``HTTPClientConnectionState/Action``
 /// it carries out. Touched only on its loop's thread. It serves one request at a time and reports back to
 /// its owner when it closes, so the owner opens a new one next time.
-final class ClientConnection: EventHandler {
+final class HTTPClientConnection: EventHandler {
     typealias State = HTTPClientConnectionState<PendingRequest>
 
     let loop: EventLoop
@@ -67,7 +67,7 @@ final class ClientConnection: EventHandler {
     private var socketOpen = true
     /// Takes the socket's events once a WebSocket upgrade was accepted.
     private var upgradedHandler: (any EventHandler)?
-    private let onClose: (ClientConnection) -> Void
+    private let onClose: (HTTPClientConnection) -> Void
 
     /// - Parameters:
     ///   - source: where to connect from (a source address and a local port); the system's choice when nil.
@@ -76,7 +76,7 @@ final class ClientConnection: EventHandler {
     init(
         loop: EventLoop, address: SocketAddress, source: SourceAddresses? = nil, target: String = "", idleTimeout: Duration,
         makeStream: (Int32) throws(TransportError) -> any ByteStream = { PlainStream(fd: $0) },
-        onClose: @escaping (ClientConnection) -> Void
+        onClose: @escaping (HTTPClientConnection) -> Void
     ) throws(TransportError) {
         self.loop = loop
         self.state = State(idleTimeout: idleTimeout)
@@ -228,7 +228,7 @@ final class ClientConnection: EventHandler {
             }
             // With no error pending the connect did finish; the first read or write meets whatever came after.
             if let failure {
-                perform(state.streamFailed(SocketError.transportError(failure, .connecting)))
+                perform(state.streamFailed(TransportError.socket(failure, .connecting)))
                 return
             }
         }

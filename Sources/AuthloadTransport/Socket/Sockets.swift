@@ -2,79 +2,6 @@ import AuthloadCore
 import CSystem
 import Foundation
 
-/// An IPv4 or IPv6 socket address, ready for `connect` or `bind`.
-struct SocketAddress: Sendable {
-    var storage = sockaddr_storage()
-    var length: socklen_t = 0
-
-    var family: Int32 { Int32(storage.ss_family) }
-
-    /// Parses a numeric IPv4 or IPv6 address without touching the resolver.
-    init?(numericHost host: String, port: Int) {
-        var v4 = sockaddr_in()
-        if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
-            v4.sin_family = sa_family_t(AF_INET)
-            v4.sin_port = in_port_t(UInt16(port).bigEndian)
-            self.init(copying: &v4)
-            return
-        }
-        var v6 = sockaddr_in6()
-        if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
-            v6.sin6_family = sa_family_t(AF_INET6)
-            v6.sin6_port = in_port_t(UInt16(port).bigEndian)
-            self.init(copying: &v6)
-            return
-        }
-        return nil
-    }
-
-    init<T>(copying address: inout T) {
-        length = socklen_t(MemoryLayout<T>.size)
-        withUnsafeMutableBytes(of: &storage) { target in
-            withUnsafeBytes(of: &address) { target.copyMemory(from: $0) }
-        }
-    }
-
-    init(raw: UnsafePointer<sockaddr>, length: socklen_t) {
-        self.length = length
-        withUnsafeMutableBytes(of: &storage) { target in
-            target.copyMemory(from: UnsafeRawBufferPointer(start: raw, count: Int(length)))
-        }
-    }
-
-    func withSockaddr<R, E: Error>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws(E) -> R) throws(E) -> R {
-        try withUnsafeBytes(of: storage) { raw throws(E) in try body(raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), length) }
-    }
-
-    /// The numeric host, e.g. `127.0.0.2` or `::1`.
-    var host: String {
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        withUnsafeBytes(of: storage) { raw in
-            let offset = family == AF_INET6 ? 8 : 4
-            _ = inet_ntop(family, raw.baseAddress! + offset, &text, socklen_t(text.count))
-        }
-        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    /// The port in host byte order.
-    var port: Int {
-        withUnsafeBytes(of: storage) { raw in
-            // sin_port and sin6_port sit at the same offset, right after the family.
-            Int(UInt16(bigEndian: raw.load(fromByteOffset: 2, as: UInt16.self)))
-        }
-    }
-
-    /// The same address with another port.
-    func withPort(_ port: Int) -> SocketAddress {
-        var copy = self
-        withUnsafeMutableBytes(of: &copy.storage) { raw in
-            raw.storeBytes(of: UInt16(port).bigEndian, toByteOffset: 2, as: UInt16.self)
-        }
-        return copy
-    }
-}
-
-/// Where in a connection's life a socket call failed: the same errno means another thing in each.
 enum SocketStep {
     /// Making the socket, setting its options, binding it to a source address.
     case opening
@@ -84,7 +11,7 @@ enum SocketStep {
     case transferring
 }
 
-enum SocketError {
+extension TransportError {
     /// Maps a failed socket call to the transport error a flow will classify: a typed reason, the call and its errno,
     /// and a detail that says the call, the errno by name and its text, and what that means for a load generator.
     /// Every part is stable, so the error breakdown groups by cause. What to change is not said here: the layer that
@@ -94,7 +21,7 @@ enum SocketError {
     ///   - operation: the call as the detail names it, when it says more than the call's name (`bind 192.0.2.1`, or
     ///     `connect` for a first write that met the connect's failure).
     ///   - target: `host:port` the call was for, when it helps to say (connect).
-    static func transportError(_ error: IOError, _ step: SocketStep, operation: String? = nil, target: String? = nil) -> TransportError {
+    static func socket(_ error: IOError, _ step: SocketStep, operation: String? = nil, target: String? = nil) -> TransportError {
         let operation = operation ?? error.call
         let system = error.systemCall
         let code = error.code
@@ -137,7 +64,7 @@ enum Sockets {
             }
             return fd
         } catch {
-            throw SocketError.transportError(error, .opening)
+            throw TransportError.socket(error, .opening)
         }
     }
 
@@ -228,7 +155,7 @@ enum Sockets {
                 SystemCalls.close(fd)
                 return .failure(
                     ConnectFailure(
-                        error: SocketError.transportError(error, .opening, operation: "\(error.call) \(source.host)"),
+                        error: TransportError.socket(error, .opening, operation: "\(error.call) \(source.host)"),
                         portTaken: source.port != 0 && error.code == EADDRINUSE))
             }
         }
@@ -241,7 +168,7 @@ enum Sockets {
             SystemCalls.close(fd)
             return .failure(
                 ConnectFailure(
-                    error: SocketError.transportError(error, .connecting, target: target),
+                    error: TransportError.socket(error, .connecting, target: target),
                     portTaken: (source?.port ?? 0) != 0 && error.code == EADDRNOTAVAIL))
         }
         return .success(fd)
@@ -279,42 +206,5 @@ enum Sockets {
             }
         }
         return Int(limit.rlim_cur)
-    }
-}
-
-/// Resolves host names off the event loops, once per name and port for the life of the transport.
-///
-/// A load test targets a handful of names; re-resolving per request would measure the resolver.
-final class Resolver: Sendable {
-    private let cache = Locked<[String: SocketAddress]>([:])
-    private let queue = DispatchQueue(label: "authload.resolver")
-
-    /// - Parameter isolation: the caller's; a cached name is answered without leaving it.
-    func resolve(host: String, port: Int, isolation: isolated (any Actor)? = #isolation) async throws(TransportError) -> SocketAddress {
-        let key = "\(host):\(port)"
-        if let cached = cache.withLock({ $0[key] }) { return cached }
-        if let numeric = SocketAddress(numericHost: host, port: port) {
-            cache.withLock { $0[key] = numeric }
-            return numeric
-        }
-        let result: Result<SocketAddress, TransportError> = await withCheckedContinuation(isolation: isolation) { continuation in
-            queue.async { continuation.resume(returning: Self.lookUp(host: host, port: port)) }
-        }
-        let address = try result.get()
-        cache.withLock { $0[key] = address }
-        return address
-    }
-
-    private static func lookUp(host: String, port: Int) -> Result<SocketAddress, TransportError> {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_family = AF_UNSPEC
-        var list: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, String(port), &hints, &list)
-        guard status == 0, let first = list else {
-            return .failure(TransportError(.unresolvedHost, "\(host): \(String(cString: gai_strerror(status)))"))
-        }
-        defer { freeaddrinfo(list) }
-        return .success(SocketAddress(raw: first.pointee.ai_addr, length: first.pointee.ai_addrlen))
     }
 }

@@ -115,7 +115,7 @@ final class TLSStream: ByteStream {
             }
             // An end of file where OpenSSL wanted bytes (ignored unexpected EOF lands here on older versions).
             if systemError == 0 { return .end }
-            return .failed(SocketError.transportError(IOError(systemError, call: operation), .transferring))
+            return .failed(TransportError.socket(IOError(systemError, call: operation), .transferring))
         default:
             broken = true
             if !established, let failure = verificationFailure(ssl) { return .failed(TransportError(failure)) }

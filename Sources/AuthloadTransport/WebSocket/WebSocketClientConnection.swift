@@ -3,7 +3,7 @@ import AuthloadWire
 import CSystem
 import Foundation
 
-/// A client WebSocket on one loop: opened by an upgrade request on a ``ClientConnection`` (connect,
+/// A client WebSocket on one loop: opened by an upgrade request on a ``HTTPClientConnection`` (connect,
 /// TLS, the `GET` and its timeouts are the HTTP client's), then, once the `101` checks out, the socket's
 /// ``WebSocketFrameConnection``'s; this serves the caller's receives and closes.
 ///
@@ -25,8 +25,8 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
     let loop: EventLoop
     private let upgrade: Upgrade
     /// The connection carrying the upgrade request, until it is answered.
-    private var opening: ClientConnection?
-    private var opener: LoopWaiter<ClientWebSocket>?
+    private var opening: HTTPClientConnection?
+    private var opener: LoopWaiter<WebSocketHandle>?
 
     private var frames: WebSocketFrameConnection?
     /// Messages nobody was waiting for, with the instant each arrived.
@@ -43,13 +43,13 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
     /// - Parameter makeStream: wraps the connected socket: ``PlainStream`` for `ws://`, a TLS stream for `wss://`.
     init(
         loop: EventLoop, address: SocketAddress, source: SourceAddresses? = nil, target: String = "", upgrade: Upgrade,
-        opener: LoopWaiter<ClientWebSocket>, makeStream: (Int32) throws(TransportError) -> any ByteStream = { PlainStream(fd: $0) }
+        opener: LoopWaiter<WebSocketHandle>, makeStream: (Int32) throws(TransportError) -> any ByteStream = { PlainStream(fd: $0) }
     ) throws(TransportError) {
         self.loop = loop
         self.upgrade = upgrade
         self.opener = opener
         // No idle timeout applies: the connection is handed over or closed once the upgrade is answered.
-        let connection = try ClientConnection(
+        let connection = try HTTPClientConnection(
             loop: loop, address: address, source: source, target: target, idleTimeout: .zero, makeStream: makeStream
         ) { _ in }
         opening = connection
@@ -74,7 +74,7 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
         fail(TransportError(.timeout, "the WebSocket handshake did not finish within \(upgrade.timeout)"))
     }
 
-    func upgraded(_ response: HTTPResponse, leftover: [UInt8], on connection: ClientConnection) -> (any EventHandler)? {
+    func upgraded(_ response: HTTPResponse, leftover: [UInt8], on connection: HTTPClientConnection) -> (any EventHandler)? {
         opening = nil
         guard response.status == 101 else {
             fail(WebSocketUpgradeRejected(response: response))
@@ -93,7 +93,7 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
         self.frames = frames
         // Frames that came in the same read as the 101 belong to the WebSocket, not to HTTP.
         frames.start(leftover: leftover)
-        opener?.resume(.success(ClientWebSocket(handshake: response, subprotocol: subprotocol, connection: self)))
+        opener?.resume(.success(WebSocketHandle(handshake: response, subprotocol: subprotocol, connection: self)))
         opener = nil
         return frames
     }

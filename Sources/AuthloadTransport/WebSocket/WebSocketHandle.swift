@@ -1,7 +1,7 @@
 import AuthloadCore
 
 /// The caller's handle on an open client WebSocket; every call hops onto the connection's loop.
-struct ClientWebSocket: WebSocketConnection {
+struct WebSocketHandle: WebSocketConnection {
     let handshake: HTTPResponse
     let subprotocol: String?
     let connection: WebSocketClientConnection

@@ -3,7 +3,7 @@ import AuthloadWire
 
 /// The decisions of one HTTP/1.1 client connection, with no socket and no clock.
 ///
-/// ``ClientConnection`` owns the socket, the stream and the timer, and tells this state what happened
+/// ``HTTPClientConnection`` owns the socket, the stream and the timer, and tells this state what happened
 /// and when: it connected, its handshake finished, bytes arrived, the stream ended or failed, the timer
 /// fired. The state answers with an ``Action``: write the request, hand a response over, fail the
 /// request, close, or hand the socket over once an upgrade is answered. Every timeout decision lives

@@ -5,7 +5,7 @@ import Foundation
 /// What every connection on a loop shares, whatever it speaks: the socket and its stream (plain or TLS),
 /// what epoll reports for it, the bytes queued for it, the read loop, the handshake step and the close.
 ///
-/// The HTTP client (``ClientConnection``), the HTTP server's connection and the WebSocket frames
+/// The HTTP client (``HTTPClientConnection``), the HTTP server's connection and the WebSocket frames
 /// (``WebSocketFrameConnection``) each hold one and decide only what their protocol means; after a
 /// WebSocket upgrade the same core passes from the HTTP side to the frames, so what epoll watches and
 /// what is still queued go with it. Touched only on its loop's thread.
@@ -37,7 +37,7 @@ final class ConnectionCore {
         do throws(IOError) {
             try loop.register(fd, events: interest, handler: handler)
         } catch {
-            throw SocketError.transportError(error, .opening)
+            throw TransportError.socket(error, .opening)
         }
         isRegistered = true
     }

@@ -1,28 +1,6 @@
 import AuthloadCore
 import AuthloadWire
 
-/// What the socket transport is given: the run's connection settings whole, and the TLS trust material they name,
-/// read from its files once by whoever read the profile.
-public struct SocketTransportConfiguration: Sendable {
-    /// Who owns connections, their timeouts, where they come from: the transport reads them here and nowhere else.
-    public var connections: ConnectionSettings
-    /// The certificates `connections.tls` names, loaded; how the transport checks https endpoints.
-    public var tls: TLSClientConfiguration
-
-    public init(connections: ConnectionSettings = ConnectionSettings(), tls: TLSClientConfiguration = TLSClientConfiguration()) {
-        self.connections = connections
-        self.tls = tls
-    }
-
-    var connectTimeout: Duration { connections.connectTimeout }
-    var idleTimeout: Duration { connections.idleTimeout }
-
-    /// The first source address that is no numeric IPv4 or IPv6 address, with its position; nil when all are.
-    public static func invalidSourceAddress(in addresses: [String]) -> (index: Int, address: String)? {
-        addresses.enumerated().first { SocketAddress(numericHost: $0.element, port: 0) == nil }.map { ($0.offset, $0.element) }
-    }
-}
-
 /// One simulated device's HTTP connection to one endpoint, kept alive between its requests.
 ///
 /// Its connection lives on one event loop and is touched only there (hence `@unchecked Sendable`:
@@ -30,10 +8,10 @@ public struct SocketTransportConfiguration: Sendable {
 /// task go through ``execute(_:timeout:isolation:)``, which starts the request at once when the caller
 /// runs on the loop, and hops onto it otherwise. What every client of the endpoint shares is in its ``EndpointRoute``,
 /// so a client made for one flow iteration costs little more than its connection.
-final class ConnectionClient: HTTPClient, @unchecked Sendable {
+final class SingleConnectionClient: HTTPClient, @unchecked Sendable {
     private let loop: EventLoop
     private let route: EndpointRoute
-    private var connection: ClientConnection?
+    private var connection: HTTPClientConnection?
     private var cancelled = false
     /// WebSockets this client opened, dropped by ``shutdown()`` if still open; weak so closed ones go.
     private var webSockets: [WeakWebSocket] = []
@@ -100,13 +78,13 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
             request.fail(CancellationError())
             return
         }
-        let connection: ClientConnection
+        let connection: HTTPClientConnection
         if let idle = self.connection, idle.isIdle {
             connection = idle
         } else {
             self.connection?.close()
             do {
-                connection = try ClientConnection(
+                connection = try HTTPClientConnection(
                     loop: loop, address: address, source: route.sources, target: route.target,
                     idleTimeout: route.configuration.idleTimeout, makeStream: route.makeStream
                 ) { [weak self] closed in
@@ -140,7 +118,7 @@ final class ConnectionClient: HTTPClient, @unchecked Sendable {
             connectDeadline: start + min(timeout, route.configuration.connectTimeout),
             timeout: timeout)
         let opening = Locked<WebSocketClientConnection?>(nil)
-        return try await loop.suspend { (opener: LoopWaiter<ClientWebSocket>) in
+        return try await loop.suspend { (opener: LoopWaiter<WebSocketHandle>) in
             do {
                 let connection = try WebSocketClientConnection(
                     loop: self.loop, address: address, source: self.route.sources, target: self.route.target, upgrade: upgrade,
