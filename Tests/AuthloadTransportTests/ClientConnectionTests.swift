@@ -14,14 +14,21 @@ struct ClientConnectionTests {
     final class Harness {
         let loop: EmbeddedLoop
         let stream: ScriptedStream
-        private(set) var closes = 0
-        private(set) var connection: ClientConnection!
+        let connection: ClientConnection
+        private let closeCount = Counter()
+
+        final class Counter { var value = 0 }
 
         init(idleTimeout: Duration = .seconds(30), readBufferSize: Int = 64 * 1024) {
             loop = EmbeddedLoop(readBufferSize: readBufferSize)
             stream = ScriptedStream()
-            connection = ClientConnection(loop: loop, stream: stream, idleTimeout: idleTimeout) { [unowned self] _ in closes += 1 }
+            connection = ClientConnection(loop: loop, stream: stream, idleTimeout: idleTimeout) { [closeCount] _ in closeCount.value += 1 }
         }
+
+        /// A connection a test leaves open still counts in `OpenSockets`; closed here, it does not.
+        deinit { connection.close() }
+
+        var closes: Int { closeCount.value }
 
         var fd: Int32 { stream.fd }
 
