@@ -172,4 +172,73 @@ struct WebSocketFrameConnectionTests {
         #expect(text.hasSuffix("first frame"), "a server's frames go unmasked")
         frames.abort()
     }
+
+    /// Opens a WebSocket on a client connection as `WebSocketClientConnection` does, recording what it was told.
+    final class Opening: ConnectionUpgrade, @unchecked Sendable {
+        let recorder = Recorder()
+        private(set) var response: HTTPResponse?
+        private(set) var failure: (any Error)?
+        private(set) var frames: WebSocketFrameConnection?
+
+        func upgraded(_ response: HTTPResponse, leftover: [UInt8], on connection: ClientConnection) -> (any EventHandler)? {
+            self.response = response
+            guard response.status == 101 else { return nil }
+            let frames = WebSocketFrameConnection(core: connection.core, role: .client)
+            frames.delegate = recorder
+            frames.start(leftover: leftover)
+            self.frames = frames
+            return frames
+        }
+
+        func failed(_ error: any Error) { failure = error }
+    }
+
+    static let switching = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+
+    /// Sends an upgrade request on a new connection, which then connects.
+    static func opening(_ harness: ClientConnectionTests.Harness, timeout: Duration = .seconds(10)) -> Opening {
+        let opening = Opening()
+        let start = harness.loop.now
+        harness.connection.send(
+            PendingRequest(upgrade: Array("GET /chat HTTP/1.1\r\nHost: example.test\r\n\r\n".utf8), for: opening), method: "GET",
+            start: start, deadline: start + timeout, connectDeadline: start + timeout, upgrade: true)
+        harness.connect()
+        return opening
+    }
+
+    @Test("a 101 hands the socket to the frames: frames in the same read as the 101 and every later event reach them")
+    func upgradeHandsOver() throws {
+        let harness = ClientConnectionTests.Harness()
+        let opening = Self.opening(harness)
+        harness.stream.feed(Array(Self.switching.utf8) + Self.server(.text("first")))
+        harness.loop.fireReadable(harness.fd)
+        #expect(opening.response?.status == 101)
+        #expect(opening.recorder.messages == [.text("first")], "bytes behind the 101 are frames")
+        #expect(harness.loop.nextTimer == nil, "the request timer went with HTTP")
+        harness.stream.feed(Self.server(.text("second")))
+        harness.loop.fireReadable(harness.fd)
+        #expect(opening.recorder.messages == [.text("first"), .text("second")], "the connection forwards its events")
+        #expect(!harness.loop.isClosed(harness.fd))
+        #expect(harness.closes == 0, "handed over, not closed")
+        opening.frames?.abort()
+        #expect(harness.loop.isClosed(harness.fd))
+        #expect(opening.recorder.closings.map(\.code) == [WebSocketClosed.abnormal])
+    }
+
+    @Test("an upgrade the server refuses closes the connection; one it never answers fails with a timeout")
+    func upgradeRefusedOrUnanswered() throws {
+        let refused = ClientConnectionTests.Harness()
+        let opening = Self.opening(refused)
+        refused.arrive("HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n", at: 0.1)
+        #expect(opening.response?.status == 403)
+        #expect(refused.loop.isClosed(refused.fd))
+        #expect(refused.closes == 1)
+
+        let unanswered = ClientConnectionTests.Harness()
+        let waiting = Self.opening(unanswered, timeout: .seconds(3))
+        unanswered.loop.advanceTime(by: .seconds(3))
+        #expect((waiting.failure as? TransportError)?.kind == .timeout)
+        #expect(waiting.response == nil)
+        #expect(unanswered.loop.isClosed(unanswered.fd))
+    }
 }
