@@ -1,4 +1,5 @@
 import AuthloadCore
+import AuthloadWire
 import CSystem
 import Testing
 
@@ -126,5 +127,89 @@ struct ServerConnectionTests {
         #expect(harness.asked.isEmpty)
         #expect(harness.stream.takeWritten().hasPrefix("HTTP/1.1 4"))
         #expect(harness.loop.isClosed(harness.fd))
+    }
+
+    /// Accepts every WebSocket upgrade with a session that echoes each text message and, after the first, sends
+    /// "tick" a second later on the peer's timer.
+    final class EchoWebSockets: HTTPService, WebSocketService {
+        final class Session: WebSocketSessionHandler {
+            let peer: any WebSocketPeer
+            let closedWith = Locked<[Int]>([])
+            private let ticking = Locked(false)
+
+            init(peer: any WebSocketPeer) { self.peer = peer }
+
+            func received(_ message: WebSocketMessage) {
+                peer.send(message)
+                let first = ticking.withLock { started in
+                    defer { started = true }
+                    return !started
+                }
+                guard first else { return }
+                peer.schedule(after: .seconds(1)) { [peer] in peer.send(.text("tick")) }
+            }
+
+            func closed(code: Int) { closedWith.withLock { $0.append(code) } }
+        }
+
+        let sessions = Locked<[Session]>([])
+
+        func respond(to request: HTTPRequest) -> ServiceReply { ServiceReply(HTTPResponse(status: 404)) }
+
+        func upgrade(_ request: HTTPRequest, offeredProtocols: [String], peer: any WebSocketPeer) -> WebSocketUpgrade {
+            let session = Session(peer: peer)
+            sessions.withLock { $0.append(session) }
+            return .accept(handler: session, subprotocol: nil)
+        }
+    }
+
+    static let upgrade =
+        "GET /ws HTTP/1.1\r\nHost: example.test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+
+    /// A frame as a client sends it: masked.
+    static func client(_ frame: WebSocketFrame) -> [UInt8] { WebSocketFrameEncoder.encode(frame, maskKey: 0x0102_0304) }
+
+    /// The frames in `bytes`, as a client reads them.
+    static func frames(in bytes: some Collection<UInt8>) throws -> [WebSocketFrame] {
+        var decoder = WebSocketFrameDecoder(role: .client)
+        decoder.feed(bytes)
+        var frames: [WebSocketFrame] = []
+        while case .frame(let frame) = try decoder.next() { frames.append(frame) }
+        return frames
+    }
+
+    @Test("an upgrade with a frame behind it in the same read: the 101 first, then the session's answers and its timer's")
+    func webSocketUpgrade() throws {
+        let loop = EmbeddedLoop()
+        let stream = ScriptedStream()
+        let service = EchoWebSockets()
+        let connection = ServerConnection(stream: stream, loop: loop, service: service)
+        connection.start()
+        stream.feed(Array(Self.upgrade.utf8) + Self.client(.text("hi")))
+        loop.fireReadable(stream.fd)
+        let head = "HTTP/1.1 101 Switching Protocols\r\n"
+        #expect(String(decoding: stream.written.prefix(head.utf8.count), as: UTF8.self) == head)
+        #expect(String(decoding: stream.written, as: UTF8.self).contains("s3pPLMBiTxaQ9kYGzzhZRbK+xOo="), "RFC 6455's accept key")
+        let split = try #require(Self.endOfHead(stream.written))
+        #expect(try Self.frames(in: stream.written[split...]) == [.text("hi")], "the frame behind the upgrade request was the session's")
+
+        loop.advanceTime(by: .milliseconds(999))
+        #expect(try Self.frames(in: stream.written[split...]).count == 1)
+        loop.advanceTime(by: .milliseconds(1))
+        #expect(try Self.frames(in: stream.written[split...]) == [.text("hi"), .text("tick")], "sent on the loop's timer")
+
+        stream.feed(Self.client(.close(code: 1000)))
+        loop.fireReadable(stream.fd)
+        #expect(try Self.frames(in: stream.written[split...]).last?.opcode == .close, "the Close is answered")
+        #expect(loop.isClosed(stream.fd))
+        #expect(service.sessions.withLock { $0.map { $0.closedWith.withLock { $0 } } } == [[1000]])
+    }
+
+    /// Where the bytes after the first blank line begin.
+    static func endOfHead(_ bytes: [UInt8]) -> Int? {
+        let blank: [UInt8] = [13, 10, 13, 10]
+        guard bytes.count >= 4 else { return nil }
+        return (0...(bytes.count - 4)).first { Array(bytes[$0..<$0 + 4]) == blank }.map { $0 + 4 }
     }
 }
