@@ -57,7 +57,7 @@ protocol ConnectionUpgrade: AnyObject, Sendable {
 final class HTTPClientConnection: EventHandler {
     typealias State = HTTPClientConnectionState<PendingRequest>
 
-    let loop: EventLoop
+    let loop: any ConnectionLoop
     /// The socket, its stream, what epoll reports and what is queued; handed to the frames after an upgrade.
     let core: ConnectionCore
     private var state: State
@@ -73,14 +73,11 @@ final class HTTPClientConnection: EventHandler {
     ///   - source: where to connect from (a source address and a local port); the system's choice when nil.
     ///   - target: `host:port`, for messages.
     ///   - makeStream: wraps the connected socket: ``PlainStream`` for TCP, a TLS stream for HTTPS.
-    init(
+    convenience init(
         loop: EventLoop, address: SocketAddress, source: SourceAddresses? = nil, target: String = "", idleTimeout: Duration,
         makeStream: (Int32) throws(TransportError) -> any ByteStream = { PlainStream(fd: $0) },
         onClose: @escaping (HTTPClientConnection) -> Void
     ) throws(TransportError) {
-        self.loop = loop
-        self.state = State(idleTimeout: idleTimeout)
-        self.onClose = onClose
         let fd = try Sockets.connect(to: address, from: source, target: target)
         let stream: any ByteStream
         do {
@@ -89,6 +86,15 @@ final class HTTPClientConnection: EventHandler {
             SystemCalls.close(fd)
             throw error
         }
+        self.init(loop: loop, stream: stream, idleTimeout: idleTimeout, onClose: onClose)
+    }
+
+    /// A connection over `stream`, whose socket is connecting (or connected): what the socket initializer above ends
+    /// with, and what a test starts from with a scripted stream on a loop it drives.
+    init(loop: any ConnectionLoop, stream: any ByteStream, idleTimeout: Duration, onClose: @escaping (HTTPClientConnection) -> Void) {
+        self.loop = loop
+        self.state = State(idleTimeout: idleTimeout)
+        self.onClose = onClose
         // Writable once connected; registered with the loop by the first `send`.
         core = ConnectionCore(loop: loop, stream: stream, interest: EPOLLOUT.rawValue)
         OpenSockets.http.add(1, ordering: .relaxed)
@@ -120,7 +126,7 @@ final class HTTPClientConnection: EventHandler {
                 perform(state.streamFailed(error))
                 return
             }
-            let now = MonotonicInstant.now
+            let now = loop.now
             state.connected(at: now)
             // Plain TCP has no handshake; the `.write` this asks for is done.
             _ = state.secured(at: now, secure: false)
@@ -232,13 +238,13 @@ final class HTTPClientConnection: EventHandler {
                 return
             }
         }
-        state.connected(at: .now)
+        state.connected(at: loop.now)
         continueHandshake()
     }
 
     private func continueHandshake() {
         switch core.handshake() {
-        case .done: perform(state.secured(at: .now, secure: core.stream.isSecure))
+        case .done: perform(state.secured(at: loop.now, secure: core.stream.isSecure))
         case .pending: break
         case .failed(let error): perform(state.streamFailed(error))
         }

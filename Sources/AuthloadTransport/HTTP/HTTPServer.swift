@@ -128,9 +128,9 @@ private final class Listener: EventHandler, @unchecked Sendable {
 
 /// One accepted connection: secures itself when its stream does TLS, then serves what its
 /// ``HTTPServerConnectionState`` says is next, asking the service and writing the answers in order.
-private final class ServerConnection: EventHandler {
+final class ServerConnection: EventHandler {
     let core: ConnectionCore
-    let loop: EventLoop
+    let loop: any ConnectionLoop
     let service: any HTTPService
     private var handshaking = true
     private var state = HTTPServerConnectionState()
@@ -139,7 +139,7 @@ private final class ServerConnection: EventHandler {
 
     private var closed: Bool { core.isClosed }
 
-    init(stream: any ByteStream, loop: EventLoop, service: any HTTPService) {
+    init(stream: any ByteStream, loop: any ConnectionLoop, service: any HTTPService) {
         self.core = ConnectionCore(loop: loop, stream: stream, interest: EPOLLIN.rawValue)
         self.loop = loop
         self.service = service
@@ -207,7 +207,7 @@ private final class ServerConnection: EventHandler {
                 if reply.latency <= .zero {
                     deliver(reply)
                 } else {
-                    _ = loop.schedule(at: MonotonicInstant.now + reply.latency) { [weak self] in self?.deliver(reply) }
+                    _ = loop.schedule(at: loop.now + reply.latency) { [weak self] in self?.deliver(reply) }
                 }
             }
         }
@@ -267,7 +267,7 @@ private final class ServerConnection: EventHandler {
             return
         }
         enqueue([first])
-        _ = loop.schedule(at: MonotonicInstant.now + .seconds(1)) { [weak self] in self?.trickle(bytes.dropFirst()) }
+        _ = loop.schedule(at: loop.now + .seconds(1)) { [weak self] in self?.trickle(bytes.dropFirst()) }
     }
 
     private func enqueue(_ bytes: [UInt8]) { written(core.send(bytes)) }

@@ -10,7 +10,7 @@ import Foundation
 /// WebSocket upgrade the same core passes from the HTTP side to the frames, so what epoll watches and
 /// what is still queued go with it. Touched only on its loop's thread.
 final class ConnectionCore {
-    let loop: EventLoop
+    let loop: any ConnectionLoop
     let stream: any ByteStream
     var fd: Int32 { stream.fd }
     /// What epoll reports for the socket now, or will once it is registered.
@@ -23,7 +23,7 @@ final class ConnectionCore {
     private var written = 0
 
     /// - Parameter interest: what epoll is to report for the socket once it is registered.
-    init(loop: EventLoop, stream: any ByteStream, interest: UInt32) {
+    init(loop: any ConnectionLoop, stream: any ByteStream, interest: UInt32) {
         self.loop = loop
         self.stream = stream
         self.interest = interest

@@ -21,7 +21,7 @@ final class WebSocketFrameConnection: EventHandler {
     /// How long queued bytes (the final Close) may take to leave once the WebSocket is over.
     static let linger = Duration.seconds(2)
 
-    let loop: EventLoop
+    let loop: any ConnectionLoop
     /// The socket, taken over from the HTTP connection that upgraded.
     let core: ConnectionCore
     /// Strong until the socket is dropped, then released: an open socket keeps its listener alive.
@@ -142,7 +142,7 @@ final class WebSocketFrameConnection: EventHandler {
             if dropAfterFlush { drop() }
         case .pending:
             if dropAfterFlush && lingerTimer == nil {
-                lingerTimer = loop.schedule(at: MonotonicInstant.now + Self.linger) { [weak self] in self?.drop() }
+                lingerTimer = loop.schedule(at: loop.now + Self.linger) { [weak self] in self?.drop() }
             }
         case .failed:
             ended()

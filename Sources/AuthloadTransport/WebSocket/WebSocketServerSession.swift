@@ -74,9 +74,10 @@ final class WebSocketServerSession: WebSocketFrameConnectionDelegate {
 /// so a reply is written in the same turn; calls from other threads hop onto the loop. Once the
 /// socket has closed every call does nothing, and work scheduled for later is skipped.
 ///
-/// `@unchecked Sendable`: `frames` is a weak reference read only on `loop`'s thread.
+/// `@unchecked Sendable`: `frames` is a weak reference read only on `loop`'s thread; off it, `loop` is asked only
+/// ``ConnectionLoop/inLoop`` and ``ConnectionLoop/execute(_:)``, which every loop answers from any thread.
 final class ServerWebSocketPeer: WebSocketPeer, @unchecked Sendable {
-    private let loop: EventLoop
+    private let loop: any ConnectionLoop
     private weak var frames: WebSocketFrameConnection?
 
     init(frames: WebSocketFrameConnection) {
@@ -95,13 +96,13 @@ final class ServerWebSocketPeer: WebSocketPeer, @unchecked Sendable {
         onLoop { frames in
             frames.close(
                 code: code, reason: reason,
-                deadline: MonotonicInstant.now + WebSocketServerHandshake.closeTimeout)
+                deadline: frames.loop.now + WebSocketServerHandshake.closeTimeout)
         }
     }
 
     func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
-        onLoop { [loop] frames in
-            _ = loop.schedule(at: MonotonicInstant.now + delay) { [weak frames] in
+        onLoop { frames in
+            _ = frames.loop.schedule(at: frames.loop.now + delay) { [weak frames] in
                 guard let frames, !frames.isClosed else { return }
                 work()
             }
