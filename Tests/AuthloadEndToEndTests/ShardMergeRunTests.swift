@@ -51,33 +51,31 @@ struct ShardMergeRunTests {
         defer { server.close() }
         let path = try temporaryFile("sharded.json", profile("http://127.0.0.1:\(server.port)"))
         let reports = (path as NSString).deletingLastPathComponent + "/reports"
-        // Plain processes: four children that end at the same instant (they share a start and a length) are what a
-        // Kubernetes Job's pods do, and nothing here reads their output (--quiet). Each is waited for through its
-        // termination handler: `waitUntilExit` from a task missed a child's end now and then on a loaded machine.
+        // Four children that end at the same instant (they share a start and a length), as a Kubernetes Job's pods
+        // do; nothing here reads their output (--quiet). Spawned and waited for by pid (``SpawnedProcess``).
         let shards = try (0..<4).map { index in
-            let process = Process()
-            process.executableURL = authloadBinary
-            process.arguments = ["run", path, "--shard", "\(index)/4", "--start-at", "+3s", "--out", "\(reports)/shard-\(index)", "--quiet"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            let exited = AsyncFlag()
-            process.terminationHandler = { _ in exited.set() }
-            try process.run()
-            return (process, exited)
+            try SpawnedProcess(
+                authloadBinary.path,
+                ["run", path, "--shard", "\(index)/4", "--start-at", "+3s", "--out", "\(reports)/shard-\(index)", "--quiet"])
         }
         var exits: [Int32] = []
-        for (shard, exited) in shards {
-            await exited.wait()
-            exits.append(shard.terminationStatus)
-        }
+        for shard in shards { exits.append(await shard.exitStatus()) }
         let served = log.staging.accessLog.total
-        let merge = try RunningAuthload(["merge", reports, "--out", "\(reports)/merged"])
-        let mergeExit = await merge.waitForExit()
-        #expect(merge.stderr.isEmpty || mergeExit != 0, "\(merge.stderr)")
+        let (mergeExit, mergeOut, mergeErr) = try await Self.authload(["merge", reports, "--out", "\(reports)/merged"], in: reports)
+        #expect(mergeErr.isEmpty || mergeExit != 0, "\(mergeErr)")
         return Merged(
             shards: try (0..<4).map { try ReportWriter.load(resultJSON: "\(reports)/shard-\($0)/result.json") }, shardExits: exits,
             merged: try ReportWriter.load(resultJSON: "\(reports)/merged/result.json"), mergeExit: mergeExit,
-            mergeOutput: merge.stdout + merge.stderr, requestsServed: served, logins: log.byUser, reports: reports)
+            mergeOutput: mergeOut + mergeErr, requestsServed: served, logins: log.byUser, reports: reports)
+    }
+
+    /// Runs the binary to its end, its output in files beside `directory`.
+    static func authload(_ arguments: [String], in directory: String) async throws -> (exit: Int32, stdout: String, stderr: String) {
+        let out = directory + ".stdout"
+        let err = directory + ".stderr"
+        let status = try await SpawnedProcess(authloadBinary.path, arguments, stdout: out, stderr: err).exitStatus()
+        let read = { (path: String) in (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+        return (status, read(out), read(err))
     }
 
     static func flows(_ result: RunResult, _ id: String = "login") -> MetricSummary? {
@@ -147,8 +145,8 @@ struct ShardMergeRunTests {
         stranger.profileName = "another"
         let strangerDirectory = run.reports + "-stranger/shard-1"
         try ReportWriter.write(stranger, to: strangerDirectory)
-        let refusal = try RunningAuthload(["merge", run.reports + "/shard-0", strangerDirectory])
-        #expect(await refusal.waitForExit() == 64)
+        let refusal = try await Self.authload(["merge", run.reports + "/shard-0", strangerDirectory], in: run.reports + "-stranger")
+        #expect(refusal.exit == 64)
         #expect(
             refusal.stderr
                 == "error: \(strangerDirectory): profile \"another\" differs from \(run.reports)/shard-0's \"shards-open\": these are shards of different runs\n"
