@@ -151,15 +151,18 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
         }
     }
 
+    /// Stamped with the loop's reading of the clock for this round, the instant the bytes were found readable: the
+    /// shell reads no clock of its own.
     func received(_ message: WebSocketMessage) {
+        let arrived = loop.wokeAt
         while !receivers.isEmpty {
             let receiver = receivers.removeFirst()
             if receiver.isPending {
-                receiver.resume(.success(StampedMessage(message: message, arrived: MonotonicInstant.now)))
+                receiver.resume(.success(StampedMessage(message: message, arrived: arrived)))
                 return
             }
         }
-        messages.append((message, MonotonicInstant.now))
+        messages.append((message, arrived))
     }
 
     /// A message and the instant the loop read it: the caller works out how long it
