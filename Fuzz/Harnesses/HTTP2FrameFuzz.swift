@@ -1,0 +1,75 @@
+// libFuzzer target for the HTTP/2 frame codec: HTTP2FrameDecoder and HTTP2FrameEncoder.
+//
+// Input: one control byte (what precedes the first frame, default or larger SETTINGS_MAX_FRAME_SIZE), a
+// split offset, a seed for odd reads, then the bytes the peer sent.
+// Invariants beyond "does not crash":
+// - the decoder gives the same frames and error whole, cut in two at the split offset, and cut into
+//   1–16-byte reads; after an error it throws that error again;
+// - an error's offset lies within the bytes;
+// - no frame's payload exceeds SETTINGS_MAX_FRAME_SIZE;
+// - the decoded frames, encoded again, decode to the same frames with no error.
+import AuthloadWire
+
+private struct Decoded: Equatable {
+    var frames: [HTTP2Frame] = []
+    var error: HTTP2FrameError?
+}
+
+private func decode(
+    _ bytes: [UInt8], start: HTTP2FrameDecoder.Start, maxFrameSize: Int, pieces: [Range<Int>]
+) -> Decoded {
+    var decoder = HTTP2FrameDecoder(start: start, maxFrameSize: maxFrameSize)
+    var result = Decoded()
+    for piece in pieces {
+        decoder.feed(bytes[piece])
+        do throws(HTTP2FrameError) {
+            while case .frame(let frame) = try decoder.next() { result.frames.append(frame) }
+        } catch {
+            result.error = error
+            do {
+                _ = try decoder.next()
+                require(false, "decoder went on after \(error)")
+            } catch let again {
+                require(again == error, "decoder threw \(again) after \(error)")
+            }
+            return result
+        }
+    }
+    return result
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzHTTP2Frames(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    var input = FuzzInput(data, size)
+    let control = input.byte()
+    let split = input.uint16()
+    let seed = input.byte()
+    let bytes = input.rest
+
+    let start: HTTP2FrameDecoder.Start =
+        switch control & 3 {
+        case 1: .clientPreface
+        case 2: .serverPreface
+        default: .none
+        }
+    let maxFrameSize = control & 4 != 0 ? 16_384 : 16_384 + Int(control >> 3) * 1000
+
+    let whole = decode(bytes, start: start, maxFrameSize: maxFrameSize, pieces: [0..<bytes.count])
+    let halves = decode(bytes, start: start, maxFrameSize: maxFrameSize, pieces: pieces(bytes.count, splitAt: split))
+    require(halves == whole, "split at \(split) gave \(halves), whole gave \(whole)")
+    let reads = decode(bytes, start: start, maxFrameSize: maxFrameSize, pieces: pieces(bytes.count, seed: seed))
+    require(reads == whole, "odd reads gave \(reads), whole gave \(whole)")
+    if let error = whole.error {
+        require(error.offset >= 0 && error.offset <= bytes.count, "error offset \(error.offset) outside the \(bytes.count) bytes")
+    }
+
+    var encoded: [UInt8] = []
+    for frame in whole.frames {
+        let before = encoded.count
+        HTTP2FrameEncoder.encode(frame, into: &encoded)
+        require(encoded.count - before - 9 <= maxFrameSize, "\(frame) is over SETTINGS_MAX_FRAME_SIZE")
+    }
+    let again = decode(encoded, start: .none, maxFrameSize: maxFrameSize, pieces: [0..<encoded.count])
+    require(again == Decoded(frames: whole.frames), "re-encoded frames decode as \(again), not \(whole.frames)")
+    return 0
+}
