@@ -1,4 +1,5 @@
-// libFuzzer target for the HTTP/2 frame codec: HTTP2FrameDecoder and HTTP2FrameEncoder.
+// libFuzzer target for the HTTP/2 frame codec (HTTP2FrameDecoder, HTTP2FrameEncoder) and the client
+// connection machine that reads the frames, HTTP2Connection.
 //
 // Input: one control byte (what precedes the first frame, default or larger SETTINGS_MAX_FRAME_SIZE), a
 // split offset, a seed for odd reads, then the bytes the peer sent.
@@ -7,7 +8,10 @@
 //   1–16-byte reads; after an error it throws that error again;
 // - an error's offset lies within the bytes;
 // - no frame's payload exceeds SETTINGS_MAX_FRAME_SIZE;
-// - the decoded frames, encoded again, decode to the same frames with no error.
+// - the decoded frames, encoded again, decode to the same frames with no error;
+// - a client connection with streams in every state reads the bytes as the server's to the same writes and
+//   events whole and in odd reads, writes only frames a server reads without error, and nothing after
+//   closeConnection.
 import AuthloadWire
 
 private struct Decoded: Equatable {
@@ -36,6 +40,37 @@ private func decode(
         }
     }
     return result
+}
+
+private struct ConnectionRun: Equatable {
+    var written: [UInt8] = []
+    var events: [HTTP2Connection.Action] = []
+}
+
+private func runConnection(_ bytes: [UInt8], pieces: [Range<Int>]) -> ConnectionRun {
+    var connection = HTTP2Connection()
+    var run = ConnectionRun()
+    func record(_ actions: [HTTP2Connection.Action]) {
+        if case .closeConnection? = run.events.last { require(actions.isEmpty, "actions after closeConnection: \(actions)") }
+        for action in actions {
+            if case .write(let bytes) = action { run.written += bytes } else { run.events.append(action) }
+        }
+    }
+    record(connection.start())
+    let request = [HPACKHeader(":method", "POST"), HPACKHeader(":path", "/login"), HPACKHeader("cookie", "a=b")]
+    do throws(HTTP2Connection.UsageError) {
+        let get = try connection.sendHeaders(request, endStream: true)
+        record(get.actions)
+        let upload = try connection.sendHeaders(request, endStream: false)
+        record(upload.actions)
+        record(try connection.sendData(streamID: upload.streamID, [UInt8](repeating: 7, count: 100_000), endStream: true))
+        let open = try connection.sendHeaders(request, endStream: false)
+        record(open.actions)
+    } catch {
+        require(false, "a fresh connection refused a request: \(error)")
+    }
+    for piece in pieces { record(connection.received(bytes[piece])) }
+    return run
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -71,5 +106,17 @@ public func fuzzHTTP2Frames(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt 
     }
     let again = decode(encoded, start: .none, maxFrameSize: maxFrameSize, pieces: [0..<encoded.count])
     require(again == Decoded(frames: whole.frames), "re-encoded frames decode as \(again), not \(whole.frames)")
+
+    let connection = runConnection(bytes, pieces: [0..<bytes.count])
+    let oddReads = runConnection(bytes, pieces: pieces(bytes.count, seed: seed))
+    require(oddReads == connection, "connection gave \(oddReads) in odd reads, \(connection) whole")
+    var server = HTTP2FrameDecoder(start: .clientPreface)
+    server.feed(connection.written)
+    do {
+        while case .frame = try server.next() {}
+        require(server.bufferedByteCount == 0, "connection wrote a partial frame")
+    } catch {
+        require(false, "a server cannot read what the connection wrote: \(error)")
+    }
     return 0
 }
