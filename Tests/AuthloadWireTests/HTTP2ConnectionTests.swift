@@ -194,6 +194,39 @@ func bytes(_ frames: HTTP2Frame...) -> [UInt8] { frames.flatMap { HTTP2FrameEnco
         #expect(connection.receiveWindow == 65_535)
     }
 
+    @Test("joins a response head sent as HEADERS and CONTINUATION, and splits a large request head the same way")
+    func continuation() throws {
+        var server = HTTP2TestServer()
+        var connection = Self.connected(&server)
+        let cookie = HPACKHeader("cookie", String(repeating: "s", count: 40_000), indexing: .withoutIndexing)
+        let (id, actions) = try connection.sendHeaders(Self.get + [cookie], endStream: true)
+        let written = server.frames(in: actions)
+        #expect(written.count == 2)
+        guard case .continuation(id, _, true) = written.last else {
+            Issue.record("no CONTINUATION: \(written)")
+            return
+        }
+        let response = [HPACKHeader(":status", "200"), HPACKHeader("set-cookie", "sid=abc")]
+        let frames = HTTP2FrameEncoder.headerFrames(streamID: id, block: server.encoder.encode(response), endStream: true, maxFrameSize: 3)
+        #expect(frames.count > 2)
+        #expect(connection.received(frames.flatMap { HTTP2FrameEncoder.encode($0) }) == [.headers(streamID: id, response, endStream: true)])
+    }
+
+    @Test("ignores a response to a stream it reset, keeping HPACK in step for the next one")
+    func ignoresResetStream() throws {
+        var server = HTTP2TestServer()
+        var connection = Self.connected(&server)
+        let (first, _) = try connection.sendHeaders(Self.get, endStream: true)
+        let (second, _) = try connection.sendHeaders(Self.get, endStream: true)
+        #expect(server.frames(in: connection.resetStream(first)) == [.rstStream(streamID: first, .cancel)])
+        let late = server.headers(first, [HPACKHeader(":status", "200"), HPACKHeader("x-trace", "1")])
+        #expect(connection.received(bytes(late, .data(streamID: first, data: [1], endStream: true))).isEmpty)
+        let next = server.headers(second, [HPACKHeader(":status", "200"), HPACKHeader("x-trace", "1")], endStream: true)
+        #expect(
+            connection.received(bytes(next))
+                == [.headers(streamID: second, [HPACKHeader(":status", "200"), HPACKHeader("x-trace", "1")], endStream: true)])
+    }
+
     @Test("answers PING and reports the answer to its own")
     func ping() {
         var server = HTTP2TestServer()

@@ -115,7 +115,11 @@ public struct HTTP2Connection: Sendable {
     /// The connection-level window this side granted: DATA bytes the server may still send.
     public private(set) var receiveWindow = defaultWindow
 
+    /// Creates a connection announcing `settings`, with the window size clamped to 2^31-1 and the frame size to RFC 9113's range.
     public init(settings: Settings = Settings()) {
+        var settings = settings
+        settings.initialWindowSize = min(max(settings.initialWindowSize, 0), Self.maxWindow)
+        settings.maxFrameSize = min(max(settings.maxFrameSize, 16_384), 16_777_215)
         self.settings = settings
         hpack.maxHeaderListSize = settings.maxHeaderListSize
     }
