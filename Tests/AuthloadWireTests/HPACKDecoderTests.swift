@@ -69,4 +69,20 @@ import Testing
         #expect(try decoder.decode(block) == headers)
         #expect(decoder.dynamicTableEntries == encoder.dynamicTableEntries)
     }
+
+    @Test("after this side lowers its table size, requires the next block to open with a size update")
+    func requiresSizeUpdate() throws {
+        var decoder = HPACKDecoder()
+        decoder.setMaxTableSize(100)
+        let error = #expect(throws: HPACKError.self) { try decoder.decode(hexBytes("82")) }
+        #expect(error?.reason == .missingTableSizeUpdate)
+
+        var updated = HPACKDecoder()
+        updated.setMaxTableSize(100)
+        #expect(try updated.decode(hexBytes("3f 45 82")) == [HPACKHeader(":method", "GET")])
+        #expect(updated.dynamicTableLimit == 100)
+        #expect(try updated.decode(hexBytes("82")) == [HPACKHeader(":method", "GET")])
+        var small = HPACKDecoder(maxTableSize: 100)
+        #expect(throws: HPACKError.self) { try small.decode(hexBytes("3f 46")) }
+    }
 }

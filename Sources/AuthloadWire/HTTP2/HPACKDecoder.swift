@@ -17,6 +17,8 @@ public struct HPACKDecoder: Sendable {
     public var maxHeaderListSize: Int
     private var table: HPACKDynamicTable
     private var failure: HPACKError?
+    /// Set when this side lowered the limit below the table's: the next block must open with a size update.
+    private var sizeUpdateRequired = false
 
     /// Creates a decoder with the RFC 9113 default table size of 4096 bytes.
     public init(maxTableSize: Int = 4096, maxHeaderListSize: Int = 64 * 1024) {
@@ -36,11 +38,12 @@ public struct HPACKDecoder: Sendable {
 
     /// Changes the limit after this side's SETTINGS_HEADER_TABLE_SIZE changed and the peer acknowledged it.
     ///
-    /// The peer's next block must then open with a size update; a table larger than the new limit is
-    /// cut down now, as the peer's encoder will have done.
+    /// When the limit falls below the table's current size limit, the peer's next block must open with a
+    /// size update to at most the new limit (RFC 7541 §4.2), or it fails with
+    /// ``HPACKError/Reason/missingTableSizeUpdate``.
     public mutating func setMaxTableSize(_ newValue: Int) {
         maxTableSize = max(0, newValue)
-        if table.maxSize > maxTableSize { table.setMaxSize(maxTableSize) }
+        if table.maxSize > maxTableSize { sizeUpdateRequired = true }
     }
 
     /// Decodes one complete header block (the fragments of HEADERS or PUSH_PROMISE and its CONTINUATIONs, joined).
@@ -60,6 +63,10 @@ public struct HPACKDecoder: Sendable {
             while position < bytes.count {
                 let start = position
                 let first = bytes[position]
+                guard !sizeUpdateRequired || first & 0xE0 == 0x20 else {
+                    throw HPACKError(
+                        .missingTableSizeUpdate, at: start, "block does not open with the size update to \(maxTableSize) or less")
+                }
                 let header: HPACKHeader
                 if first & 0x80 != 0 {
                     let index = try Self.integer(bytes, &position, prefix: 7)
@@ -78,6 +85,7 @@ public struct HPACKDecoder: Sendable {
                             .tableSizeUpdateAboveLimit, at: start, "dynamic table size update to \(size) above the limit \(maxTableSize)")
                     }
                     table.setMaxSize(size)
+                    sizeUpdateRequired = false
                     continue
                 } else {
                     header = try literal(bytes, &position, prefix: 4, indexing: first & 0x10 != 0 ? .never : .withoutIndexing)

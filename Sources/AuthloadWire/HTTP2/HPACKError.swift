@@ -21,6 +21,8 @@ public struct HPACKError: Error, Sendable, Hashable, CustomStringConvertible {
         case tableSizeUpdateAboveLimit
         /// A dynamic table size update follows a header field in the block.
         case tableSizeUpdateNotAtStart
+        /// This side lowered its table size, and the peer's next block does not open with the size update RFC 7541 §4.2 requires.
+        case missingTableSizeUpdate
         /// The decoded header list is larger than the configured limit (RFC 9113 §6.5.2 sizes).
         case headerListTooLarge
     }
