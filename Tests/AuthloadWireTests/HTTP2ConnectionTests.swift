@@ -227,6 +227,33 @@ func bytes(_ frames: HTTP2Frame...) -> [UInt8] { frames.flatMap { HTTP2FrameEnco
                 == [.headers(streamID: second, [HPACKHeader(":status", "200"), HPACKHeader("x-trace", "1")], endStream: true)])
     }
 
+    @Test("leaves the SETTINGS timeout to its owner and fails with SETTINGS_TIMEOUT when told")
+    func settingsTimeout() {
+        var server = HTTP2TestServer()
+        var connection = HTTP2Connection()
+        _ = server.frames(in: connection.start())
+        #expect(connection.isAwaitingSettingsAcknowledgement)
+        _ = connection.received(bytes(.settings()))
+        #expect(connection.isAwaitingSettingsAcknowledgement)
+        let actions = connection.settingsTimedOut()
+        #expect(server.frames(in: actions).last.map { if case .goAway(0, .settingsTimeout, _) = $0 { true } else { false } } == true)
+        #expect(actions.last == .closeConnection(.settingsTimeout))
+        var fresh = HTTP2TestServer()
+        #expect(Self.connected(&fresh).isAwaitingSettingsAcknowledgement == false)
+    }
+
+    @Test("a graceful close writes GOAWAY, lets open streams finish and opens no new one")
+    func gracefulClose() throws {
+        var server = HTTP2TestServer()
+        var connection = Self.connected(&server)
+        let (id, _) = try connection.sendHeaders(Self.get, endStream: true)
+        #expect(server.frames(in: connection.close()) == [.goAway(lastStreamID: 0, .noError)])
+        #expect(connection.close().isEmpty)
+        #expect(throws: HTTP2Connection.UsageError.connectionClosing) { try connection.sendHeaders(Self.get, endStream: true) }
+        let response = connection.received(bytes(server.headers(id, [HPACKHeader(":status", "204")], endStream: true)))
+        #expect(response == [.headers(streamID: id, [HPACKHeader(":status", "204")], endStream: true)])
+    }
+
     @Test("answers PING and reports the answer to its own")
     func ping() {
         var server = HTTP2TestServer()

@@ -8,8 +8,9 @@
 /// connection error writes GOAWAY with its code and then ``Action/closeConnection(_:)``; a stream error
 /// writes RST_STREAM and reports ``Action/streamReset(streamID:_:)``.
 ///
-/// Not yet: server push is refused by SETTINGS_ENABLE_PUSH 0 and a PUSH_PROMISE is a protocol error;
-/// priorities are ignored; there is no SETTINGS timeout (no clock) and no graceful shutdown of our own.
+/// Having no clock, it leaves the SETTINGS timeout to its owner (``isAwaitingSettingsAcknowledgement``,
+/// ``settingsTimedOut()``). Server push is refused by SETTINGS_ENABLE_PUSH 0, so a PUSH_PROMISE is a
+/// protocol error; priorities are ignored.
 ///
 /// ```swift
 /// var connection = HTTP2Connection()
@@ -109,6 +110,8 @@ public struct HTTP2Connection: Sendable {
     /// Streams this side reset: frames the server sent before it saw the RST_STREAM are ignored (RFC 9113 §5.1).
     private var resetByUs: Set<UInt32> = []
     private var failed: HTTP2ErrorCode?
+    /// Set once this side sent GOAWAY of its own.
+    private var closing = false
 
     /// The connection-level window the server granted: DATA bytes this side may still send.
     public private(set) var sendWindow = defaultWindow
@@ -146,7 +149,7 @@ public struct HTTP2Connection: Sendable {
     public mutating func sendHeaders(
         _ headers: [HPACKHeader], endStream: Bool
     ) throws(UsageError) -> (streamID: UInt32, actions: [Action]) {
-        guard failed == nil, goAwayLastStreamID == nil else { throw .connectionClosing }
+        guard failed == nil, goAwayLastStreamID == nil, !closing else { throw .connectionClosing }
         guard nextStreamID <= 0x7FFF_FFFF else { throw .streamIDsExhausted }
         guard streams.count < peerMaxConcurrentStreams else { throw .tooManyStreams }
         let id = nextStreamID
@@ -182,6 +185,25 @@ public struct HTTP2Connection: Sendable {
         guard failed == nil, streams.removeValue(forKey: streamID) != nil else { return [] }
         resetByUs.insert(streamID)
         return [.write(HTTP2FrameEncoder.encode(.rstStream(streamID: streamID, code)))]
+    }
+
+    /// Whether the server has yet to acknowledge a SETTINGS this side sent; the owner, which has a clock, times it out.
+    public var isAwaitingSettingsAcknowledgement: Bool { !unacknowledged.isEmpty }
+
+    /// Fails the connection with SETTINGS_TIMEOUT, for an owner whose timer ran out waiting for the ACK.
+    public mutating func settingsTimedOut() -> [Action] {
+        var actions: [Action] = []
+        fail(.settingsTimeout, "SETTINGS not acknowledged in time", into: &actions)
+        return actions
+    }
+
+    /// Starts a graceful shutdown: GOAWAY with `code`; streams already open run to their end, no new one opens.
+    ///
+    /// The last stream id is 0 because a client processes no stream the server opens (push is off).
+    public mutating func close(code: HTTP2ErrorCode = .noError) -> [Action] {
+        guard failed == nil, !closing else { return [] }
+        closing = true
+        return [.write(HTTP2FrameEncoder.encode(.goAway(lastStreamID: 0, code)))]
     }
 
     /// Bytes read from the socket: the actions they call for, in order.
