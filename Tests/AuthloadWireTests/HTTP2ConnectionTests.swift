@@ -159,6 +159,13 @@ func bytes(_ frames: HTTP2Frame...) -> [UInt8] { frames.flatMap { HTTP2FrameEnco
         #expect(server.frames(in: try connection.sendData(streamID: id, [9], endStream: true)).isEmpty)
         let frames = server.frames(in: connection.received(bytes(.windowUpdate(streamID: id, increment: 51))))
         #expect(frames == [.data(streamID: id, data: [9], endStream: true)])
+
+        let (other, _) = try connection.sendHeaders(Self.post, endStream: false)
+        _ = try connection.sendData(streamID: other, [UInt8](repeating: 0, count: 50), endStream: false)
+        _ = connection.received(bytes(.settings([HTTP2Setting(.initialWindowSize, 0)])))
+        #expect(connection.sendWindow(of: other) == -50)
+        let end = server.frames(in: try connection.sendData(streamID: other, [], endStream: true))
+        #expect(end == [.data(streamID: other, data: [], endStream: true)])
     }
 
     @Test("opens its receive windows again as DATA arrives, and resets a stream that overruns its window")

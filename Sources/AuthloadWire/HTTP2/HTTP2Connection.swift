@@ -238,6 +238,7 @@ public struct HTTP2Connection: Sendable {
             actions.append(.goAway(lastStreamID: last, code, debugData: debugData))
             for id in streams.keys.sorted() where id > last {
                 streams[id] = nil
+                resetByUs.insert(id)
                 actions.append(.streamReset(streamID: id, .refusedStream))
             }
         case .windowUpdate(let id, let increment):
@@ -384,7 +385,8 @@ public struct HTTP2Connection: Sendable {
         for id in streams.keys.sorted() {
             guard var stream = streams[id] else { continue }
             while !stream.pending.isEmpty || stream.pendingEndStream {
-                let count = min(stream.pending.count, sendWindow, stream.sendWindow, peerMaxFrameSize)
+                // A window can be negative after SETTINGS lowered it; an empty DATA with END_STREAM needs none.
+                let count = max(0, min(stream.pending.count, sendWindow, stream.sendWindow, peerMaxFrameSize))
                 guard count > 0 || stream.pending.isEmpty else { break }
                 let chunk = Array(stream.pending.prefix(count))
                 stream.pending.removeFirst(count)
