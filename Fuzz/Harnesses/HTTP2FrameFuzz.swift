@@ -11,7 +11,7 @@
 // - the decoded frames, encoded again, decode to the same frames with no error;
 // - a client connection with streams in every state reads the bytes as the server's to the same writes and
 //   events whole and in odd reads, writes only frames a server reads without error, and nothing after
-//   closeConnection.
+//   closeConnection, also when its owner then ends a body, pings and closes.
 import AuthloadWire
 
 private struct Decoded: Equatable {
@@ -70,6 +70,10 @@ private func runConnection(_ bytes: [UInt8], pieces: [Range<Int>]) -> Connection
         require(false, "a fresh connection refused a request: \(error)")
     }
     for piece in pieces { record(connection.received(bytes[piece])) }
+    // What an owner does next, whatever state the bytes left: end the open stream's body, ping, shut down.
+    if let end = try? connection.sendData(streamID: 5, [1, 2, 3], endStream: true) { record(end) }
+    record(connection.ping(1))
+    record(connection.close())
     return run
 }
 
