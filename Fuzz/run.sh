@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the libFuzzer harnesses under Fuzz/Harnesses, one target at a time.
 #
-#   Fuzz/run.sh [http|request|websocket|stomp|profile|all] [seconds]     (defaults: all, 60)
+#   Fuzz/run.sh [http|request|websocket|stomp|profile|hpack|http2|all] [seconds]     (defaults: all, 60)
 #   Fuzz/run.sh build [target|all]                               (build only)
 #   Fuzz/run.sh repro TARGET FILE...                             (run the harness once on each input)
 #
@@ -19,7 +19,7 @@ OUT=.build-fuzz
 export SWIFT_BACKTRACE=enable=no
 MODULES=$OUT/modules
 FLAGS=(-O -g -swift-version 6 -enable-upcoming-feature ExistentialAny -sanitize=fuzzer,address -parse-as-library)
-TARGETS=(http request websocket stomp profile)
+TARGETS=(http request websocket stomp profile hpack http2)
 
 harness_of() {
     case "$1" in
@@ -28,6 +28,8 @@ harness_of() {
         websocket) echo WebSocketFrameFuzz ;;
         stomp) echo StompFuzz ;;
         profile) echo ProfileFuzz ;;
+        hpack) echo HPACKFuzz ;;
+        http2) echo HTTP2FrameFuzz ;;
         *) echo "unknown target '$1' (expected one of: ${TARGETS[*]}, all)" >&2; exit 64 ;;
     esac
 }
