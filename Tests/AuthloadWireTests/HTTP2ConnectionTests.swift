@@ -234,6 +234,23 @@ func bytes(_ frames: HTTP2Frame...) -> [UInt8] { frames.flatMap { HTTP2FrameEnco
                 == [.headers(streamID: second, [HPACKHeader(":status", "200"), HPACKHeader("x-trace", "1")], endStream: true)])
     }
 
+    @Test("remembers only its latest resets: a frame for a stream reset long ago is a connection error, not ignored")
+    func resetMemoryIsBounded() throws {
+        var server = HTTP2TestServer()
+        var connection = Self.connected(&server)
+        var reset: [UInt32] = []
+        for _ in 0...HTTP2Connection.resetMemory {
+            let (id, _) = try connection.sendHeaders(Self.get, endStream: true)
+            _ = connection.resetStream(id)
+            reset.append(id)
+        }
+        let recent = server.headers(reset.last!, [HPACKHeader(":status", "200")], endStream: true)
+        #expect(connection.received(bytes(recent)).isEmpty, "the latest reset is still remembered")
+        let forgotten = server.headers(reset.first!, [HPACKHeader(":status", "200")], endStream: true)
+        let events = server.events(in: connection.received(bytes(forgotten)))
+        #expect(events == [.closeConnection(.streamClosed)], "\(events)")
+    }
+
     @Test("leaves the SETTINGS timeout to its owner and fails with SETTINGS_TIMEOUT when told")
     func settingsTimeout() {
         var server = HTTP2TestServer()

@@ -107,8 +107,11 @@ public struct HTTP2Connection: Sendable {
     private var nextStreamID: UInt32 = 1
     private var headerBlock: (streamID: UInt32, endStream: Bool, bytes: [UInt8])?
     private var goAwayLastStreamID: UInt32?
-    /// Streams this side reset: frames the server sent before it saw the RST_STREAM are ignored (RFC 9113 §5.1).
-    private var resetByUs: Set<UInt32> = []
+    /// Streams this side reset, oldest first: frames the server sent before it saw the RST_STREAM are ignored (RFC 9113
+    /// §5.1). Only the latest ``resetMemory`` are kept, so a connection that lives through a soak's millions of streams
+    /// holds a bounded list; a frame for a stream reset that long ago is no longer in flight, and is a protocol error.
+    private var resetByUs: [UInt32] = []
+    static let resetMemory = 128
     private var failed: HTTP2ErrorCode?
     /// Set once this side sent GOAWAY of its own.
     private var closing = false
@@ -183,7 +186,7 @@ public struct HTTP2Connection: Sendable {
     /// Resets a stream this side no longer wants (a cancelled request).
     public mutating func resetStream(_ streamID: UInt32, code: HTTP2ErrorCode = .cancel) -> [Action] {
         guard failed == nil, streams.removeValue(forKey: streamID) != nil else { return [] }
-        resetByUs.insert(streamID)
+        rememberReset(streamID)
         return [.write(HTTP2FrameEncoder.encode(.rstStream(streamID: streamID, code)))]
     }
 
@@ -238,7 +241,7 @@ public struct HTTP2Connection: Sendable {
             actions.append(.goAway(lastStreamID: last, code, debugData: debugData))
             for id in streams.keys.sorted() where id > last {
                 streams[id] = nil
-                resetByUs.insert(id)
+                rememberReset(id)
                 actions.append(.streamReset(streamID: id, .refusedStream))
             }
         case .windowUpdate(let id, let increment):
@@ -404,9 +407,14 @@ public struct HTTP2Connection: Sendable {
         return bytes.isEmpty ? [] : [.write(bytes)]
     }
 
+    private mutating func rememberReset(_ id: UInt32) {
+        resetByUs.append(id)
+        if resetByUs.count > Self.resetMemory { resetByUs.removeFirst() }
+    }
+
     private mutating func reset(_ id: UInt32, _ code: HTTP2ErrorCode, into actions: inout [Action]) {
         streams[id] = nil
-        resetByUs.insert(id)
+        rememberReset(id)
         actions.append(.write(HTTP2FrameEncoder.encode(.rstStream(streamID: id, code))))
         actions.append(.streamReset(streamID: id, code))
     }
