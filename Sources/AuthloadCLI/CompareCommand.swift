@@ -14,7 +14,17 @@ struct CompareCommand {
         if let p99 = options.p99 { tolerances.p99 = p99 }
         if let rate = options.errorRate { tolerances.errorRate = rate }
         if let delta = options.minLatencyDelta { tolerances.minLatencyDelta = delta }
-        let comparison = RunComparison(base: try load(options.base), new: try load(options.new), tolerances: tolerances)
+        let base = try load(options.base)
+        let new = try load(options.new)
+        let baseSimulated = base.environment.simulated == true
+        if baseSimulated != (new.environment.simulated == true), !options.allowSimulated {
+            let (simulated, real) = baseSimulated ? (options.base, options.new) : (options.new, options.base)
+            throw CLIError.usage(
+                "\(simulated) is a simulation (virtual time, a model of the service) and \(real) a real run: their latencies "
+                    + "are not comparable; pass --allow-simulated to compare them anyway",
+                command: "compare")
+        }
+        let comparison = RunComparison(base: base, new: new, tolerances: tolerances)
         console.line(comparison.render())
         return comparison.regressed ? .thresholdFailed : .success
     }
