@@ -132,6 +132,7 @@ enum Sockets {
         // Non-blocking from the start: two `fcntl` calls fewer for every connection.
         let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw SocketError.transportError(errno, during: "socket") }
+        OpenSockets.made.add(1, ordering: .relaxed)
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         return fd

@@ -1,0 +1,157 @@
+import AuthloadCore
+import AuthloadReport
+import AuthloadTransport
+import Foundation
+import Testing
+
+@testable import AuthloadCLI
+
+/// `authload run --simulate`: the real command on virtual time, against the embedded services in process.
+@Suite("Simulated runs", .serialized, .timeLimit(.minutes(2)))
+struct SimulateTests {
+    /// Runs `authload` with these arguments; its exit code, what it printed, and the report's `result.json`.
+    func authload(_ arguments: [String], quiet: Bool = true) async throws -> (ExitCode, Captured, RunResult?) {
+        let directory = try scratchDirectory("simulate")
+        let captured = Captured()
+        let code = await Authload.main(arguments + ["--out", directory] + (quiet ? ["--quiet"] : []), console: captured.console)
+        let result = try? ReportWriter.load(resultJSON: (directory as NSString).appendingPathComponent("result.json"))
+        return (code, captured, result)
+    }
+
+    /// All four flows, Streem sessions refreshing, against the embedded services' models.
+    func mixedProfile(seed: Int, users: Int = 150, duration: String = "20s") throws -> String {
+        try temporaryFile(
+            "mixed-\(seed).json",
+            """
+            {
+              "name": "mixed", "seed": \(seed),
+              "target": { "embedded": {
+                  "fcsdk": { "latency": { "lognormal": { "median": "8ms", "p99": "60ms" } }, "errorRate": 0.01 },
+                  "gccs": { "nodeDelay": { "lognormal": { "median": "200ms", "p99": "1s" } } },
+                  "okta": { "latency": { "lognormal": { "median": "5ms", "p99": "40ms" } }, "dispatchLatency": { "fixed": "150ms" } },
+                  "streem": { "tokenLifetime": "5s" } } },
+              "load": { "users": \(users), "rampUp": "2s", "duration": "\(duration)", "thinkTime": { "min": "200ms", "max": "1s" },
+                        "gracefulStop": "20s" },
+              "users": { "username": "user{n}@example.com", "password": "demo-password", "fields": { "invitationCode": "2{n:8}" } },
+              "flows": [
+                { "name": "login", "kind": "fcsdk-login", "weight": 50, "hold": { "min": "200ms", "max": "1s" } },
+                { "name": "mfa", "kind": "okta-idx-mfa", "weight": 30, "factor": "email" },
+                { "name": "gccs", "kind": "gccs-auth", "weight": 30, "cancelRatio": 0.05 },
+                { "name": "streem", "kind": "streem-session", "weight": 20, "hold": "12s", "callInterval": "2s", "refreshJitter": "1s" }
+              ],
+              "timeouts": { "step": "10s", "flow": "1m" }
+            }
+            """)
+    }
+
+    /// What two runs of one seed must share: every series' counts and histogram, the rows, the errors, the verdicts.
+    func measured(_ result: RunResult) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return try encoder.encode([
+            try encoder.encode(result.metrics), try encoder.encode(result.timeseries), try encoder.encode(result.errors),
+            try encoder.encode(result.thresholds)
+        ])
+    }
+
+    @Test("The demo profile simulated opens no socket, and its report, JUnit and result.json say simulated")
+    func demoOpensNoSocket() async throws {
+        let before = OpenSockets.tcpSocketsMade
+        let (code, captured, result) = try await authload(["run", packageRoot.path + "/Profiles/demo.json", "--simulate"], quiet: false)
+        #expect(OpenSockets.tcpSocketsMade == before, "a simulation made TCP sockets")
+        #expect(code == .success, "\(captured.err)")
+        let run = try #require(result)
+        #expect(run.environment.simulated == true)
+        #expect(run.environment.target.contains("simulated"))
+        #expect(run.status == .completed)
+        #expect(run.durationSeconds >= 25 && run.durationSeconds < 31, "virtual duration \(run.durationSeconds)")
+        let flows = try #require(run.metrics.first { $0.id.step == nil })
+        // 2,000 users looping login (hold 0.5–2 s) and think 1–3 s for 25 s: thousands of flows, a few 503s (errorRate 0.5 %).
+        #expect(flows.count > 10_000)
+        #expect(flows.errors > 0 && Double(flows.errors) / Double(flows.count) < 0.02)
+        #expect(run.notes.contains { $0.hasPrefix("Simulated:") })
+        #expect(JUnitWriter.render(run).contains("<property name=\"simulated\" value=\"true\"/>"))
+        #expect(HTMLReport.render(run).contains("status-simulated"))
+        #expect(captured.out.contains("simulated in process on virtual time"))
+        #expect(captured.out.contains("of virtual time in"))
+    }
+
+    @Test("Two simulations with one seed measure the same histograms and counts; another seed measures others")
+    func deterministic() async throws {
+        let profile = try mixedProfile(seed: 1)
+        let (firstCode, firstOut, first) = try await authload(["simulate", profile])
+        let (_, _, second) = try await authload(["simulate", profile])
+        let (_, _, other) = try await authload(["simulate", try mixedProfile(seed: 2)])
+        #expect(firstCode == .success, "\(firstOut.err)")
+        let a = try #require(first)
+        let b = try #require(second)
+        let c = try #require(other)
+        // Every flow ran, the Streem sessions refreshed and the GCCS status streams delivered.
+        for flow in ["login", "mfa", "gccs", "streem"] {
+            #expect((a.metrics.first { $0.id == MetricID(flow: flow, step: nil) }?.count ?? 0) > 10, "\(flow) ran")
+        }
+        #expect((a.metrics.first { $0.id == MetricID(flow: "streem", step: "refresh") }?.count ?? 0) > 0)
+        #expect(try measured(a) == measured(b))
+        #expect(a.metrics.map(\.count) == b.metrics.map(\.count))
+        #expect(try measured(a) != measured(c))
+    }
+
+    @Test("compare refuses a simulated run beside a real one unless asked, and says why")
+    func compareRefusesSimulated() async throws {
+        let (_, _, simulated) = try await authload(["simulate", try mixedProfile(seed: 3, users: 20, duration: "3s")])
+        var run = try #require(simulated)
+        let simulatedPath = try temporaryFile("simulated.json", String(decoding: try JSONEncoder().encode(run), as: UTF8.self))
+        run.environment.simulated = nil
+        let realPath = try temporaryFile("real.json", String(decoding: try JSONEncoder().encode(run), as: UTF8.self))
+
+        let refused = Captured()
+        #expect(await Authload.main(["compare", realPath, simulatedPath], console: refused.console) == .usage)
+        #expect(refused.err.contains("is a simulation"))
+        #expect(refused.err.contains("--allow-simulated"))
+        let allowed = Captured()
+        #expect(await Authload.main(["compare", realPath, simulatedPath, "--allow-simulated"], console: allowed.console) == .success)
+        let same = Captured()
+        #expect(await Authload.main(["compare", simulatedPath, simulatedPath], console: same.console) == .success)
+    }
+
+    @Test("--config needs --simulate, and a simulation takes no --start-at")
+    func usage() async throws {
+        let captured = Captured()
+        #expect(await Authload.main(["run", "p.json", "--config", "c.json"], console: captured.console) == .usage)
+        #expect(captured.err.contains("--config needs --simulate"))
+        #expect(await Authload.main(["simulate", "p.json", "--start-at", "+1s"], console: captured.console) == .usage)
+        #expect(captured.err.contains("virtual time"))
+    }
+
+    @Test("The capacity profile simulated with 8 workers of 10 ms finds the knee at 800/s, where the model saturates")
+    func capacityKnee() async throws {
+        let stages = stride(from: 100, through: 1500, by: 100).map {
+            #"{"duration": "0s", "target": \#($0)}, {"duration": "1s", "target": \#($0)}"#
+        }
+        let profile = try temporaryFile(
+            "capacity.json",
+            """
+            {"name": "capacity", "target": {"baseURL": "http://192.0.2.1:9"},
+             "load": {"model": "open", "maxUsers": 5000, "stages": [\(stages.joined(separator: ", "))], "gracefulStop": "5s"},
+             "flows": [{"name": "login", "kind": "http", "method": "POST", "path": "/csdk-sample/SDK/login",
+                        "headers": {"Content-Type": "application/json"},
+                        "body": "{\\"username\\": \\"user1\\", \\"password\\": \\"demo-password\\"}"}],
+             "timeouts": {"step": "5s", "flow": "10s"},
+             "thresholds": [{"metric": "login", "percentile": 99, "max": "50ms"}]}
+            """)
+        let config = try temporaryFile(
+            "model.json", #"{"fcsdk": {"latency": {"fixed": "10ms"}}, "capacity": {"workers": 8, "queue": 1000}}"#)
+        let before = OpenSockets.tcpSocketsMade
+        let (code, captured, result) = try await authload(["run", profile, "--simulate", "--config", config])
+        #expect(OpenSockets.tcpSocketsMade == before, "the profile's URL was not contacted")
+        #expect(code == .thresholdFailed, "steps past saturation fail the SLO by design: \(captured.err)")
+        let run = try #require(result)
+        let capacity = try #require(run.capacity)
+        let last = try #require(capacity.lastPassingStage.map { capacity.stages[$0] })
+        #expect(last.label == "800" || last.label == "700", "last stage inside the SLO: \(last.label)")
+        let knee = try #require(capacity.kneeStage.map { capacity.stages[$0] })
+        #expect(knee.target == last.target + 100)
+        let top = try #require(capacity.stages.last)
+        #expect((top.throughput - 800).magnitude < 40, "throughput levels off at the model's 800/s, found \(top.throughput)")
+    }
+}
