@@ -154,4 +154,57 @@ struct SimulateTests {
         let top = try #require(capacity.stages.last)
         #expect((top.throughput - 800).magnitude < 40, "throughput levels off at the model's 800/s, found \(top.throughput)")
     }
+
+    @Test("A 24-hour soak on virtual time: checkpoints hourly, every window judged, refreshes at the token lifetime, no drift")
+    func nightInSeconds() async throws {
+        // 3 arrivals a minute for 24 h, each a 10-minute Streem session whose 2-minute token is refreshed 10 s before it
+        // expires (no jitter): a refresh every 110 s, 5 in a session.
+        let profile = try temporaryFile(
+            "night.json",
+            """
+            {"name": "night", "target": {"embedded": {"streem": {"tokenLifetime": "2m"}}},
+             "load": {"model": "open", "arrivalRate": "3/m", "maxUsers": 1000, "duration": "24h", "gracefulStop": "15m"},
+             "users": {"username": "user{n}@example.com", "fields": {"invitationCode": "2{n:8}"}},
+             "flows": [{"name": "streem", "kind": "streem-session", "hold": "10m", "callInterval": "5m",
+                        "refreshLead": "10s", "refreshJitter": "0s"}],
+             "metrics": {"interval": "1m", "checkpoint": "1h"},
+             "timeouts": {"step": "10s", "flow": "15m"},
+             "thresholds": [{"metric": "streem.redeem", "minThroughput": 0.049, "window": "1h"},
+                            {"metric": "streem.call", "percentile": 99, "max": "1s", "window": "1h"}]}
+            """)
+        let (code, captured, result) = try await authload(["simulate", profile], quiet: false)
+        #expect(code == .success, "\(captured.err)")
+        let run = try #require(result)
+        #expect(run.status == .completed)
+        #expect(run.durationSeconds >= 86_400 && run.durationSeconds < 86_400 + 15 * 60)
+
+        // A checkpoint every virtual hour, each saving the 60 one-minute intervals finished since the last.
+        let saved = captured.out.split(separator: "\n").compactMap { line -> Int? in
+            guard line.hasPrefix("checkpoint: ") else { return nil }
+            return Int(line.dropFirst("checkpoint: ".count).prefix { $0.isNumber })
+        }
+        #expect(saved.count == 24, "checkpoints: \(saved)")
+        #expect(zip(saved, saved.dropFirst()).allSatisfy { $1 - $0 == 60 }, "checkpoints: \(saved)")
+
+        // No drift: every minute of the day started exactly its 3 sessions, on time, and every hour's window was
+        // judged with all of its 180 (the worst window holds as many as the schedule put in it).
+        let day = run.timeseries.filter { $0.index < 24 * 60 }
+        #expect(day.count == 24 * 60)
+        let redeem = MetricID(flow: "streem", step: "redeem")
+        #expect(day.allSatisfy { row in row.metrics.first { $0.id == redeem }?.count == 3 })
+        #expect(try #require(run.generator).lagMaxMicros <= 1)
+        for verdict in run.thresholds {
+            #expect(verdict.passed, "\(verdict.name)")
+            #expect(verdict.windowSeconds == 3600)
+        }
+        let throughput = try #require(run.thresholds.first { $0.kind == .throughput }?.measured)
+        #expect((throughput - 0.05).magnitude < 1e-9, "worst hour: \(throughput)/s")
+
+        // Refreshes at the token's lifetime: 5 in every session, and no token expired before its refresh.
+        let count = { (step: String?) in run.metrics.first { $0.id == MetricID(flow: "streem", step: step) }?.count ?? -1 }
+        #expect(count(nil) == 3 * 60 * 24)
+        #expect(count("refresh") == 5 * count(nil))
+        #expect(count("expired") == 0)
+        #expect(run.metrics.allSatisfy { $0.errors == 0 })
+    }
 }
