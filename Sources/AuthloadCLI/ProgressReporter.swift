@@ -26,7 +26,7 @@ struct ProgressReporter<C: Clock>: Sendable where C.Duration == Duration {
                 let live = runner.collector.live
                 let wall = start.duration(to: clock.now)
                 let runTime = simulated ? runner.elapsed ?? .zero : wall
-                let ratio = simulated && wall > .zero ? "  virtual ×\(Format.count(Int((runTime / wall).rounded())))" : ""
+                let ratio = simulated && wall > .zero ? " (virtual, ×\(Format.count(Int((runTime / wall).rounded()))))" : ""
                 let line =
                     "[\(DurationText.format(.seconds(Int64(runTime.seconds))))/\(DurationText.format(plan.load.duration))]"
                     + ratio
