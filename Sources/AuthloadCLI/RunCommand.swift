@@ -88,7 +88,10 @@ struct RunCommand {
             target: "the embedded staging server, simulated \(wanted) on virtual time (\(models))", tlsVerificationOff: false,
             group: group, simulation: simulation
         ) { checkpoints in
-            await simulation.run { await checkpoints.run() }
+            // The heap trims run on wall time beside the simulation's thread, as in a real run: RSS follows what is held.
+            let returner = Task { await FreeMemoryReturner().run() }
+            defer { returner.cancel() }
+            return await simulation.run { await checkpoints.run() }
         }
     }
 
