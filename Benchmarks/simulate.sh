@@ -3,9 +3,8 @@
 # of virtual time (`authload simulate`), then the same profile run for real against `authload serve` of the same
 # models for 10 minutes (not in CI).
 #
-# Prints the simulation's wall time (the budget is 60 s for 24 h), its peak RSS per tenth of the run (it must stay
-# flat: the time series is checkpointed and bounded), and flows per hour in both runs, counted by each flow's first
-# step in the steady intervals (after the ramp-up, before the end); they must agree within 2 %. Release build;
+# Prints the simulation's wall time (the budget is 60 s for 24 h), its peak RSS per tenth of the run, and flows per
+# hour in both runs over the same minutes of the schedule; they must agree within 2 %. Release build;
 # bounded in time (the simulation by `timeout`, the real run by its duration plus its grace) and to 127.0.0.1.
 #
 #   bash Benchmarks/simulate.sh [virtual hours] [real minutes, 0: none] [users]
@@ -69,31 +68,35 @@ source Benchmarks/serve-target.sh
 profile "{ \"baseURL\": \"$url\" }" "${minutes}m" > "$work/real.json"
 .build/release/authload run "$work/real.json" --out "$work/real" --quiet > "$work/real.out" 2>&1 || true
 
-# Flows per hour in the steady intervals: each flow's first step, which starts it, from minute 2 to a minute
-# before the end.
-rate() { # $1: result.json, $2: run length in seconds
-    python3 - "$1" "$2" <<'PY'
+# Flows per hour, counted by each flow's first step (which starts it), over the same part of the schedule in both
+# runs: from minute 2 to a minute before the real run's end. A user in a 5-minute Streem session starts no other
+# flow, and it takes several sessions' length for the share of users in one to settle: the first minutes of any run
+# start more flows an hour than its steady state, so the simulated day's rate is printed beside, not compared.
+rate() { # $1: result.json, $2 and $3: the window, seconds from the start
+    python3 - "$1" "$2" "$3" <<'PY'
 import json, sys
-r = json.load(open(sys.argv[1])); length = float(sys.argv[2])
+r = json.load(open(sys.argv[1])); lo, hi = float(sys.argv[2]), float(sys.argv[3])
 first, seen = set(), set()
 for m in r["metrics"]:
     i = m["id"]
     if i.get("step") is not None and i["flow"] not in seen:
         seen.add(i["flow"]); first.add((i["flow"], i["step"]))
-lo, hi = 120.0, length - 60.0
 count = sum(m["count"] for row in r["timeseries"] if lo <= row["startSeconds"] < hi
             for m in row["metrics"] if (m["id"]["flow"], m["id"].get("step")) in first)
 print(count * 3600.0 / (hi - lo))
 PY
 }
-simulated=$(rate "$work/simulated/result.json" $((hours * 3600)))
-real=$(rate "$work/real/result.json" $((minutes * 60)))
+window_end=$((minutes * 60 - 60))
+simulated=$(rate "$work/simulated/result.json" 120 "$window_end")
+real=$(rate "$work/real/result.json" 120 "$window_end")
+day=$(rate "$work/simulated/result.json" 120 $((hours * 3600 - 60)))
 tail -1 "$work/real.out"
-python3 - "$simulated" "$real" <<'PY' || flows_differ=1
+python3 - "$simulated" "$real" "$day" <<'PY' || flows_differ=1
 import sys
-s, r = float(sys.argv[1]), float(sys.argv[2])
+s, r, day = (float(v) for v in sys.argv[1:4])
 d = (s - r) * 100 / r
-print(f"flows/hour: simulated {s:,.0f}, real {r:,.0f}, difference {d:+.2f} % (limit ±2 %)")
+print(f"flows/hour in the real run's steady minutes: simulated {s:,.0f}, real {r:,.0f}, difference {d:+.2f} % (limit ±2 %)")
+print(f"flows/hour over the simulated day: {day:,.0f}")
 sys.exit(0 if abs(d) <= 2 else 1)
 PY
 [ "$within" = 1 ] || echo "FAIL: over the time budget"
