@@ -56,6 +56,8 @@ struct SimulateTests {
 
     @Test("The demo profile simulated opens no socket, and its report, JUnit and result.json say simulated")
     func demoOpensNoSocket() async throws {
+        // The count is process-wide: like the other socket counts the suite reads, it relies on suites running one
+        // after another (`swift test --no-parallel`, as CI runs them).
         let before = OpenSockets.tcpSocketsMade
         let (code, captured, result) = try await authload(["run", packageRoot.path + "/Profiles/demo.json", "--simulate"], quiet: false)
         #expect(OpenSockets.tcpSocketsMade == before, "a simulation made TCP sockets")
