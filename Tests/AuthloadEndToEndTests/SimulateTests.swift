@@ -1,5 +1,7 @@
 import AuthloadCore
 import AuthloadReport
+import AuthloadSimulation
+import AuthloadStaging
 import AuthloadTransport
 import Foundation
 import Testing
@@ -208,5 +210,23 @@ struct SimulateTests {
         #expect(count("refresh") == 5 * count(nil))
         #expect(count("expired") == 0)
         #expect(run.metrics.allSatisfy { $0.errors == 0 })
+    }
+
+    @Test("A stop request from another thread, as Ctrl-C's, drains a simulated day at the virtual minute it came")
+    func stopDrains() async throws {
+        let path = try mixedProfile(seed: 4, users: 10, duration: "24h")
+        let profile = try LoadedProfile.load(path)
+        let simulation = SimulatedRun(plan: profile.plan, flows: profile.flows, staging: profile.staging ?? StagingConfiguration())
+        let clock = simulation.clock
+        let control = simulation.runner.control
+        let outcome = await simulation.run {
+            try? await clock.sleep(until: .init(offset: .seconds(600)))
+            // From a thread of the global pool, as the signal handler's.
+            await Task.detached { control.requestStop() }.value
+        }
+        #expect(outcome.stoppedEarly)
+        // Drained within its grace (20 s) after the stop at minute 10, nowhere near the planned 24 h.
+        #expect(outcome.elapsed >= .seconds(600) && outcome.elapsed <= .seconds(600 + 21), "\(outcome.elapsed)")
+        #expect(outcome.iterations > 100)
     }
 }
