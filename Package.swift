@@ -21,10 +21,13 @@ let package = Package(
         .target(name: "AuthloadFlows", dependencies: ["AuthloadCore", "AuthloadWire"], swiftSettings: strict),
         .target(name: "AuthloadStaging", dependencies: ["AuthloadCore", "AuthloadWire"], swiftSettings: strict),
         .target(name: "AuthloadReport", dependencies: ["AuthloadCore"], swiftSettings: strict),
+        // Virtual-time rehearsals (`run --simulate`): one thread, a clock that jumps, the staging services in process.
+        .target(name: "AuthloadSimulation", dependencies: ["AuthloadCore", "AuthloadStaging"], swiftSettings: strict),
         .target(
             name: "AuthloadCLI",
             dependencies: [
-                "AuthloadCore", "AuthloadWire", "AuthloadTransport", "AuthloadFlows", "AuthloadStaging", "AuthloadReport", "CSystem"
+                "AuthloadCore", "AuthloadWire", "AuthloadTransport", "AuthloadFlows", "AuthloadStaging", "AuthloadReport",
+                "AuthloadSimulation", "CSystem"
             ],
             swiftSettings: strict
         ),
@@ -38,7 +41,10 @@ let package = Package(
         .testTarget(name: "AuthloadFlowsTests", dependencies: ["AuthloadFlows", "AuthloadStaging", "AuthloadTesting", "AuthloadWire"]),
         .testTarget(
             name: "AuthloadEndToEndTests",
-            dependencies: ["AuthloadCLI", "AuthloadTesting", "AuthloadFlows", "AuthloadStaging", "AuthloadTransport", "AuthloadWire"],
+            dependencies: [
+                "AuthloadCLI", "AuthloadTesting", "AuthloadFlows", "AuthloadStaging", "AuthloadTransport", "AuthloadWire",
+                "AuthloadSimulation"
+            ],
             // Python scripts for the WebSocket interop tests, found through #filePath.
             exclude: ["Interop"]
         )

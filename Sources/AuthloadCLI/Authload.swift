@@ -6,7 +6,7 @@ public enum Authload {
             case .help(let topic):
                 guard let text = HelpText.text(for: topic) else {
                     throw CLIError.usage(
-                        "no help for \"\(topic ?? "")\" (commands: run, validate, serve, report, compare, merge)", command: nil)
+                        "no help for \"\(topic ?? "")\" (commands: run, simulate, validate, serve, report, compare, merge)", command: nil)
                 }
                 console.line(text)
                 return .success

@@ -9,8 +9,11 @@ import Foundation
 ///
 /// Rows saved are dropped from memory, so a soak's memory does not grow with its length; rows that could
 /// not be saved stay in memory (compacted past two hours) and are retried at the next checkpoint.
-struct Checkpointer: Sendable {
-    let runner: Runner<ContinuousClock>
+///
+/// Its interval is on the run's clock: virtual time in a simulation, where `endedAt` counts from `startedAt` too.
+struct Checkpointer<C: Clock>: Sendable where C.Duration == Duration {
+    let runner: Runner<C>
+    let clock: C
     let plan: RunPlan
     let record: PlanRecord
     let directory: String
@@ -18,6 +21,8 @@ struct Checkpointer: Sendable {
     let target: String
     let tlsVerificationOff: Bool
     let console: Console
+    /// A simulation's checkpoints say so, as its final report does.
+    var simulated = false
     /// Log each checkpoint (log mode: on a terminal the progress line says enough).
     let logs: Bool
     /// The first interval not yet in `timeseries.csv`, for the final report to append after.
@@ -26,7 +31,7 @@ struct Checkpointer: Sendable {
     /// Writes a checkpoint every interval until cancelled; a failed write is reported once and retried at the next.
     func run() async {
         var warned = false
-        let clock = ContinuousClock()
+        let clock = self.clock
         var next = clock.now.advanced(by: plan.checkpoint)
         while true {
             do {
@@ -38,8 +43,9 @@ struct Checkpointer: Sendable {
             let firstNew = written.withLock { $0 }
             guard let outcome = runner.checkpoint(rowsFrom: firstNew) else { continue }
             var result = RunResultBuilder.build(
-                plan: plan, record: record, outcome: outcome, startedAt: startedAt, endedAt: Date(),
-                target: target, tlsVerificationOff: tlsVerificationOff)
+                plan: plan, record: record, outcome: outcome, startedAt: startedAt,
+                endedAt: startedAt.addingTimeInterval(outcome.elapsed.seconds),
+                target: target, tlsVerificationOff: tlsVerificationOff, simulated: simulated)
             result.status = .running
             do {
                 let next = try ReportWriter.writeCheckpoint(result, to: directory, firstNewInterval: firstNew)

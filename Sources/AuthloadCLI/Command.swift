@@ -27,6 +27,10 @@ public enum Command: Equatable, Sendable {
         public var shardFromEnvironment = false
         /// When to start (`--start-at`): an RFC 3339 UTC time, or an offset such as `+30s` from now.
         public var startAt: String?
+        /// Rehearse on virtual time against the embedded services in process (`--simulate`, or `authload simulate`).
+        public var simulate = false
+        /// The embedded services' models for a simulation (`--config`, as for `serve`), over the profile's `target.embedded`.
+        public var config: String?
     }
 
     public struct CompareOptions: Equatable, Sendable {
@@ -41,6 +45,8 @@ public enum Command: Equatable, Sendable {
         public var minLatencyDelta: Duration?
         /// Compare runs whose planned load differs (refused otherwise).
         public var force = false
+        /// Compare a simulated run with a real one (`--allow-simulated`); refused otherwise.
+        public var allowSimulated = false
     }
 
     public struct MergeOptions: Equatable, Sendable {
@@ -72,11 +78,14 @@ public enum Command: Equatable, Sendable {
             return .help(topic: rest.next())
         case "--version", "version":
             return .version
-        case "run":
-            if rest.wantsHelp { return .help(topic: "run") }
+        case "run", "simulate":
+            if rest.wantsHelp { return .help(topic: first) }
             var options = RunOptions(profile: "")
+            options.simulate = first == "simulate"
             while let argument = rest.next() {
                 switch argument {
+                case "--simulate": options.simulate = true
+                case "--config", "-c": options.config = try rest.value(for: argument)
                 case "--out", "-o": options.output = try rest.value(for: argument)
                 case "--duration", "-d":
                     let text = try rest.value(for: argument)
@@ -117,7 +126,15 @@ public enum Command: Equatable, Sendable {
                 }
             }
             guard !options.profile.isEmpty else {
-                throw CLIError.usage("missing PROFILE (a JSON file, e.g. Profiles/demo.json)", command: "run")
+                throw CLIError.usage("missing PROFILE (a JSON file, e.g. Profiles/demo.json)", command: first)
+            }
+            if options.config != nil && !options.simulate {
+                throw CLIError.usage(
+                    "--config needs --simulate (a real run's target is the profile's; `authload serve --config` serves a model)",
+                    command: first)
+            }
+            if options.simulate, options.startAt != nil {
+                throw CLIError.usage("--start-at: a simulation runs on virtual time and starts at once", command: first)
             }
             return .run(options)
         case "validate":
@@ -178,7 +195,7 @@ public enum Command: Equatable, Sendable {
             return .merge(options)
         default:
             throw CLIError.usage(
-                "unknown command \"\(first)\" (commands: run, validate, serve, report, compare, merge, help)", command: nil)
+                "unknown command \"\(first)\" (commands: run, simulate, validate, serve, report, compare, merge, help)", command: nil)
         }
     }
 }
@@ -197,6 +214,7 @@ extension Command {
             switch argument {
             case "--profile", "-p": options.profile = try rest.value(for: argument)
             case "--force": options.force = true
+            case "--allow-simulated": options.allowSimulated = true
             case "--p50": options.p50 = try fraction(argument, rest.value(for: argument))
             case "--p99": options.p99 = try fraction(argument, rest.value(for: argument))
             case "--error-rate": options.errorRate = try fraction(argument, rest.value(for: argument))

@@ -16,6 +16,14 @@ struct CompareCommand {
         if let delta = options.minLatencyDelta { tolerances.minLatencyDelta = delta }
         let base = try load(options.base)
         let new = try load(options.new)
+        let baseSimulated = base.environment.simulated == true
+        if baseSimulated != (new.environment.simulated == true), !options.allowSimulated {
+            let (simulated, real) = baseSimulated ? (options.base, options.new) : (options.new, options.base)
+            throw CLIError.usage(
+                "\(simulated) is a simulation (virtual time, a model of the service) and \(real) a real run: their latencies "
+                    + "are not comparable; pass --allow-simulated to compare them anyway",
+                command: "compare")
+        }
         let differences = PlanDifference.between(base: base, new: new)
         let loadDifferences = differences.filter(\.changesLoad)
         if !loadDifferences.isEmpty, !options.force {

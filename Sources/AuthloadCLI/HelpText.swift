@@ -5,7 +5,7 @@ public enum HelpText {
     public static func text(for topic: String?) -> String? {
         switch topic {
         case nil: overview
-        case "run": run
+        case "run", "simulate": run
         case "validate": validate
         case "serve": serve
         case "report": report
@@ -22,6 +22,7 @@ public enum HelpText {
 
         COMMANDS:
           run PROFILE        Run a load profile and write an HTML/CSV report
+          simulate PROFILE   Rehearse it on virtual time in process (run --simulate)
           validate PROFILE   Check a profile without sending any traffic
           serve              Start the embedded staging server (all four flows)
           report DIR         Rebuild report.html and the CSVs from DIR/result.json
@@ -35,6 +36,7 @@ public enum HelpText {
 
         EXAMPLES:
           authload run Profiles/demo.json
+          authload simulate Profiles/mixed.json --duration 24h
           authload validate Profiles/demo.json
           authload serve --port 8080
           authload serve --port 8443 --tls --cert-out staging.pem
@@ -47,7 +49,8 @@ public enum HelpText {
 
     static let run = """
         USAGE: authload run PROFILE [--out DIR] [--duration D] [--users N] [--quiet] [--metrics-listen ADDR]
-                            [--shard I/N | --shard-from-env] [--start-at TIME]
+                            [--shard I/N | --shard-from-env] [--start-at TIME] [--simulate [--config FILE]]
+               authload simulate PROFILE [options]   (the same as run --simulate)
 
         Runs the load described by PROFILE (JSON) and writes report.html, summary.csv,
         timeseries.csv, errors.csv, junit.xml, result.json and, for load.stages,
@@ -102,6 +105,14 @@ public enum HelpText {
                               and AUTHLOAD_SHARD_COUNT
           --start-at TIME     Wait until TIME (RFC 3339 UTC, e.g. 2026-11-24T02:00:00Z, or +30s)
                               so every shard's intervals line up
+          --simulate          Rehearse on virtual time: the same load, flows, thresholds and
+                              report against the embedded services in this process, the clock
+                              jumping to the next event whenever every user waits (a night in
+                              seconds to minutes). Whatever baseURL says, no socket is opened
+                              (except --metrics-listen's); the report says "simulated".
+                              Deterministic for a given seed.
+          -c, --config FILE   With --simulate: the services' latency, error and capacity models,
+                              as for serve (default: target.embedded, else serve's defaults)
 
         LOAD MODELS: "closed" (default): load.users loop flow → think → flow.
         "open": load.arrivalRate ("100/s", "600/m") starts a new user per arrival, who
@@ -196,6 +207,8 @@ public enum HelpText {
           --p99 T             Allowed p99 increase (default 20%)
           --error-rate T      Allowed error-rate increase in points, e.g. 1% (default 1%)
           --min-delta D       Latency changes smaller than this never count (default 1ms)
+          --allow-simulated   Compare a simulated run (run --simulate) with a real one; refused
+                              otherwise, since a model's latencies are not the service's
           -p, --profile FILE  Take the tolerances from the profile's "compare" section,
                               {"p50": 0.2, "p99": 0.2, "errorRate": 0.01, "minLatencyDelta": "1ms"};
                               the flags above override it

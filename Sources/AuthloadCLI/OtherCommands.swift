@@ -31,19 +31,7 @@ struct ServeCommand {
     let console: Console
 
     func execute() async throws(CLIError) -> ExitCode {
-        var configuration = StagingConfiguration()
-        if let path = options.config {
-            guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-                throw CLIError("cannot read \(path)", exitCode: .usage)
-            }
-            do {
-                configuration = try StagingConfiguration.read(ProfileReader(path: "", value: JSONValue.parse(text)))
-            } catch let error as JSONParseError {
-                throw CLIError("\(path): \(error)", exitCode: .usage)
-            } catch {
-                throw CLIError("\(path): \(error)", exitCode: .usage)
-            }
-        }
+        let configuration = try options.config.map(Self.readConfiguration) ?? StagingConfiguration()
         let tls = options.tls || configuration.tls
         let identity = tls ? try makeIdentity() : nil
         let server: HTTPServer
@@ -84,6 +72,20 @@ struct ServeCommand {
             console.line("  \(String(count).leftPadding(9))  \(route)")
         }
         return .success
+    }
+
+    /// The staging server's models from a `--config` file (the same JSON as a profile's `target.embedded`).
+    static func readConfiguration(_ path: String) throws(CLIError) -> StagingConfiguration {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+            throw CLIError("cannot read \(path)", exitCode: .usage)
+        }
+        do {
+            return try StagingConfiguration.read(ProfileReader(path: "", value: JSONValue.parse(text)))
+        } catch let error as JSONParseError {
+            throw CLIError("\(path): \(error)", exitCode: .usage)
+        } catch {
+            throw CLIError("\(path): \(error)", exitCode: .usage)
+        }
     }
 
     /// A certificate for the names a client on this machine uses, and the address listened on; written

@@ -1,15 +1,20 @@
 import AuthloadCore
 
 /// Prints how the run is going: a line rewritten each second on a terminal, a log line every 5 s otherwise.
-struct ProgressReporter {
+///
+/// The line's pace is wall time either way. The run's own time is the runner's: in a simulation it is virtual, and
+/// the line adds how fast it goes against wall time (`×60` is an hour a minute).
+struct ProgressReporter<C: Clock>: Sendable where C.Duration == Duration {
     let console: Console
     let plan: RunPlan
-    let runner: Runner<ContinuousClock>
+    let runner: Runner<C>
+    let simulated: Bool
 
     func start() -> Task<Void, Never> {
         let console = self.console
         let plan = self.plan
         let runner = self.runner
+        let simulated = self.simulated
         return Task {
             let clock = ContinuousClock()
             let start = clock.now
@@ -19,8 +24,12 @@ struct ProgressReporter {
                 do { try await clock.sleep(until: start + period * tick) } catch { return }
                 tick += 1
                 let live = runner.collector.live
+                let wall = start.duration(to: clock.now)
+                let runTime = simulated ? runner.elapsed ?? .zero : wall
+                let ratio = simulated && wall > .zero ? " (virtual, ×\(TerminalFormat.count(Int((runTime / wall).rounded()))))" : ""
                 let line =
-                    "[\(DurationText.format(.seconds(Int64(start.duration(to: clock.now).seconds))))/\(DurationText.format(plan.load.duration))]"
+                    "[\(DurationText.format(.seconds(Int64(runTime.seconds))))/\(DurationText.format(plan.load.duration))]"
+                    + ratio
                     + " users \(runner.control.activeUsers)/\(plan.load.users)"
                     + (plan.load.model == .open ? "  dropped \(TerminalFormat.count(runner.health.droppedSoFar))" : "")
                     + "  req/s \(TerminalFormat.count(Int(live.requestsPerSecond.rounded())))"

@@ -1,5 +1,6 @@
 import AuthloadCore
 import AuthloadReport
+import AuthloadSimulation
 import AuthloadStaging
 import AuthloadTransport
 import Foundation
@@ -12,6 +13,7 @@ struct RunCommand {
     func execute() async throws(CLIError) -> ExitCode {
         var profile = try LoadedProfile.load(options.profile)
         try applyOverrides(to: &profile.plan)
+        if options.simulate { return try await simulate(profile) }
         let plan = profile.plan
 
         let group: EventLoopGroup
@@ -36,7 +38,70 @@ struct RunCommand {
             console.err("warning: TLS certificate verification is off for \(endpoint) (insecureSkipTLSVerify)\n")
         }
         let runner = Runner(plan: plan, flows: profile.flows, transport: transport, endpoint: endpoint, clock: ContinuousClock())
+        return try await conduct(
+            profile, runner: runner, clock: ContinuousClock(), target: targetDescription, tlsVerificationOff: verificationOff,
+            group: group
+        ) { checkpoints in
+            await withTaskGroup(of: RunOutcome?.self) { group in
+                group.addTask { await runner.run() }
+                group.addTask {
+                    await checkpoints.run()
+                    return nil
+                }
+                group.addTask {
+                    await FreeMemoryReturner().run()
+                    return nil
+                }
+                var outcome: RunOutcome?
+                while outcome == nil, let next = await group.next() { outcome = next }
+                group.cancelAll()
+                return outcome!
+            }
+        }
+    }
 
+    /// `--simulate`: the same run on virtual time, against the embedded services in this process, on one thread
+    /// (see ``SimulatedRun``). No socket is opened unless live metrics are asked for.
+    private func simulate(_ profile: LoadedProfile) async throws(CLIError) -> ExitCode {
+        let plan = profile.plan
+        var staging = profile.staging ?? StagingConfiguration()
+        if let path = options.config { staging = try ServeCommand.readConfiguration(path) }
+        let wanted: String
+        switch plan.target {
+        case .url(let url): wanted = "instead of \(url)"
+        case .embedded: wanted = "in process"
+        }
+        let models = options.config.map { "models from \($0)" } ?? (profile.staging != nil ? "target.embedded's models" : "default models")
+        let simulation = SimulatedRun(plan: plan, flows: profile.flows, staging: staging)
+        let group: EventLoopGroup?
+        if options.metricsListen ?? plan.metricsListen != nil {
+            do { group = try EventLoopGroup() } catch { throw CLIError("cannot start event loops: \(error)", exitCode: .runError) }
+        } else {
+            group = nil
+        }
+        defer { group?.shutdown() }
+        return try await conduct(
+            profile, runner: simulation.runner, clock: simulation.clock,
+            target: "the embedded staging server, simulated \(wanted) on virtual time (\(models))", tlsVerificationOff: false,
+            group: group, simulation: simulation
+        ) { checkpoints in
+            // The heap trims run on wall time beside the simulation's thread, as in a real run: RSS follows what is held.
+            let returner = Task { await FreeMemoryReturner().run() }
+            defer { returner.cancel() }
+            return await simulation.run { await checkpoints.run() }
+        }
+    }
+
+    /// Everything around the run itself, the same for a real run and a simulation: the first line, signals,
+    /// `--start-at`, live metrics, progress, checkpoints, the report and the exit status.
+    ///
+    /// - Parameter measure: runs the load (with the checkpoints beside it) and returns what it measured.
+    private func conduct<C: Clock>(
+        _ profile: LoadedProfile, runner: Runner<C>, clock: C, target targetDescription: String, tlsVerificationOff verificationOff: Bool,
+        group: EventLoopGroup?, simulation: SimulatedRun? = nil, measure: (Checkpointer<C>) async -> RunOutcome
+    ) async throws(CLIError) -> ExitCode where C.Duration == Duration {
+        let plan = profile.plan
+        let simulated = simulation != nil
         // Signals are caught before the first line, so a Ctrl-C right after it still drains and reports.
         let signals = SignalRelay { count in
             if count == 1 {
@@ -63,44 +128,38 @@ struct RunCommand {
         }
         let startLate = await waitForStart(commonStart, plan: plan, control: runner.control)
         guard let startLate else { return .interrupted }
-        let startedAt = Date()
+        let startedAt = simulation?.startedAt ?? Date()
         let record = PlanRecord(
             profileDigest: profile.digest, overrides: overrides, seed: plan.seed, windowsFromSeconds: plan.load.steadyFrom.seconds,
             windowsUntilSeconds: plan.load.duration.seconds, commonStartEpochSeconds: commonStart?.timeIntervalSince1970,
             startedAtEpochSeconds: startedAt.timeIntervalSince1970, load: PlannedLoad(plan.load))
         let directory = options.output ?? Self.defaultDirectory(for: plan.name, at: startedAt)
         let cpuAtStart = ProcessCPU.seconds()
-        let metrics = try startMetrics(plan: plan, flows: profile.flows, runner: runner, group: group, cpuAtStart: cpuAtStart)
+        let wallStart = ContinuousClock.now
+        let metrics =
+            try group.map { group throws(CLIError) in
+                try startMetrics(
+                    plan: plan, flows: profile.flows, collector: runner.collector, group: group, cpuAtStart: cpuAtStart,
+                    simulated: simulated)
+            } ?? nil
         defer { metrics?.close() }
-        let progress = options.quiet ? nil : ProgressReporter(console: console, plan: plan, runner: runner).start()
+        let progress = options.quiet ? nil : ProgressReporter(console: console, plan: plan, runner: runner, simulated: simulated).start()
         let checkpoints = Checkpointer(
-            runner: runner, plan: plan, record: record, directory: directory, startedAt: startedAt,
+            runner: runner, clock: clock, plan: plan, record: record, directory: directory, startedAt: startedAt,
             target: targetDescription, tlsVerificationOff: verificationOff,
-            console: console, logs: !options.quiet && !console.isTerminal)
-        var outcome = await withTaskGroup(of: RunOutcome?.self) { group in
-            group.addTask { await runner.run() }
-            group.addTask {
-                await checkpoints.run()
-                return nil
-            }
-            group.addTask {
-                await FreeMemoryReturner().run()
-                return nil
-            }
-            var outcome: RunOutcome?
-            while outcome == nil, let next = await group.next() { outcome = next }
-            group.cancelAll()
-            return outcome!
-        }
+            console: console, simulated: simulated, logs: !options.quiet && !console.isTerminal)
+        var outcome = await measure(checkpoints)
         progress?.cancel()
-        let endedAt = Date()
+        let wall = wallStart.duration(to: ContinuousClock.now).seconds
+        // A simulation's end is its start plus the virtual time it ran, so its times read as the night it rehearsed.
+        let endedAt = simulated ? startedAt.addingTimeInterval(outcome.elapsed.seconds) : Date()
         let cpu = ProcessCPU.seconds() - cpuAtStart
         outcome.generator.cpuSeconds = cpu
-        let wall = endedAt.timeIntervalSince(startedAt) * Double(ProcessInfo.processInfo.activeProcessorCount)
-        outcome.generator.cpuShare = wall > 0 ? min(1, cpu / wall) : nil
+        let cores = wall * Double(ProcessInfo.processInfo.activeProcessorCount)
+        outcome.generator.cpuShare = cores > 0 ? min(1, cpu / cores) : nil
         var result = RunResultBuilder.build(
             plan: plan, record: record, outcome: outcome, startedAt: startedAt, endedAt: endedAt, target: targetDescription,
-            tlsVerificationOff: verificationOff)
+            tlsVerificationOff: verificationOff, simulated: simulated)
         if commonStart != nil { result.environment.startLateSeconds = startLate }
 
         let files: ReportFiles
@@ -112,6 +171,12 @@ struct RunCommand {
             throw CLIError("cannot write the report to \(directory): \(error)", exitCode: .runError)
         }
         if !options.quiet { console.summary(result) }
+        if simulated, !options.quiet {
+            let ratio = wall > 0 ? outcome.elapsed.seconds / wall : 0
+            console.line(
+                "simulated \(DurationText.format(.seconds(Int64(outcome.elapsed.seconds)))) of virtual time in "
+                    + "\(String(format: "%.1f", wall)) s (×\(TerminalFormat.count(Int(ratio.rounded())))), no socket opened to a target")
+        }
         console.line("report: \(files.html)")
         if metrics != nil, plan.metricsLinger > .zero {
             // The last scrapes must see the final figures: the collector holds them now.
@@ -146,18 +211,19 @@ struct RunCommand {
 
     /// Serves live metrics when the profile or `--metrics-listen` asks for them.
     private func startMetrics(
-        plan: RunPlan, flows: [any Flow], runner: Runner<ContinuousClock>, group: EventLoopGroup,
-        cpuAtStart: Double
+        plan: RunPlan, flows: [any Flow], collector: Collector, group: EventLoopGroup, cpuAtStart: Double, simulated: Bool
     ) throws(CLIError) -> MetricsEndpoint? {
         guard let text = options.metricsListen ?? plan.metricsListen, let address = ListenAddress(text) else { return nil }
         let gauges = zip(plan.flows, flows).flatMap { plan, flow in flow.gauges.map { (plan.name, $0.key, $0.value) } }
         let profile = plan.name
         let shard = plan.shard?.description ?? ""
-        let endpoint = MetricsEndpoint(collector: runner.collector) {
-            MetricsExposition.RunInfo(
+        let endpoint = MetricsEndpoint(collector: collector) {
+            var info = MetricsExposition.RunInfo(
                 profile: profile, version: HelpText.version, shard: shard, cpuSeconds: ProcessCPU.seconds() - cpuAtStart,
                 gauges: gauges.map { (flow: $0.0, name: $0.1, value: $0.2.current) },
                 openConnections: OpenSockets.httpConnections, openWebSockets: OpenSockets.webSocketConnections)
+            info.simulated = simulated
+            return info
         }
         let url = try endpoint.start(at: address, group: group)
         if !address.isLoopback {
@@ -300,9 +366,15 @@ struct RunCommand {
 enum RunResultBuilder {
     static func build(
         plan: RunPlan, record: PlanRecord? = nil, outcome: RunOutcome, startedAt: Date, endedAt: Date, target: String,
-        tlsVerificationOff: Bool = false
+        tlsVerificationOff: Bool = false, simulated: Bool = false
     ) -> RunResult {
         var notes: [String] = []
+        if simulated {
+            notes.append(
+                "Simulated: virtual time against a model of the service in this process (its latency, error and capacity models). "
+                    + "It rehearses the profile — schedule, thresholds, refreshes, checkpoints — but says nothing about the real "
+                    + "network or the real server.")
+        }
         if tlsVerificationOff {
             notes.append("TLS certificate verification was off (target.insecureSkipTLSVerify): the server's identity was not checked.")
         }
@@ -347,6 +419,7 @@ enum RunResultBuilder {
             errors: outcome.measured.errors, notes: notes, thresholds: outcome.measured.thresholds,
             generator: outcome.generator, capacity: outcome.measured.capacity, peaks: outcome.peaks)
         result.plan = record
+        if simulated { result.environment.simulated = true }
         return result
     }
 }

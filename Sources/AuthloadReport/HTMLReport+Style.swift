@@ -40,6 +40,7 @@ extension HTMLReport {
                   border: 1px solid currentColor; }
         .status-completed { color: var(--ok); }
         .status-interrupted, .status-failed, .status-aborted { color: #fff; background: var(--bad); border-color: var(--bad); }
+        .status-simulated { color: var(--muted); border-style: dashed; }
         .facts { display: grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr)); gap: 6px 24px;
                  margin: 0; padding: 12px 16px; background: var(--panel); border-radius: 6px; }
         .facts div { min-width: 0; }

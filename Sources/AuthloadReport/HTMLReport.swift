@@ -61,10 +61,13 @@ public enum HTMLReport {
             facts.append(("Shard", "\(shard) of a sharded run\(late)"))
         }
         if let shards = r.shards { facts.append(("Shards", "merged from \(shards.count) (see Shards below)")) }
+        if env.simulated == true {
+            facts.insert(("Simulated", "on virtual time against a model of the service, in process: no network, no real server"), at: 0)
+        }
         var out = """
             <header class="page-header">
             <p class="eyebrow">authload · load test report</p>
-            <h1>\(Format.html(r.profileName)) <span class="status status-\(r.status.rawValue)">\(r.status.rawValue)</span></h1>
+            <h1>\(Format.html(r.profileName)) <span class="status status-\(r.status.rawValue)">\(r.status.rawValue)</span>\(env.simulated == true ? " <span class=\"status status-simulated\">simulated</span>" : "")</h1>
             <dl class="facts">
 
             """

@@ -20,6 +20,7 @@ public enum JUnitWriter {
         out += "      <property name=\"target\" value=\"\(xml(result.environment.target))\"/>\n"
         out += "      <property name=\"authload\" value=\"\(xml(result.environment.authloadVersion))\"/>\n"
         out += "      <property name=\"status\" value=\"\(result.status.rawValue)\"/>\n"
+        if result.environment.simulated == true { out += "      <property name=\"simulated\" value=\"true\"/>\n" }
         out += "    </properties>\n"
         out += cases.joined()
         out += "  </testsuite>\n</testsuites>\n"

@@ -41,6 +41,9 @@ public enum MetricsExposition {
         /// Client sockets open now: HTTP connections, and WebSockets past their handshake.
         public var openConnections: Int
         public var openWebSockets: Int
+        /// A rehearsal on virtual time (`--simulate`): `authload_run_info` says so with `simulated="true"`, so a
+        /// dashboard cannot take it for the service.
+        public var simulated = false
 
         public init(
             profile: String, version: String, shard: String = "", cpuSeconds: Double = 0,
@@ -67,7 +70,9 @@ public enum MetricsExposition {
     public static func render(_ snapshot: LiveSnapshot, run: RunInfo, format: Format) -> String {
         var out = Writer(format: format)
         out.family("authload_run", type: "info", help: "The running profile, authload's version and the shard.")
-        out.sample("authload_run_info", ["profile": run.profile, "version": run.version, "shard": run.shard], 1)
+        var info = ["profile": run.profile, "version": run.version, "shard": run.shard]
+        if run.simulated { info["simulated"] = "true" }
+        out.sample("authload_run_info", info, 1)
 
         let flows = snapshot.ids.indices.filter { snapshot.ids[$0].step == nil }
         let steps = snapshot.ids.indices.filter { snapshot.ids[$0].step != nil }

@@ -66,7 +66,7 @@ struct CLITests {
             (["run", "x.json", "--users", "0"], "error: --users: must be a whole number greater than 0, found \"0\""),
             (["run", "x.json", "--duration", "soon"], "error: --duration: \"soon\" is not a duration (write e.g. 30s, 2m, 1h)"),
             (["run", "x.json", "--duration", "0s"], "error: --duration: must be longer than 0s, found \"0s\""),
-            (["launch"], "error: unknown command \"launch\" (commands: run, validate, serve, report, compare, merge, help)"),
+            (["launch"], "error: unknown command \"launch\" (commands: run, simulate, validate, serve, report, compare, merge, help)"),
             (["serve", "--cert-out", "cert.pem"], "error: --cert-out needs --tls (a plain HTTP server has no certificate)"),
             (
                 ["validate", "/nonexistent/profile.json"],

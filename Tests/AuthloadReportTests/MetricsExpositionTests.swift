@@ -90,6 +90,16 @@ struct MetricsExpositionTests {
         }
     }
 
+    @Test("a simulation's run info says simulated=\"true\", and a real run's has no such label")
+    func simulatedLabel() {
+        var info = Self.info
+        info.simulated = true
+        let simulated = MetricsExposition.render(Self.snapshot(), run: info, format: .prometheus)
+        #expect(simulated.contains(#"authload_run_info{profile="demo",shard="2/4",simulated="true",version="0.1.0"} 1"#))
+        let real = MetricsExposition.render(Self.snapshot(), run: Self.info, format: .prometheus)
+        #expect(!real.contains("simulated"))
+    }
+
     @Test("error details per series are bounded: the most frequent kept, the rest summed as other")
     func boundedDetails() {
         let errors = lines(.prometheus).filter { $0.hasPrefix("authload_errors_total{") }

@@ -20,8 +20,9 @@ public final class AsyncFlag: Sendable {
             defer { state.waiters = [:] }
             return state.waiters
         }
-        // Resumed outside the lock: a resumed task may run inline and come back to this flag.
-        for waiter in waiters.values { waiter.resume() }
+        // Resumed outside the lock: a resumed task may run inline and come back to this flag. In the order they
+        // began to wait, not the dictionary's (seeded per process): a simulated run must replay the same way.
+        for id in waiters.keys.sorted() { waiters[id]?.resume() }
     }
 
     /// Returns once the flag is set, or at once when the calling task is (or gets) cancelled.

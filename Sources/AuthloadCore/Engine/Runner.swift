@@ -125,6 +125,11 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
             peaks: peaks)
     }
 
+    /// Time on the run's clock since ``run()`` began; nil before. A simulation's progress line reads it from wall time.
+    public var elapsed: Duration? {
+        started.withLock { $0 }.map { $0.duration(to: clock.now) }
+    }
+
     /// What the run has measured so far, while it goes on: for a checkpoint, with the time-series rows
     /// numbered `firstRow` on (those not yet saved). Nil before the run starts.
     public func checkpoint(rowsFrom firstRow: Int = 0) -> RunOutcome? {

@@ -49,7 +49,8 @@ final class UserTasks: Sendable {
     func cancelAll() {
         let tasks = state.withLock { state in
             state.cancelled = true
-            return Array(state.tasks.values)
+            // By key, not in the dictionary's order (seeded per process): a simulated run must replay the same way.
+            return state.tasks.sorted { $0.key < $1.key }.map(\.value)
         }
         for task in tasks { task.cancel() }
     }

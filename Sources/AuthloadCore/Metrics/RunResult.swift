@@ -107,6 +107,9 @@ public struct RunEnvironment: Codable, Sendable, Equatable {
     public var shard: String?
     /// How far behind its common start (`--start-at`) this run began, seconds; absent without one.
     public var startLateSeconds: Double?
+    /// True for a rehearsal on virtual time against the embedded services (`--simulate`); absent for a real run.
+    /// Its figures describe a model of the service, not the service: `compare` will not set them beside a real run's.
+    public var simulated: Bool?
 
     public init(authloadVersion: String, hostname: String, cores: Int, target: String, shard: String? = nil) {
         self.shard = shard

@@ -8,6 +8,10 @@ import Synchronization
 public enum OpenSockets {
     static let http = Atomic<Int>(0)
     static let webSockets = Atomic<Int>(0)
+    static let made = Atomic<Int>(0)
+
+    /// TCP sockets this process has ever made, client and server: a simulated run must leave it unchanged.
+    public static var tcpSocketsMade: Int { made.load(ordering: .relaxed) }
 
     /// HTTP connections open or connecting.
     public static var httpConnections: Int { http.load(ordering: .relaxed) }

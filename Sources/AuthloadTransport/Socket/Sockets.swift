@@ -56,6 +56,7 @@ enum Sockets {
             guard case .processed(let fd) = try syscall(blocking: false, where: "socket", { socket(family, type, 0) }) else {
                 preconditionFailure("a blocking call would not block")
             }
+            OpenSockets.made.add(1, ordering: .relaxed)
             do throws(IOError) {
                 try SystemCalls.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1, "setsockopt(TCP_NODELAY)")
             } catch {

@@ -1,0 +1,142 @@
+import AuthloadCore
+
+/// Both ends of one in-process WebSocket of a simulated run: the client's connection, and the state the service's
+/// peer writes. A receive waits for a message, the server's close or its timeout, on the ``SimulationClock``.
+final class SimulatedWebSocket: WebSocketConnection {
+    private struct State {
+        var inbox: [(message: WebSocketMessage, arrived: SimulationClock.Instant)] = []
+        /// Set when the server closed: the client sees it once the inbox is drained.
+        var serverClose: WebSocketClosed?
+        /// Set when the client closed or saw the server's close: nothing moves any more.
+        var closed: WebSocketClosed?
+        var handler: (any WebSocketSessionHandler)?
+        var subprotocol: String?
+        /// The receive waiting for a message, if one is.
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    let clock: SimulationClock
+    private let state = Locked(State())
+
+    init(clock: SimulationClock) { self.clock = clock }
+
+    func accept(handler: any WebSocketSessionHandler, subprotocol: String?) {
+        state.withLock {
+            $0.handler = handler
+            $0.subprotocol = subprotocol
+        }
+    }
+
+    var handshake: HTTPResponse { HTTPResponse(status: 101, reason: "Switching Protocols") }
+    var subprotocol: String? { state.withLock { $0.subprotocol } }
+
+    func send(_ message: WebSocketMessage) async throws {
+        let handler: (any WebSocketSessionHandler)? = try state.withLock { state in
+            if let closed = state.closed ?? state.serverClose { throw closed }
+            return state.handler
+        }
+        handler?.received(message)
+    }
+
+    func receiveQueued(timeout: Duration) async throws -> ReceivedWebSocketMessage {
+        let deadline = clock.now.advanced(by: timeout)
+        while true {
+            try Task.checkCancellation()
+            let now = clock.now
+            let next: Result<ReceivedWebSocketMessage, WebSocketClosed>? = state.withLock { state in
+                if !state.inbox.isEmpty {
+                    let (message, arrived) = state.inbox.removeFirst()
+                    return .success(ReceivedWebSocketMessage(message, queued: arrived.duration(to: now)))
+                }
+                if let closed = state.closed { return .failure(closed) }
+                if let close = state.serverClose {
+                    state.closed = close
+                    return .failure(close)
+                }
+                return nil
+            }
+            switch next {
+            case .success(let received): return received
+            case .failure(let closed): throw closed
+            case nil: break
+            }
+            guard now < deadline else { throw TransportError(.timeout, "no WebSocket message arrived within \(timeout)") }
+            await waitForMessage(until: deadline)
+        }
+    }
+
+    /// Returns when a message or the server's close arrives, at `deadline`, or on cancellation.
+    private func waitForMessage(until deadline: SimulationClock.Instant) async {
+        var timer: UInt64?
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state in
+                    if !state.inbox.isEmpty || state.serverClose != nil || state.closed != nil || Task.isCancelled { return true }
+                    state.waiter = continuation
+                    return false
+                }
+                if resumeNow {
+                    continuation.resume()
+                } else {
+                    timer = clock.schedule(at: deadline) { [self] in wake() }
+                }
+            }
+        } onCancel: {
+            wake()
+        }
+        if let timer { clock.cancel(timer) }
+    }
+
+    private func wake() {
+        state.withLock { state -> CheckedContinuation<Void, Never>? in
+            defer { state.waiter = nil }
+            return state.waiter
+        }?.resume()
+    }
+
+    func close(code: Int, reason: String, timeout: Duration) async {
+        let handler: (any WebSocketSessionHandler)? = state.withLock { state in
+            guard state.closed == nil else { return nil }
+            state.closed = WebSocketClosed(code: code, reason: reason)
+            defer { state.handler = nil }
+            return state.handler
+        }
+        handler?.closed(code: code)
+        wake()
+    }
+
+    // MARK: The service's side
+
+    func serverSend(_ message: WebSocketMessage) {
+        let now = clock.now
+        let delivered = state.withLock { state in
+            guard state.closed == nil, state.serverClose == nil else { return false }
+            state.inbox.append((message, now))
+            return true
+        }
+        if delivered { wake() }
+    }
+
+    func serverClose(code: Int, reason: String) {
+        let handler: (any WebSocketSessionHandler)? = state.withLock { state in
+            guard state.closed == nil, state.serverClose == nil else { return nil }
+            state.serverClose = WebSocketClosed(code: code, reason: reason)
+            defer { state.handler = nil }
+            return state.handler
+        }
+        // The client answers the close at once; the session hears the code it was closed with.
+        handler?.closed(code: code)
+        wake()
+    }
+}
+
+/// The service's handle on a ``SimulatedWebSocket``.
+struct SimulatedPeer: WebSocketPeer {
+    let pipe: SimulatedWebSocket
+
+    func send(_ message: WebSocketMessage) { pipe.serverSend(message) }
+    func close(code: Int, reason: String) { pipe.serverClose(code: code, reason: reason) }
+    func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
+        pipe.clock.schedule(at: pipe.clock.now.advanced(by: max(.zero, delay)), work)
+    }
+}
