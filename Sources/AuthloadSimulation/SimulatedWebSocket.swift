@@ -4,13 +4,7 @@ import AuthloadCore
 /// peer writes. A receive waits for a message, the server's close or its timeout, on the ``SimulationClock``.
 final class SimulatedWebSocket: WebSocketConnection {
     private struct State {
-        var inbox: [(message: WebSocketMessage, arrived: SimulationClock.Instant)] = []
-        /// Set when the server closed: the client sees it once the inbox is drained.
-        var serverClose: WebSocketClosed?
-        /// Set when the client closed or saw the server's close: nothing moves any more.
-        var closed: WebSocketClosed?
-        var handler: (any WebSocketSessionHandler)?
-        var subprotocol: String?
+        var pipe = WebSocketPipe<SimulationClock.Instant>()
         /// The receive waiting for a message, if one is.
         var waiter: CheckedContinuation<Void, Never>?
     }
@@ -21,21 +15,14 @@ final class SimulatedWebSocket: WebSocketConnection {
     init(clock: SimulationClock) { self.clock = clock }
 
     func accept(handler: any WebSocketSessionHandler, subprotocol: String?) {
-        state.withLock {
-            $0.handler = handler
-            $0.subprotocol = subprotocol
-        }
+        state.withLock { $0.pipe.accept(handler: handler, subprotocol: subprotocol) }
     }
 
     var handshake: HTTPResponse { HTTPResponse(status: 101, reason: "Switching Protocols") }
-    var subprotocol: String? { state.withLock { $0.subprotocol } }
+    var subprotocol: String? { state.withLock { $0.pipe.subprotocol } }
 
     func send(_ message: WebSocketMessage) async throws {
-        let handler: (any WebSocketSessionHandler)? = try state.withLock { state in
-            if let closed = state.closed ?? state.serverClose { throw closed }
-            return state.handler
-        }
-        handler?.received(message)
+        try state.withLock { state throws(WebSocketClosed) in try state.pipe.sessionForClientMessage() }?.received(message)
     }
 
     func receiveQueued(timeout: Duration) async throws -> ReceivedWebSocketMessage {
@@ -43,18 +30,7 @@ final class SimulatedWebSocket: WebSocketConnection {
         while true {
             try Task.checkCancellation()
             let now = clock.now
-            let next: Result<ReceivedWebSocketMessage, WebSocketClosed>? = state.withLock { state in
-                if !state.inbox.isEmpty {
-                    let (message, arrived) = state.inbox.removeFirst()
-                    return .success(ReceivedWebSocketMessage(message, queued: arrived.duration(to: now)))
-                }
-                if let closed = state.closed { return .failure(closed) }
-                if let close = state.serverClose {
-                    state.closed = close
-                    return .failure(close)
-                }
-                return nil
-            }
+            let next = state.withLock { $0.pipe.nextForClient(at: now) }
             switch next {
             case .success(let received): return received
             case .failure(let closed): throw closed
@@ -71,7 +47,7 @@ final class SimulatedWebSocket: WebSocketConnection {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state in
-                    if !state.inbox.isEmpty || state.serverClose != nil || state.closed != nil || Task.isCancelled { return true }
+                    if state.pipe.hasNewsForClient || Task.isCancelled { return true }
                     state.waiter = continuation
                     return false
                 }
@@ -95,13 +71,7 @@ final class SimulatedWebSocket: WebSocketConnection {
     }
 
     func close(code: Int, reason: String, timeout: Duration) async {
-        let handler: (any WebSocketSessionHandler)? = state.withLock { state in
-            guard state.closed == nil else { return nil }
-            state.closed = WebSocketClosed(code: code, reason: reason)
-            defer { state.handler = nil }
-            return state.handler
-        }
-        handler?.closed(code: code)
+        state.withLock { $0.pipe.closeByClient(code: code, reason: reason) }?.closed(code: code)
         wake()
     }
 
@@ -109,23 +79,12 @@ final class SimulatedWebSocket: WebSocketConnection {
 
     func serverSend(_ message: WebSocketMessage) {
         let now = clock.now
-        let delivered = state.withLock { state in
-            guard state.closed == nil, state.serverClose == nil else { return false }
-            state.inbox.append((message, now))
-            return true
-        }
-        if delivered { wake() }
+        if state.withLock({ $0.pipe.deliverToClient(message, at: now) }) { wake() }
     }
 
     func serverClose(code: Int, reason: String) {
-        let handler: (any WebSocketSessionHandler)? = state.withLock { state in
-            guard state.closed == nil, state.serverClose == nil else { return nil }
-            state.serverClose = WebSocketClosed(code: code, reason: reason)
-            defer { state.handler = nil }
-            return state.handler
-        }
         // The client answers the close at once; the session hears the code it was closed with.
-        handler?.closed(code: code)
+        state.withLock { $0.pipe.closeByServer(code: code, reason: reason) }?.closed(code: code)
         wake()
     }
 }

@@ -147,37 +147,20 @@ public final class InProcessHost: Transport, Sendable {
 
 /// Both ends of one in-process WebSocket: the client's connection, and the state the service's peer writes.
 final class InProcessWebSocket: WebSocketConnection {
-    private struct State {
-        var inbox: [(message: WebSocketMessage, arrived: ManualClock.Instant)] = []
-        /// Set when the server closed: the client sees it once the inbox is drained.
-        var serverClose: WebSocketClosed?
-        /// Set when the client closed or saw the server's close: nothing moves any more.
-        var closed: WebSocketClosed?
-        var handler: (any WebSocketSessionHandler)?
-        var subprotocol: String?
-    }
-
     let host: InProcessHost
-    private let state = Locked(State())
+    private let pipe = Locked(WebSocketPipe<ManualClock.Instant>())
 
     init(host: InProcessHost) { self.host = host }
 
     func accept(handler: any WebSocketSessionHandler, subprotocol: String?) {
-        state.withLock {
-            $0.handler = handler
-            $0.subprotocol = subprotocol
-        }
+        pipe.withLock { $0.accept(handler: handler, subprotocol: subprotocol) }
     }
 
     var handshake: HTTPResponse { HTTPResponse(status: 101, reason: "Switching Protocols") }
-    var subprotocol: String? { state.withLock { $0.subprotocol } }
+    var subprotocol: String? { pipe.withLock { $0.subprotocol } }
 
     func send(_ message: WebSocketMessage) async throws {
-        let handler: (any WebSocketSessionHandler)? = try state.withLock { state in
-            if let closed = state.closed ?? state.serverClose { throw closed }
-            return state.handler
-        }
-        handler?.received(message)
+        try pipe.withLock { pipe throws(WebSocketClosed) in try pipe.sessionForClientMessage() }?.received(message)
     }
 
     func receiveQueued(timeout: Duration) async throws -> ReceivedWebSocketMessage {
@@ -185,18 +168,7 @@ final class InProcessWebSocket: WebSocketConnection {
         while true {
             try Task.checkCancellation()
             let now = host.clock.now
-            let next: Result<ReceivedWebSocketMessage, WebSocketClosed>? = state.withLock { state in
-                if !state.inbox.isEmpty {
-                    let (message, arrived) = state.inbox.removeFirst()
-                    return .success(ReceivedWebSocketMessage(message, queued: arrived.duration(to: now)))
-                }
-                if let closed = state.closed { return .failure(closed) }
-                if let close = state.serverClose {
-                    state.closed = close
-                    return .failure(close)
-                }
-                return nil
-            }
+            let next = pipe.withLock { $0.nextForClient(at: now) }
             switch next {
             case .success(let received): return received
             case .failure(let closed): throw closed
@@ -210,34 +182,19 @@ final class InProcessWebSocket: WebSocketConnection {
     }
 
     func close(code: Int, reason: String, timeout: Duration) async {
-        let handler: (any WebSocketSessionHandler)? = state.withLock { state in
-            guard state.closed == nil else { return nil }
-            state.closed = WebSocketClosed(code: code, reason: reason)
-            defer { state.handler = nil }
-            return state.handler
-        }
-        handler?.closed(code: code)
+        pipe.withLock { $0.closeByClient(code: code, reason: reason) }?.closed(code: code)
     }
 
     // MARK: The service's side
 
     func serverSend(_ message: WebSocketMessage) {
         let now = host.clock.now
-        state.withLock { state in
-            guard state.closed == nil, state.serverClose == nil else { return }
-            state.inbox.append((message, now))
-        }
+        _ = pipe.withLock { $0.deliverToClient(message, at: now) }
     }
 
     func serverClose(code: Int, reason: String) {
-        let handler: (any WebSocketSessionHandler)? = state.withLock { state in
-            guard state.closed == nil, state.serverClose == nil else { return nil }
-            state.serverClose = WebSocketClosed(code: code, reason: reason)
-            defer { state.handler = nil }
-            return state.handler
-        }
         // The client answers the close at once; the session hears the code it was closed with.
-        handler?.closed(code: code)
+        pipe.withLock { $0.closeByServer(code: code, reason: reason) }?.closed(code: code)
     }
 }
 
