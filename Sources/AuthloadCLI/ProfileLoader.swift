@@ -75,7 +75,7 @@ struct LoadedProfile {
             }
             return text
         }
-        var configuration = TLSClientConfiguration(insecureSkipTLSVerify: tls.insecureSkipTLSVerify)
+        var configuration = TLSClientConfiguration(skipsCertificateVerification: tls.insecureSkipTLSVerify)
         if let ca = try read("caFile", tls.caFile) {
             configuration.trustedCertificatesPEM = [ca]
             configuration.trustsSystemRoots = tls.addSystemRoots

@@ -6,7 +6,7 @@ import AuthloadWire
 public struct SocketTransportConfiguration: Sendable {
     /// Who owns connections, their timeouts, where they come from: the transport reads them here and nowhere else.
     public var connections: ConnectionSettings
-    /// The certificates `connections.tls` names, loaded; how the transport checks https endpoints.
+    /// The trust material the settings name, loaded; how the transport checks https endpoints.
     public var tls: TLSClientConfiguration
 
     public init(connections: ConnectionSettings = ConnectionSettings(), tls: TLSClientConfiguration = TLSClientConfiguration()) {

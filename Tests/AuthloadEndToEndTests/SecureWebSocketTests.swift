@@ -34,7 +34,7 @@ struct SecureWebSocketTests {
 
     @Test("wss with insecureSkipTLSVerify opens, times the TLS handshake, and echoes masked messages")
     func insecureOpens() async throws {
-        try await withSecureServer(client: TLSClientConfiguration(insecureSkipTLSVerify: true)) { client, _ in
+        try await withSecureServer(client: TLSClientConfiguration(skipsCertificateVerification: true)) { client, _ in
             let socket = try await client.openWebSocket(
                 HTTPRequest(method: "GET", target: "/ws"), protocols: ["v12.stomp"], timeout: .seconds(5))
             #expect(socket.subprotocol == "v12.stomp")

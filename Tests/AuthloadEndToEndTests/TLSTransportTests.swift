@@ -121,7 +121,7 @@ struct TLSTransportTests {
             #expect(error.tlsFailure == TLSFailure(.untrustedIssuer, reason: "self-signed certificate", peer: "127.0.0.1"))
             #expect(error.detail == "certificate verify failed: self-signed certificate")
         }
-        try await withServer(identity: identity, client: TLSClientConfiguration(insecureSkipTLSVerify: true)) { client in
+        try await withServer(identity: identity, client: TLSClientConfiguration(skipsCertificateVerification: true)) { client in
             let response = try await client.execute(Self.login, timeout: .seconds(5))
             #expect(response.status == 200)
             #expect(response.timing.tlsHandshake > .zero)
@@ -221,7 +221,7 @@ struct TLSTransportTests {
         let server = try HTTPServer(group: group, port: 0, service: StagingServer(configuration: StagingConfiguration()))
         defer { server.close() }
         let transport = SocketTransport(
-            group: group, configuration: SocketTransportConfiguration(tls: TLSClientConfiguration(insecureSkipTLSVerify: true)))
+            group: group, configuration: SocketTransportConfiguration(tls: TLSClientConfiguration(skipsCertificateVerification: true)))
         let client = transport.makeClient(for: Endpoint(host: "127.0.0.1", port: server.port, tls: true))
         defer { client.shutdown() }
         let error = try #require(await tlsError { try await client.execute(Self.login, timeout: .seconds(3)) })

@@ -5,7 +5,7 @@ import COpenSSL
 public struct TLSClientConfiguration: Sendable, Equatable, CustomStringConvertible {
     /// Accepts any certificate, unchecked (`SSL_VERIFY_NONE`): for staging servers with self-signed
     /// certificates. Off by default.
-    public var insecureSkipTLSVerify: Bool
+    public var skipsCertificateVerification: Bool
     /// PEM certificates trusted besides the system store (or instead of it, without ``trustsSystemRoots``),
     /// e.g. a private CA's bundle or a test server's self-signed certificate.
     public var trustedCertificatesPEM: [String]
@@ -21,10 +21,10 @@ public struct TLSClientConfiguration: Sendable, Equatable, CustomStringConvertib
     public var clientKeyPEM: String?
 
     public init(
-        insecureSkipTLSVerify: Bool = false, trustedCertificatesPEM: [String] = [], trustsSystemRoots: Bool = true,
+        skipsCertificateVerification: Bool = false, trustedCertificatesPEM: [String] = [], trustsSystemRoots: Bool = true,
         serverNames: [String: String] = [:], clientCertificatePEM: String? = nil, clientKeyPEM: String? = nil
     ) {
-        self.insecureSkipTLSVerify = insecureSkipTLSVerify
+        self.skipsCertificateVerification = skipsCertificateVerification
         self.trustedCertificatesPEM = trustedCertificatesPEM
         self.trustsSystemRoots = trustsSystemRoots
         self.serverNames = serverNames
@@ -34,7 +34,7 @@ public struct TLSClientConfiguration: Sendable, Equatable, CustomStringConvertib
 
     /// The settings without the key: a configuration printed in a log or an error must not carry it.
     public var description: String {
-        "TLSClientConfiguration(insecureSkipTLSVerify: \(insecureSkipTLSVerify), trusted: \(trustedCertificatesPEM.count), "
+        "TLSClientConfiguration(skipsCertificateVerification: \(skipsCertificateVerification), trusted: \(trustedCertificatesPEM.count), "
             + "systemRoots: \(trustsSystemRoots), serverNames: \(serverNames), clientCertificate: \(clientCertificatePEM != nil))"
     }
 }

@@ -54,7 +54,7 @@ public final class TLSClientContext: @unchecked Sendable {
         do throws(TLSConfigurationError) { try Self.useClientCertificate(configuration, in: context) } catch {
             throw TransportError(.tls, error.description)
         }
-        if configuration.insecureSkipTLSVerify {
+        if configuration.skipsCertificateVerification {
             SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
             return
         }
@@ -144,7 +144,7 @@ public final class TLSClientContext: @unchecked Sendable {
         let name = configuration.serverNames[host] ?? host
         let numeric = SocketAddress(numericHost: name, port: 0) != nil
         var configured = SSL_set_fd(ssl, fd) == 1
-        if configured && !configuration.insecureSkipTLSVerify {
+        if configured && !configuration.skipsCertificateVerification {
             configured = numeric ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name) == 1 : SSL_set1_host(ssl, name) == 1
         }
         // SNI carries names only (RFC 6066 forbids addresses).
@@ -155,7 +155,7 @@ public final class TLSClientContext: @unchecked Sendable {
         }
         SSL_set_connect_state(ssl)
         return TLSStream(
-            fd: fd, ssl: ssl, role: .client(verifiedPeer: configuration.insecureSkipTLSVerify ? nil : name, name: name),
+            fd: fd, ssl: ssl, role: .client(verifiedPeer: configuration.skipsCertificateVerification ? nil : name, name: name),
             sendsCertificate: configuration.clientCertificatePEM != nil)
     }
 }
