@@ -1,4 +1,4 @@
-/// An HTTP/1.1 request as a value: what a flow asks for and what a staging service receives.
+/// An HTTP request as a value, whatever version carries it: what a flow asks for and what a staging service receives.
 public struct HTTPRequest: Sendable, Hashable {
     public var method: String
     /// The request target: path plus optional `?query`, e.g. `/csdk-sample/SDK/login`.
@@ -19,13 +19,23 @@ public struct HTTPRequest: Sendable, Hashable {
     }
 }
 
-/// An HTTP/1.1 response as a value, plus the transport's timing of the exchange.
+/// The HTTP version a request travelled on, as reports name it.
+public enum HTTPVersion: String, Sendable, Hashable, Codable, CaseIterable {
+    /// HTTP/1.1 (RFC 9112), one request at a time on a connection.
+    case http1 = "h1"
+    /// HTTP/2 (RFC 9113), requests multiplexed as streams on one connection.
+    case http2 = "h2"
+}
+
+/// An HTTP response as a value, plus the transport's timing of the exchange and the version that carried it.
 public struct HTTPResponse: Sendable, Hashable {
     public var status: Int
     public var reason: String
     public var headers: HTTPHeaders
     public var body: [UInt8]
     public var timing: RequestTiming
+    /// Which version of HTTP carried the exchange; HTTP/1.1 unless a transport says otherwise.
+    public var version: HTTPVersion = .http1
 
     public init(status: Int, reason: String? = nil, headers: HTTPHeaders = [:], body: [UInt8] = [], timing: RequestTiming = RequestTiming())
     {
