@@ -65,6 +65,16 @@ final class TLSStream: ByteStream {
         return SSL_pending(ssl) > 0 || SSL_has_pending(ssl) == 1
     }
 
+    /// The protocol ALPN chose in the handshake (`h2`, `http/1.1`), or nil when none was named.
+    var applicationProtocol: String? {
+        guard let ssl else { return nil }
+        var data: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &data, &length)
+        guard let data, length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+    }
+
     func read(into buffer: UnsafeMutableRawBufferPointer) -> StreamResult {
         guard let ssl else { return .end }
         OpenSSLError.clear()
