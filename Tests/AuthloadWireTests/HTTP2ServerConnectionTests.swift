@@ -283,6 +283,19 @@ struct HTTP2TestClient {
         }
     }
 
+    @Test("resets a malformed request once, whether its DATA come in the same read as its head or in another")
+    func malformedThenData() {
+        var client = HTTP2TestClient()
+        let head = client.headers(1, [HPACKHeader(":method", "POST"), HPACKHeader(":scheme", "https")])
+        let data = HTTP2Frame.data(streamID: 1, data: [1, 2], endStream: true)
+        var together = Self.connected(&client)
+        let once = together.received(bytes(head, data))
+        var apart = Self.connected(&client)
+        let twice = apart.received(bytes(head)) + apart.received(bytes(data))
+        #expect(once == twice)
+        #expect(client.events(in: once) == [.streamReset(streamID: 1, .protocolError)])
+    }
+
     @Test("resets a stream whose DATA add up to another length than content-length says")
     func contentLengthMismatch() {
         var client = HTTP2TestClient()

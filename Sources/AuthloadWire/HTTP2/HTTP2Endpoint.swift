@@ -124,13 +124,28 @@ struct HTTP2Endpoint: Sendable {
 
     /// Bytes read from the socket: the actions they call for, in order.
     mutating func received(_ bytes: some Collection<UInt8>) -> [HTTP2Action] {
-        guard failed == nil else { return [] }
-        decoder.feed(bytes)
+        feed(bytes)
+        var actions: [HTTP2Action] = []
+        while let next = nextFrame() { actions += next }
+        return actions
+    }
+
+    /// Bytes read from the socket, for an owner that takes their frames one at a time with ``nextFrame()``.
+    mutating func feed(_ bytes: some Collection<UInt8>) {
+        if failed == nil { decoder.feed(bytes) }
+    }
+
+    /// The actions the next complete frame calls for, or nil when no frame is complete or the connection failed.
+    ///
+    /// An owner that acts on a frame's actions before the next frame is read (the server resets a malformed request's
+    /// stream) takes them one frame at a time, so later frames on that stream meet the reset whether they came in
+    /// the same read or another.
+    mutating func nextFrame() -> [HTTP2Action]? {
+        guard failed == nil else { return nil }
         var actions: [HTTP2Action] = []
         do throws(HTTP2FrameError) {
-            while failed == nil, case .frame(let frame) = try decoder.next() {
-                handle(frame, into: &actions)
-            }
+            guard case .frame(let frame) = try decoder.next() else { return nil }
+            handle(frame, into: &actions)
         } catch {
             fail(error.code, error.description, into: &actions)
         }

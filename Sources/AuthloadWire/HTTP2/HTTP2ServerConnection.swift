@@ -77,20 +77,26 @@ public struct HTTP2ServerConnection: Sendable {
     /// Bytes read from the socket: the actions they call for, in order.
     public mutating func received(_ bytes: some Collection<UInt8>) -> [Action] {
         var actions: [Action] = []
-        for action in endpoint.received(bytes) {
-            switch action {
-            case .headers(let id, let headers, let endStream): head(headers, on: id, endStream: endStream, into: &actions)
-            case .data(let id, let data, let endStream): body(data, on: id, endStream: endStream, into: &actions)
-            case .streamReset(let id, _):
-                partial[id] = nil
-                actions += Self.action(action).map { [$0] } ?? []
-            case .closeConnection:
-                partial = [:]
-                actions += Self.action(action).map { [$0] } ?? []
-            default: actions += Self.action(action).map { [$0] } ?? []
-            }
+        endpoint.feed(bytes)
+        // A frame at a time: a request reset for its head must be reset before the next frame reads its stream.
+        while let frameActions = endpoint.nextFrame() {
+            for action in frameActions { handle(action, into: &actions) }
         }
         return actions
+    }
+
+    private mutating func handle(_ action: HTTP2Action, into actions: inout [Action]) {
+        switch action {
+        case .headers(let id, let headers, let endStream): head(headers, on: id, endStream: endStream, into: &actions)
+        case .data(let id, let data, let endStream): body(data, on: id, endStream: endStream, into: &actions)
+        case .streamReset(let id, _):
+            partial[id] = nil
+            actions += Self.action(action).map { [$0] } ?? []
+        case .closeConnection:
+            partial = [:]
+            actions += Self.action(action).map { [$0] } ?? []
+        default: actions += Self.action(action).map { [$0] } ?? []
+        }
     }
 
     /// The answer to the request on `streamID`: HEADERS, and DATA as far as the client's windows allow now.
