@@ -112,6 +112,18 @@ private func runServer(_ bytes: [UInt8], pieces: [Range<Int>]) -> ServerRun {
     return run
 }
 
+/// Requires that the peer reads every byte one side wrote as whole frames, without error.
+private func requireReadable(_ written: [UInt8], start: HTTP2FrameDecoder.Start, writer: String, reader: String) {
+    var decoder = HTTP2FrameDecoder(start: start)
+    decoder.feed(written)
+    do {
+        while case .frame = try decoder.next() {}
+        require(decoder.bufferedByteCount == 0, "\(writer) wrote a partial frame")
+    } catch {
+        require(false, "\(reader) cannot read what the \(writer) wrote: \(error)")
+    }
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHTTP2Frames(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)
@@ -149,25 +161,11 @@ public func fuzzHTTP2Frames(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt 
     let connection = runConnection(bytes, pieces: [0..<bytes.count])
     let oddReads = runConnection(bytes, pieces: pieces(bytes.count, seed: seed))
     require(oddReads == connection, "connection gave \(oddReads) in odd reads, \(connection) whole")
-    var server = HTTP2FrameDecoder(start: .clientPreface)
-    server.feed(connection.written)
-    do {
-        while case .frame = try server.next() {}
-        require(server.bufferedByteCount == 0, "connection wrote a partial frame")
-    } catch {
-        require(false, "a server cannot read what the connection wrote: \(error)")
-    }
+    requireReadable(connection.written, start: .clientPreface, writer: "connection", reader: "a server")
 
     let served = runServer(bytes, pieces: [0..<bytes.count])
     let servedInOddReads = runServer(bytes, pieces: pieces(bytes.count, seed: seed))
     require(servedInOddReads == served, "server gave \(servedInOddReads) in odd reads, \(served) whole")
-    var client = HTTP2FrameDecoder(start: .serverPreface)
-    client.feed(served.written)
-    do {
-        while case .frame = try client.next() {}
-        require(client.bufferedByteCount == 0, "server wrote a partial frame")
-    } catch {
-        require(false, "a client cannot read what the server wrote: \(error)")
-    }
+    requireReadable(served.written, start: .serverPreface, writer: "server", reader: "a client")
     return 0
 }
