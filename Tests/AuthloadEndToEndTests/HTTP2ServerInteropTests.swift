@@ -101,4 +101,22 @@ struct HTTP2ServerInteropTests {
             #expect(staging.accessLog.byRoute["POST /health"] == 1)
         }
     }
+
+    @Test(
+        "a TLS client that offers only http/1.1 by ALPN gets it, and an HTTP/1.1 answer",
+        .enabled(if: HTTP2ClientPeers.python != nil || Interop.required))
+    func alpnHTTP1() async throws {
+        let python = try #require(
+            HTTP2ClientPeers.python, "AUTHLOAD_REQUIRE_INTEROP=1, but no python3 can import h2: apt-get install python3-h2")
+        try await withServer(tls: true) { base, staging in
+            let port = String(base.split(separator: ":").last!)
+            let script = Interop.scripts.appendingPathComponent("h2_client.py").path
+            let (status, output) = IsolatedPython.run(python, [script, "127.0.0.1", port, "tls-http1"])
+            #expect(status == 0, "\(output)")
+            let report = try JSONValue.parse(String(output.split(separator: "\n").last ?? ""))
+            #expect(report["alpn"]?.stringValue == "http/1.1", "\(output)")
+            #expect(report["statusLine"]?.stringValue == "HTTP/1.1 200 OK", "\(output)")
+            #expect(staging.accessLog.total == 1)
+        }
+    }
 }

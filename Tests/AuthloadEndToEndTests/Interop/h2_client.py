@@ -1,6 +1,8 @@
 """An HTTP/2 client on the `h2` package, against authload's embedded server: h2 raises on any protocol error.
 
-Usage: h2_client.py HOST PORT tls|plain
+Usage: h2_client.py HOST PORT tls|plain|tls-http1
+
+`tls-http1` offers only http/1.1 by ALPN instead, checks that the server chose it, and sends one HTTP/1.1 GET.
 
 Sends, on one connection: a GET whose header block (a 40 KB header) h2 must split over HEADERS and CONTINUATION,
 a POST of a 1 MB body sent only as far as the server's flow-control windows allow, and ten GETs at once. Prints
@@ -31,6 +33,20 @@ if mode == "tls":
     if alpn != "h2":
         print(json.dumps({"error": f"ALPN chose {alpn!r}, not h2"}))
         sys.exit(1)
+
+if mode == "tls-http1":
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    context.set_alpn_protocols(["http/1.1"])
+    sock = context.wrap_socket(sock, server_hostname="localhost")
+    sock.sendall(f"GET /health HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
+    answer = b""
+    while chunk := sock.recv(65536):
+        answer += chunk
+    status = answer.split(b"\r\n", 1)[0].decode()
+    print(json.dumps({"alpn": sock.selected_alpn_protocol(), "statusLine": status}))
+    sys.exit(0)
 
 conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
 continuations = 0
