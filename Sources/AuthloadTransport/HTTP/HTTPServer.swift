@@ -172,7 +172,7 @@ final class ServerConnection: EventHandler {
         switch core.handshake() {
         case .done:
             handshaking = false
-            if (core.stream as? TLSStream)?.applicationProtocol == "h2" { startHTTP2(leftover: []) }
+            if (core.stream as? TLSStream)?.negotiatedProtocol == "h2" { startHTTP2(leftover: []) }
         case .pending: break
         case .failed: close()
         }

@@ -59,20 +59,20 @@ final class TLSStream: ByteStream {
         return outcome(of: status, on: ssl, during: "TLS handshake")
     }
 
+    /// The protocol the server chose by ALPN (`h2`, `http/1.1`), once the handshake is done; nil when it chose none.
+    var negotiatedProtocol: String? {
+        guard let ssl, established else { return nil }
+        var name: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &name, &length)
+        guard let name, length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: name, count: Int(length)), as: UTF8.self)
+    }
+
     /// Decrypted bytes OpenSSL holds (`SSL_pending`), or record bytes it read but has not decrypted yet.
     var hasBufferedInput: Bool {
         guard let ssl else { return false }
         return SSL_pending(ssl) > 0 || SSL_has_pending(ssl) == 1
-    }
-
-    /// The protocol ALPN chose in the handshake (`h2`, `http/1.1`), or nil when none was named.
-    var applicationProtocol: String? {
-        guard let ssl else { return nil }
-        var data: UnsafePointer<UInt8>?
-        var length: UInt32 = 0
-        SSL_get0_alpn_selected(ssl, &data, &length)
-        guard let data, length > 0 else { return nil }
-        return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) -> StreamResult {

@@ -60,6 +60,24 @@ public struct HTTP2Connection: Sendable {
     /// The state of a stream, as this side sees it.
     public func state(of streamID: UInt32) -> StreamState { endpoint.state(of: streamID) }
 
+    /// The server's SETTINGS_MAX_CONCURRENT_STREAMS: how many streams this side may have open at once (no limit until it says).
+    public var peerMaxConcurrentStreams: Int { endpoint.peerMaxConcurrentStreams }
+
+    /// Streams open or half-closed: those counted against the server's SETTINGS_MAX_CONCURRENT_STREAMS.
+    public var openStreamCount: Int { endpoint.streams.count }
+
+    /// Whether ``sendHeaders(_:endStream:)`` would open a stream now.
+    public var canOpenStream: Bool {
+        endpoint.failed == nil && endpoint.goAwayLastStreamID == nil && !endpoint.closing && nextStreamID <= 0x7FFF_FFFF
+            && endpoint.streams.count < endpoint.peerMaxConcurrentStreams
+    }
+
+    /// Whether request body bytes (or the END_STREAM after them) of a stream wait for the server to open its window.
+    public func isHoldingData(of streamID: UInt32) -> Bool {
+        guard let stream = endpoint.streams[streamID] else { return false }
+        return !stream.pending.isEmpty || stream.pendingEndStream
+    }
+
     /// The window the server granted on one stream, or nil when the stream is not open.
     public func sendWindow(of streamID: UInt32) -> Int? { endpoint.streams[streamID]?.sendWindow }
 
