@@ -11,7 +11,11 @@
 // - the decoded frames, encoded again, decode to the same frames with no error;
 // - a client connection with streams in every state reads the bytes as the server's to the same writes and
 //   events whole and in odd reads, writes only frames a server reads without error, and nothing after
-//   closeConnection, also when its owner then ends a body, pings and closes.
+//   closeConnection, also when its owner then ends a body, pings and closes;
+// - a server connection (HTTP2ServerConnection) fed the client preface, SETTINGS and then the bytes, answering
+//   every request with 20 KB, does the same whole and in odd reads, writes only frames a client reads without
+//   error, and nothing after closeConnection, also when it then shuts down.
+import AuthloadCore
 import AuthloadWire
 
 private struct Decoded: Equatable {
@@ -77,6 +81,49 @@ private func runConnection(_ bytes: [UInt8], pieces: [Range<Int>]) -> Connection
     return run
 }
 
+private struct ServerRun: Equatable {
+    var written: [UInt8] = []
+    var events: [HTTP2ServerConnection.Action] = []
+}
+
+private func runServer(_ bytes: [UInt8], pieces: [Range<Int>]) -> ServerRun {
+    var connection = HTTP2ServerConnection(maxBodyBytes: 50_000)
+    var run = ServerRun()
+    func record(_ actions: [HTTP2ServerConnection.Action]) {
+        if case .closeConnection? = run.events.last { require(actions.isEmpty, "actions after closeConnection: \(actions)") }
+        var requests: [UInt32] = []
+        for action in actions {
+            switch action {
+            case .write(let bytes): run.written += bytes
+            case .request(let id, _):
+                run.events.append(action)
+                requests.append(id)
+            default: run.events.append(action)
+            }
+        }
+        for id in requests {
+            record(connection.respond(to: id, with: HTTPResponse(status: 200, body: [UInt8](repeating: 1, count: 20_000))))
+        }
+    }
+    record(connection.start())
+    record(connection.received(HTTP2FrameDecoder.clientPreface + HTTP2FrameEncoder.encode(.settings())))
+    for piece in pieces { record(connection.received(bytes[piece])) }
+    record(connection.close())
+    return run
+}
+
+/// Requires that the peer reads every byte one side wrote as whole frames, without error.
+private func requireReadable(_ written: [UInt8], start: HTTP2FrameDecoder.Start, writer: String, reader: String) {
+    var decoder = HTTP2FrameDecoder(start: start)
+    decoder.feed(written)
+    do {
+        while case .frame = try decoder.next() {}
+        require(decoder.bufferedByteCount == 0, "\(writer) wrote a partial frame")
+    } catch {
+        require(false, "\(reader) cannot read what the \(writer) wrote: \(error)")
+    }
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHTTP2Frames(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)
@@ -114,13 +161,11 @@ public func fuzzHTTP2Frames(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt 
     let connection = runConnection(bytes, pieces: [0..<bytes.count])
     let oddReads = runConnection(bytes, pieces: pieces(bytes.count, seed: seed))
     require(oddReads == connection, "connection gave \(oddReads) in odd reads, \(connection) whole")
-    var server = HTTP2FrameDecoder(start: .clientPreface)
-    server.feed(connection.written)
-    do {
-        while case .frame = try server.next() {}
-        require(server.bufferedByteCount == 0, "connection wrote a partial frame")
-    } catch {
-        require(false, "a server cannot read what the connection wrote: \(error)")
-    }
+    requireReadable(connection.written, start: .clientPreface, writer: "connection", reader: "a server")
+
+    let served = runServer(bytes, pieces: [0..<bytes.count])
+    let servedInOddReads = runServer(bytes, pieces: pieces(bytes.count, seed: seed))
+    require(servedInOddReads == served, "server gave \(servedInOddReads) in odd reads, \(served) whole")
+    requireReadable(served.written, start: .serverPreface, writer: "server", reader: "a client")
     return 0
 }

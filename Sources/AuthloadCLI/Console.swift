@@ -39,6 +39,9 @@ public struct Console: Sendable {
             "finished in \(TerminalFormat.seconds(result.durationSeconds)): \(TerminalFormat.count(flowCount)) flows, "
                 + "\(TerminalFormat.count(result.httpRequests ?? steps)) HTTP requests (\(TerminalFormat.count(steps)) request steps, \(TerminalFormat.count(events)) events), "
                 + "\(TerminalFormat.count(flowErrors)) failed flows (\(TerminalFormat.percent(flowErrors, of: flowCount)))")
+        if let byProtocol = result.httpRequestsByProtocol, let total = result.httpRequests {
+            line("HTTP requests by protocol: " + byProtocol.text(total: total, TerminalFormat.count))
+        }
         let width = max(12, result.metrics.map { $0.id.description.count }.max() ?? 0)
         line("  " + "series".padding(width) + "  kind       count   errors  HTTP req     p50 ms     p95 ms     p99 ms     max ms")
         for metric in result.metrics where metric.count > 0 {

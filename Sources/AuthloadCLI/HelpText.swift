@@ -158,6 +158,8 @@ public enum HelpText {
         staging side of every flow: FCSDK login (/csdk-sample/SDK/login), Okta IDX
         (/oauth2/default/v1/interact, /idp/idx/...), GCCS (/api/v3/auth..., STOMP over
         WebSocket at /ws/v3/app/websocket), Streem (/v1/..., /openid/token) and GET /health.
+        It speaks HTTP/1.1 and HTTP/2: h2 by ALPN with --tls, h2c with prior knowledge
+        without; WebSocket stays on HTTP/1.1. It prints the protocols it accepts.
         When it stops it prints its access log: requests by method and route, numbers in
         a path written {n} and ids (hex, UUIDs, tokens) {id}; at most 48 routes, the rest
         counted under "other".

@@ -47,6 +47,7 @@ struct ServeCommand {
             throw CLIError("cannot start the staging server: \(error)", exitCode: .runError)
         }
         console.line("authload staging server listening on \(Endpoint(host: server.host, port: server.port, tls: tls)) (Ctrl-C to stop)")
+        console.line("accepting \(server.acceptedProtocols)")
         if let identity {
             let fingerprint = (try? identity.sha256Fingerprint()) ?? "unavailable"
             console.line("self-signed TLS certificate, valid for 1 day; SHA-256 fingerprint \(fingerprint)")

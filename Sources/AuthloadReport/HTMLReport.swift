@@ -56,6 +56,9 @@ public enum HTMLReport {
             ("Target", env.target), ("Host", env.hostname),
             ("Cores", Format.count(env.cores)), ("authload", env.authloadVersion)
         ]
+        if let byProtocol = r.httpRequestsByProtocol, let total = r.httpRequests {
+            facts.append(("HTTP requests", byProtocol.text(total: total, Format.count)))
+        }
         if let shard = env.shard {
             let late = env.startLateSeconds.map { $0 > 1 ? ", started \(Format.duration(seconds: $0)) late" : "" } ?? ""
             facts.append(("Shard", "\(shard) of a sharded run\(late)"))

@@ -78,9 +78,20 @@ public enum MetricsExposition {
         let steps = snapshot.ids.indices.filter { snapshot.ids[$0].step != nil }
 
         out.family(
-            "authload_http_requests", type: "counter", help: "HTTP requests sent on the wire, retries and WebSocket upgrades included.")
+            "authload_http_requests", type: "counter",
+            help:
+                "HTTP requests sent on the wire, retries and WebSocket upgrades included, by the HTTP version that answered (none: no answer)."
+        )
         for index in flows {
-            out.sample("authload_http_requests_total", ["flow": snapshot.ids[index].flow], Double(snapshot.series[index].httpRequests))
+            let series = snapshot.series[index]
+            let counts = [
+                ("h1", series.requestsByProtocol.h1), ("h2", series.requestsByProtocol.h2),
+                ("none", series.requestsByProtocol.unanswered(of: series.httpRequests))
+            ]
+            // A protocol appears once it has carried a request, so a run that speaks one version shows one series.
+            for (name, count) in counts where count > 0 {
+                out.sample("authload_http_requests_total", ["flow": snapshot.ids[index].flow, "protocol": name], Double(count))
+            }
         }
         out.family("authload_flows", type: "counter", help: "Flow iterations finished.")
         for index in flows { out.sample("authload_flows_total", labels(snapshot.ids[index]), Double(snapshot.series[index].count)) }

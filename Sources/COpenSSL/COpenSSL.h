@@ -57,4 +57,23 @@ static inline int authload_no_passphrase(char *buffer, int size, int rwflag, voi
     return -1;
 }
 
+/// A server's ALPN choice (RFC 7301): h2 when the client offers it, else http/1.1, else no protocol named (the
+/// connection then speaks HTTP/1.1, as it would to a client that offers no ALPN at all).
+static inline int authload_alpn_select_h2(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                                          const unsigned char *in, unsigned int inlen, void *arg) {
+    static const unsigned char preferred[] = "\x02h2\x08http/1.1";
+    (void)ssl; (void)arg;
+    unsigned char *selected = NULL;
+    if (SSL_select_next_proto(&selected, outlen, preferred, sizeof(preferred) - 1, in, inlen) != OPENSSL_NPN_NEGOTIATED) {
+        return SSL_TLSEXT_ERR_NOACK;
+    }
+    *out = selected;
+    return SSL_TLSEXT_ERR_OK;
+}
+
+/// Makes a server context choose h2 or http/1.1 by ALPN (a C callback: Swift closures cannot be one without a context).
+static inline void authload_ssl_ctx_select_h2(SSL_CTX *ctx) {
+    SSL_CTX_set_alpn_select_cb(ctx, authload_alpn_select_h2, NULL);
+}
+
 #endif

@@ -32,4 +32,23 @@ struct MetricCatalogTests {
         #expect(measured.metrics.first { $0.id.description == "gccs.CreateChannel" }?.count == 3)
         #expect(measured.metrics.map(\.httpRequests) == [3, nil, nil, nil, 0, nil], "on flow rows only")
     }
+
+    @Test("HTTP requests count by the version that answered them; one with no answer counts in the total only")
+    func requestsByProtocol() {
+        let recorder = MetricsRecorder(metricCount: catalog.count, interval: .seconds(1))
+        let collector = Collector(catalog: catalog, recorder: recorder, lag: 1)
+        let login = catalog.flowMetric(1)
+        for version: HTTPVersion? in [.http2, .http2, .http1, nil, .http2] {
+            recorder.countRequest(metric: login, startOffset: .milliseconds(200), shard: 1, version: version)
+        }
+        collector.tick(completed: 1, activeUsers: 1)
+        #expect(collector.liveSnapshot().series[login].requestsByProtocol == RequestsByProtocol(h1: 1, h2: 3))
+        let measured = collector.finish(lastInterval: 1, activeUsers: 0)
+        let flow = measured.metrics.first { $0.id.description == "login" }
+        #expect(flow?.httpRequests == 5)
+        #expect(flow?.httpRequestsByProtocol == RequestsByProtocol(h1: 1, h2: 3))
+        #expect(measured.metrics.first { $0.id.description == "login.login" }?.httpRequestsByProtocol == nil)
+        #expect(RequestsByProtocol(h1: 1, h2: 3).text(total: 5, String.init) == "h1 1, h2 3, no answer 1")
+        #expect(RequestsByProtocol(h1: 0, h2: 5).text(total: 5, String.init) == "h1 0, h2 5")
+    }
 }

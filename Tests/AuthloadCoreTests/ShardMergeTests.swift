@@ -32,7 +32,7 @@ struct ShardMergeTests {
                     metric: metric, startOffset: .milliseconds(sample.startMillis), latency: .milliseconds(sample.latencyMillis),
                     outcome: outcome, shard: 0)
             }
-            recorder.countRequest(metric: 0, startOffset: .milliseconds(sample.startMillis), shard: 0)
+            recorder.countRequest(metric: 0, startOffset: .milliseconds(sample.startMillis), shard: 0, version: version(of: sample))
         }
         for second in 1...seconds { collector.tick(completed: second / intervalSeconds, activeUsers: 1) }
         let measured = collector.finish(lastInterval: seconds / intervalSeconds - 1, activeUsers: 0, duration: .seconds(seconds))
@@ -47,6 +47,27 @@ struct ShardMergeTests {
             profileDigest: "abc", overrides: [], seed: seed, windowsFromSeconds: 0, windowsUntilSeconds: Double(seconds),
             commonStartEpochSeconds: 1_800_000_000, startedAtEpochSeconds: startedAt)
         return result
+    }
+
+    /// The version that answered a sample's request: none for a failed one, else HTTP/2 for even latencies.
+    static func version(of sample: Sample) -> HTTPVersion? {
+        sample.failed ? nil : sample.latencyMillis % 2 == 0 ? .http2 : .http1
+    }
+
+    @Test("requests by protocol add up over the shards to those of one collector that counted them all")
+    func requestsByProtocol() throws {
+        let parts = (0..<3).map { Self.samples(count: 1_500 + 200 * $0, seed: UInt64($0 + 11)) }
+        let merged = try Self.merge(try parts.enumerated().map { try Self.result($1, thresholds: [], shard: "\($0)/3") })
+        let single = try Self.result(parts.flatMap { $0 }, thresholds: [])
+        let all = parts.flatMap { $0 }
+        let expected = RequestsByProtocol(
+            h1: all.filter { Self.version(of: $0) == .http1 }.count, h2: all.filter { Self.version(of: $0) == .http2 }.count)
+        #expect(expected.h1 > 0 && expected.h2 > 0)
+        #expect(single.httpRequestsByProtocol == expected)
+        #expect(merged.httpRequestsByProtocol == expected)
+        #expect(
+            merged.metrics.map(\.httpRequestsByProtocol) == single.metrics.map(\.httpRequestsByProtocol), "per flow, and absent on steps")
+        #expect(merged.httpRequestsByProtocol?.unanswered(of: merged.httpRequests ?? 0) == all.filter(\.failed).count)
     }
 
     /// Latencies drawn from a seeded generator: mostly 5–40 ms, one in fifty 100–900 ms, one in twenty failed.

@@ -125,7 +125,11 @@ struct PrometheusTests {
             return try #require(Double(value))
         }
         #expect(try await query(#"max_over_time(authload_flows_total{flow="login"}[5m])"#) == Double(flow.count))
-        #expect(try await query(#"max_over_time(authload_http_requests_total{flow="login"}[5m])"#) == Double(flow.httpRequests ?? -1))
+        // Split by the protocol label; over all of it, the flow's HTTP requests.
+        #expect(try await query(#"sum(max_over_time(authload_http_requests_total{flow="login"}[5m]))"#) == Double(flow.httpRequests ?? -1))
+        #expect(
+            try await query(#"max_over_time(authload_http_requests_total{flow="login",protocol="h1"}[5m])"#)
+                == Double(flow.httpRequestsByProtocol?.h1 ?? -1))
         #expect(try await query(#"max_over_time(authload_steps_total{step="login"}[5m])"#) == Double(step.count))
         let errors = result.errors.filter { $0.id == step.id }.reduce(0) { $0 + $1.count }
         #expect(try await query(#"sum(max_over_time(authload_errors_total{step="login"}[5m]))"#) == Double(errors))

@@ -331,6 +331,7 @@ struct TLSTrustRunTests {
         let listening = try #require(
             serve.stdout.firstMatch(of: /listening on https:\/\/127\.0\.0\.1:(\d+)/), "\(serve.stdout)\(serve.stderr)")
         let port = try #require(Int(listening.1))
+        #expect(serve.stdout.contains("accepting h2, http/1.1 (ALPN)\n"), "serve says what it speaks: \(serve.stdout)")
         let profile = "\(directory)/serve-tls.json"
         try """
         {"name": "serve-tls", "target": {"baseURL": "https://127.0.0.1:\(port)", "tls": {"caFile": "staging.pem"}},

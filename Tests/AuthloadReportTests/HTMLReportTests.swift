@@ -27,6 +27,24 @@ struct HTMLReportTests {
         }
     }
 
+    @Test("the header gives HTTP requests by protocol, with those that got no answer, when the result has them")
+    func requestsByProtocol() {
+        var result = Fixtures.run()
+        let flows = result.metrics.indices.filter { result.metrics[$0].id.step == nil }
+        let total = flows.reduce(0) { $0 + (result.metrics[$1].httpRequests ?? 0) }
+        #expect(!HTMLReport.render(result).contains("<dt>HTTP requests</dt>"), "a result from before the split has none")
+        for (n, index) in flows.enumerated() {
+            let requests = result.metrics[index].httpRequests ?? 0
+            result.metrics[index].httpRequestsByProtocol =
+                n == 0 ? RequestsByProtocol(h1: 0, h2: requests - 2) : RequestsByProtocol(h1: requests)
+        }
+        let h1 = flows.dropFirst().reduce(0) { $0 + (result.metrics[$1].httpRequests ?? 0) }
+        let html = HTMLReport.render(result)
+        #expect(
+            html.contains(
+                "<div><dt>HTTP requests</dt><dd>h1 \(Format.count(h1)), h2 \(Format.count(total - h1 - 2)), no answer 2</dd></div>"))
+    }
+
     @Test("the flows table has a header for every cell of its rows")
     func tableColumns() throws {
         let html = HTMLReport.render(Fixtures.run())

@@ -13,6 +13,7 @@ struct MetricsExpositionTests {
             step.record(latencyMicros: n * 1_000, outcome: n <= 30 ? Outcome(.httpError, "\(500 + n % 25)") : .ok)
         }
         flow.httpRequests = 240
+        flow.requestsByProtocol = RequestsByProtocol(h1: 200, h2: 30)
         let verdict = ThresholdVerdict(
             name: #"login p99 ≤ 1s "quoted""#, metric: "login", path: "thresholds[0]", kind: .percentile,
             bound: 1e6, measured: 99_000, passed: true)
@@ -30,10 +31,22 @@ struct MetricsExpositionTests {
         MetricsExposition.render(Self.snapshot(), run: Self.info, format: format).split(separator: "\n").map(String.init)
     }
 
+    @Test("a flow whose requests all went over one version has one request series, labelled with it")
+    func oneProtocol() {
+        var snapshot = Self.snapshot()
+        snapshot.series[0].requestsByProtocol = RequestsByProtocol(h1: 0, h2: 240)
+        let text = MetricsExposition.render(snapshot, run: Self.info, format: .prometheus)
+        let requestLines = text.split(separator: "\n").filter { $0.hasPrefix("authload_http_requests_total") }
+        #expect(requestLines == [#"authload_http_requests_total{flow="login",protocol="h2"} 240"#])
+    }
+
     @Test("counters end in _total, latencies are seconds in cumulative buckets that end in +Inf = count")
     func prometheusText() {
         let text = lines(.prometheus)
-        #expect(text.contains(#"authload_http_requests_total{flow="login"} 240"#))
+        // 240 requests: 200 answered over HTTP/1.1, 30 over HTTP/2, 10 with no answer.
+        #expect(text.contains(#"authload_http_requests_total{flow="login",protocol="h1"} 200"#))
+        #expect(text.contains(#"authload_http_requests_total{flow="login",protocol="h2"} 30"#))
+        #expect(text.contains(#"authload_http_requests_total{flow="login",protocol="none"} 10"#))
         #expect(text.contains(#"authload_flows_total{flow="login"} 100"#))
         #expect(text.contains(#"authload_steps_total{flow="login",kind="request",step="login"} 100"#))
         #expect(text.contains("# TYPE authload_flows_total counter"))

@@ -95,3 +95,41 @@ struct HTTPServerConnectionStateTests {
         for _ in 0..<3 { #expect(state.next() == .wait) }
     }
 }
+
+/// How a server connection tells HTTP/2 with prior knowledge from HTTP/1.1 by its first bytes.
+@Suite("HTTP server connection state: HTTP/2 preface")
+struct HTTPServerPrefaceTests {
+    static let preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+    @Test("the preface, cut anywhere, hands the connection to HTTP/2 with every byte read so far")
+    func preface() {
+        for cut in 1..<Self.preface.utf8.count {
+            var state = HTTPServerConnectionState(detectsHTTP2: true)
+            let bytes = Array(Self.preface.utf8) + [0, 0, 0, 4]
+            bytes[..<cut].withUnsafeBytes { state.received($0) }
+            #expect(state.next() == .wait, "\(cut) bytes of the preface say nothing yet")
+            bytes[cut...].withUnsafeBytes { state.received($0) }
+            #expect(state.next() == .http2(bytes))
+            #expect(state.next() == .wait)
+        }
+    }
+
+    @Test("a request that starts as the preface does but is not it is served as HTTP/1.1")
+    func notThePreface() throws {
+        var state = HTTPServerConnectionState(detectsHTTP2: true)
+        HTTPServerConnectionStateTests.feed(&state, "P")
+        #expect(state.next() == .wait)
+        HTTPServerConnectionStateTests.feed(&state, "UT /a HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n")
+        #expect(try #require(HTTPServerConnectionStateTests.served(state.next())).method == "PUT")
+    }
+
+    @Test("without detection the preface is HTTP/1.1 the parser refuses")
+    func notDetected() {
+        var state = HTTPServerConnectionState()
+        HTTPServerConnectionStateTests.feed(&state, Self.preface)
+        guard case .refuse = state.next() else {
+            Issue.record("the preface was not refused as HTTP/1.1")
+            return
+        }
+    }
+}

@@ -9,16 +9,9 @@ struct HTTP2TestServer {
 
     /// Frames written by the client in `actions`, decoded; fails the test on bytes a server would refuse.
     mutating func frames(in actions: [HTTP2Connection.Action]) -> [HTTP2Frame] {
-        var frames: [HTTP2Frame] = []
-        for case .write(let bytes) in actions {
-            reader.feed(bytes)
-            do throws(HTTP2FrameError) {
-                while case .frame(let frame) = try reader.next() { frames.append(frame) }
-            } catch {
-                Issue.record("the client wrote bytes a server refuses: \(error)")
-            }
-        }
-        return frames
+        var written: [[UInt8]] = []
+        for case .write(let bytes) in actions { written.append(bytes) }
+        return decodeFrames(written, with: &reader, by: "a server")
     }
 
     /// Actions other than writes: what the connection reports to its owner.
@@ -29,6 +22,20 @@ struct HTTP2TestServer {
     mutating func headers(_ streamID: UInt32, _ headers: [HPACKHeader], endStream: Bool = false) -> HTTP2Frame {
         .headers(streamID: streamID, fragment: encoder.encode(headers), endStream: endStream)
     }
+}
+
+/// The frames in what one side wrote, read as `peer` reads them; bytes that peer would refuse fail the test.
+func decodeFrames(_ written: [[UInt8]], with reader: inout HTTP2FrameDecoder, by peer: String) -> [HTTP2Frame] {
+    var frames: [HTTP2Frame] = []
+    for bytes in written {
+        reader.feed(bytes)
+        do throws(HTTP2FrameError) {
+            while case .frame(let frame) = try reader.next() { frames.append(frame) }
+        } catch {
+            Issue.record("wrote bytes \(peer) refuses: \(error)")
+        }
+    }
+    return frames
 }
 
 func bytes(_ frames: HTTP2Frame...) -> [UInt8] { frames.flatMap { HTTP2FrameEncoder.encode($0) } }

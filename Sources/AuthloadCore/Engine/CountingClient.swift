@@ -27,10 +27,10 @@ struct CountingClient: Sendable {
     ) async throws -> HTTPResponse {
         do {
             let response = try await base.execute(request, timeout: timeout, isolation: isolation)
-            count(sentAt: sent)
+            count(sentAt: sent, version: response.version)
             return response
         } catch {
-            if Self.reachedTheWire(error) { count(sentAt: sent) }
+            if Self.reachedTheWire(error) { count(sentAt: sent, version: nil) }
             throw error
         }
     }
@@ -41,16 +41,17 @@ struct CountingClient: Sendable {
     {
         do {
             let socket = try await base.openWebSocket(request, protocols: protocols, timeout: timeout)
-            count(sentAt: sent)
+            // A WebSocket opens over HTTP/1.1 whatever the flow's other requests use.
+            count(sentAt: sent, version: .http1)
             return socket
         } catch {
-            if Self.reachedTheWire(error) { count(sentAt: sent) }
+            if Self.reachedTheWire(error) { count(sentAt: sent, version: nil) }
             throw error
         }
     }
 
-    private func count(sentAt sent: Duration) {
-        recorder.countRequest(metric: flowMetric, startOffset: sent, shard: shard)
+    private func count(sentAt sent: Duration, version: HTTPVersion?) {
+        recorder.countRequest(metric: flowMetric, startOffset: sent, shard: shard, version: version)
     }
 
     /// Whether a request that failed was sent at all.

@@ -139,6 +139,7 @@ public struct ShardMerger: Sendable {
                 var samples = try MetricSamples(
                     errors: summary.errors, histogram: summary.histogram, failedHistogram: summary.failedHistogram)
                 samples.httpRequests = summary.httpRequests ?? 0
+                samples.requestsByProtocol = summary.httpRequestsByProtocol ?? RequestsByProtocol()
                 series[position].merge(samples)
             }
             if stageSeries != nil {

@@ -10,6 +10,8 @@ public struct MetricSamples: Sendable {
     /// HTTP requests sent on the wire (a flow's series only): every request, retry and WebSocket upgrade,
     /// whatever step, event or part of a step it served.
     public var httpRequests = 0
+    /// Of those, the ones answered, by the version of HTTP that carried the answer.
+    public var requestsByProtocol = RequestsByProtocol()
 
     public init() {}
 
@@ -37,6 +39,7 @@ public struct MetricSamples: Sendable {
         failures.merge(other.failures)
         errors += other.errors
         httpRequests += other.httpRequests
+        requestsByProtocol = requestsByProtocol + other.requestsByProtocol
         for (outcome, count) in other.errorCounts { errorCounts[outcome, default: 0] += count }
     }
 }
@@ -52,9 +55,10 @@ struct IntervalSamples: Sendable {
         metrics[metric]!.record(latencyMicros: latencyMicros, outcome: outcome)
     }
 
-    mutating func countRequest(metric: Int) {
+    mutating func countRequest(metric: Int, version: HTTPVersion? = nil) {
         if metrics[metric] == nil { metrics[metric] = MetricSamples() }
         metrics[metric]!.httpRequests += 1
+        if let version { metrics[metric]!.requestsByProtocol[version] += 1 }
     }
 
     mutating func merge(_ other: IntervalSamples) {

@@ -63,6 +63,12 @@ public struct RunResult: Codable, Sendable, Equatable {
         return flows.reduce(0) { $0 + ($1.httpRequests ?? 0) }
     }
 
+    /// HTTP requests over all flows by the version that carried their answer; nil in results written before they were.
+    public var httpRequestsByProtocol: RequestsByProtocol? {
+        let counts = metrics.filter { $0.id.step == nil }.compactMap(\.httpRequestsByProtocol)
+        return counts.isEmpty ? nil : counts.reduce(RequestsByProtocol(), +)
+    }
+
     /// Every threshold held (true when there are none).
     public var thresholdsPassed: Bool { thresholds.allSatisfy(\.passed) }
 
@@ -178,6 +184,9 @@ public struct MetricSummary: Codable, Sendable, Equatable {
     /// each call of a composite step included), which is what the server's access log counts. Steps and events
     /// are samples, not requests; absent on steps and in results written before it was counted.
     public var httpRequests: Int?
+    /// A flow's series only: of ``httpRequests``, those answered, by the version of HTTP that carried the answer;
+    /// absent on steps and in results written before it was counted.
+    public var httpRequestsByProtocol: RequestsByProtocol?
 
     /// Whether request totals leave this series out.
     public var isEvent: Bool { event == true }

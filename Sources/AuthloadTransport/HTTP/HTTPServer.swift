@@ -13,11 +13,15 @@ import Foundation
 /// print(server.port)
 /// ```
 ///
-/// Given a ``TLSServerContext`` it serves HTTPS instead; a client whose handshake fails is just closed.
+/// Given a ``TLSServerContext`` it serves HTTPS instead; a client whose handshake fails is just closed. It speaks
+/// HTTP/2 to a client that asks for it: by ALPN over TLS, and with prior knowledge (the client preface first) on a
+/// plain connection or a TLS one that named no protocol; WebSocket upgrades stay on HTTP/1.1.
 public final class HTTPServer: Sendable {
     /// The port the server listens on (the one the system chose when asked for 0).
     public let port: Int
     public let host: String
+    /// The protocols a client can speak to it, as `authload serve` prints them.
+    public let acceptedProtocols: String
     private let listener: Listener
 
     public init(
@@ -30,6 +34,11 @@ public final class HTTPServer: Sendable {
         let (fd, port) = try Sockets.listen(on: address)
         self.port = port
         self.host = host
+        if let tls {
+            acceptedProtocols = tls.offersHTTP2 ? "h2, http/1.1 (ALPN)" : "http/1.1"
+        } else {
+            acceptedProtocols = "http/1.1, h2c (prior knowledge)"
+        }
         self.listener = Listener(fd: fd, group: group, service: service, tls: tls != nil) { fd throws(TransportError) in
             if let tls { try tls.makeStream(fd: fd) } else { PlainStream(fd: fd) }
         }
@@ -127,15 +136,18 @@ private final class Listener: EventHandler, @unchecked Sendable {
 }
 
 /// One accepted connection: secures itself when its stream does TLS, then serves what its
-/// ``HTTPServerConnectionState`` says is next, asking the service and writing the answers in order.
+/// ``HTTPServerConnectionState`` says is next, asking the service and writing the answers in order; a connection
+/// that speaks HTTP/2 (ALPN `h2`, or the client preface first) is handed to an ``HTTP2ServerSession``.
 final class ServerConnection: EventHandler {
     let core: ConnectionCore
     let loop: any ConnectionLoop
     let service: any HTTPService
     private var handshaking = true
-    private var state = HTTPServerConnectionState()
+    private var state = HTTPServerConnectionState(detectsHTTP2: true)
     /// Set once a WebSocket upgrade was accepted: the socket then carries frames, not HTTP.
     private var webSocket: WebSocketFrameConnection?
+    /// Set once the connection turned out to speak HTTP/2.
+    private var http2: HTTP2ServerSession?
 
     private var closed: Bool { core.isClosed }
 
@@ -158,7 +170,9 @@ final class ServerConnection: EventHandler {
 
     private func continueHandshake() {
         switch core.handshake() {
-        case .done: handshaking = false
+        case .done:
+            handshaking = false
+            if (core.stream as? TLSStream)?.negotiatedProtocol == "h2" { startHTTP2(leftover: []) }
         case .pending: break
         case .failed: close()
         }
@@ -173,16 +187,20 @@ final class ServerConnection: EventHandler {
             webSocket.handleEvents(events)
             return
         }
+        if let http2 {
+            http2.handleEvents(events)
+            return
+        }
         if events & EPOLLOUT.rawValue != 0 { written(core.flush()) }
         if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { readAvailable() }
     }
 
     private func readAvailable() {
-        guard !closed && webSocket == nil else { return }
+        guard !closed && webSocket == nil && http2 == nil else { return }
         let end = core.read { chunk in
             state.received(chunk)
             serveParsed()
-            return !closed && webSocket == nil
+            return !closed && webSocket == nil && http2 == nil
         }
         switch end {
         case .paused: break
@@ -191,9 +209,12 @@ final class ServerConnection: EventHandler {
     }
 
     private func serveParsed() {
-        while !closed && webSocket == nil {
+        while !closed && webSocket == nil && http2 == nil {
             switch state.next() {
             case .wait:
+                return
+            case .http2(let bytes):
+                startHTTP2(leftover: bytes)
                 return
             case .refuse(let bytes):
                 enqueue(bytes)
@@ -211,6 +232,12 @@ final class ServerConnection: EventHandler {
                 }
             }
         }
+    }
+
+    private func startHTTP2(leftover: [UInt8]) {
+        let session = HTTP2ServerSession(core: core, loop: loop, service: service)
+        http2 = session
+        session.start(leftover: leftover)
     }
 
     /// Answers a WebSocket upgrade: the rejection (then close), or the 101 and a switch to frames.

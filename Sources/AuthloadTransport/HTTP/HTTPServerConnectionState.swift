@@ -7,6 +7,9 @@ import AuthloadWire
 /// The server's connection feeds it what it reads and asks for the ``next()`` request; it serves that
 /// one (the service may hold the answer for its latency) and hands the answer back with ``answer(_:)``.
 /// One request is served at a time, so pipelined requests are answered in the order they came.
+///
+/// A connection whose first bytes are the HTTP/2 client preface (h2c with prior knowledge, RFC 9113 §3.3) is not
+/// HTTP/1.1 at all: ``next()`` hands it on as ``Next/http2(_:)``.
 struct HTTPServerConnectionState {
     /// What to do next.
     enum Next: Equatable {
@@ -18,6 +21,8 @@ struct HTTPServerConnectionState {
         case upgrade(HTTPRequest)
         /// A request the parser refused: write this answer, then close.
         case refuse([UInt8])
+        /// The connection opened with the HTTP/2 client preface: these bytes, preface included, are HTTP/2's.
+        case http2([UInt8])
     }
 
     private var parser = HTTPRequestParser()
@@ -26,14 +31,46 @@ struct HTTPServerConnectionState {
     /// The connection closes once what is written is out; nothing more is served.
     private(set) var closing = false
     private var upgraded = false
+    /// The first bytes, held until they show whether the connection opens with the HTTP/2 preface; nil once known.
+    private var opening: [UInt8]?
+    /// The bytes of a connection that opened with the HTTP/2 preface.
+    private var http2: [UInt8]?
+
+    /// - Parameter detectsHTTP2: look for the HTTP/2 preface at the start (a plain connection, or TLS without ALPN).
+    init(detectsHTTP2: Bool = false) {
+        opening = detectsHTTP2 ? [] : nil
+    }
 
     /// An answer is being waited for.
     var isServing: Bool { serving != nil }
 
-    mutating func received(_ bytes: UnsafeRawBufferPointer) { parser.feed(bytes) }
+    mutating func received(_ bytes: UnsafeRawBufferPointer) {
+        if let http2 {
+            self.http2 = http2 + bytes
+            return
+        }
+        guard var opening else { return parser.feed(bytes) }
+        opening.append(contentsOf: bytes)
+        let preface = HTTP2FrameDecoder.clientPreface
+        let compared = min(opening.count, preface.count)
+        if !opening.prefix(compared).elementsEqual(preface.prefix(compared)) {
+            self.opening = nil
+            parser.feed(opening)
+        } else if compared == preface.count {
+            self.opening = nil
+            http2 = opening
+        } else {
+            self.opening = opening
+        }
+    }
 
     /// The next request to serve, if one is complete and nothing is being served.
     mutating func next() -> Next {
+        if let http2 {
+            self.http2 = []
+            upgraded = true
+            return http2.isEmpty ? .wait : .http2(http2)
+        }
         guard serving == nil, !closing, !upgraded else { return .wait }
         do {
             guard case .request(let request, let keepAlive) = try parser.next() else { return .wait }

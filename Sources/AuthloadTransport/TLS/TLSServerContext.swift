@@ -13,11 +13,16 @@ import COpenSSL
 /// `SSL_new` on a configured context from any thread.
 public final class TLSServerContext: @unchecked Sendable {
     private let context: OpaquePointer
+    /// Whether ALPN chooses h2 for a client that offers it (else every connection speaks HTTP/1.1).
+    public let offersHTTP2: Bool
 
-    /// - Parameter clientAuthoritiesPEM: when set, every client must present a certificate issued by one of
-    ///   these CAs (mutual TLS, as some gateways ask); a client without one, or with another, is refused.
+    /// - Parameters:
+    ///   - clientAuthoritiesPEM: when set, every client must present a certificate issued by one of
+    ///     these CAs (mutual TLS, as some gateways ask); a client without one, or with another, is refused.
+    ///   - offersHTTP2: choose `h2` by ALPN when the client offers it, `http/1.1` otherwise.
     /// - Throws: `TransportError(.tls)` when the certificate or key is not PEM or they do not match.
-    public init(identity: TLSIdentity, clientAuthoritiesPEM: String? = nil) throws(TransportError) {
+    public init(identity: TLSIdentity, clientAuthoritiesPEM: String? = nil, offersHTTP2: Bool = true) throws(TransportError) {
+        self.offersHTTP2 = offersHTTP2
         OpenSSLError.clear()
         guard let context = SSL_CTX_new(TLS_server_method()) else {
             throw OpenSSLError.error("cannot create a TLS server context")
@@ -26,6 +31,7 @@ public final class TLSServerContext: @unchecked Sendable {
         guard authload_ssl_ctx_configure(context) == 1 else { throw OpenSSLError.error("cannot configure TLS 1.2 or later") }
         // authload's clients never resume sessions; TLS 1.3 tickets would be work for nothing on both sides.
         SSL_CTX_set_num_tickets(context, 0)
+        if offersHTTP2 { authload_ssl_ctx_select_h2(context) }
 
         // The first certificate is the server's; any after it are the chain it sends (a self-signed one has none).
         let certificates = PEM.certificates(identity.certificatePEM)
