@@ -39,11 +39,17 @@ struct ServeCommand {
         let staging = StagingServer(configuration: configuration)
         do {
             group = try EventLoopGroup()
+        } catch {
+            throw CLIError("cannot start the staging server: \(error)", exitCode: .runError)
+        }
+        do {
             server = try HTTPServer(
                 group: group, host: options.host, port: options.port,
                 service: staging.service(configuration: configuration, clock: ContinuousClock()),
                 tls: identity.map { identity throws(TransportError) in try TLSServerContext(identity: identity) })
         } catch {
+            // The loops' threads run until they are stopped: a group dropped running would end in a crash, not this error.
+            group.shutdown()
             throw CLIError("cannot start the staging server: \(error)", exitCode: .runError)
         }
         console.line("authload staging server listening on \(Endpoint(host: server.host, port: server.port, tls: tls)) (Ctrl-C to stop)")

@@ -1,5 +1,7 @@
 import AuthloadCLI
 import AuthloadCore
+import AuthloadStaging
+import AuthloadTransport
 import Foundation
 import Testing
 
@@ -118,6 +120,22 @@ struct BinaryTests {
         let run = try RunningAuthload(["validate", profile])
         #expect(await run.waitForExit() == 64)
         #expect(run.stderr == "error: bad.json: load.users: must be greater than 0, found -5\n")
+    }
+
+    @Test("serve on a port that is taken exits 1 with one line, and its loops stop before the process ends")
+    func serveOnTakenPort() async throws {
+        let group = try EventLoopGroup(loops: 1)
+        defer { group.shutdown() }
+        let taken = try HTTPServer(group: group, port: 0, service: StagingServer(configuration: StagingConfiguration()))
+        defer { taken.close() }
+        // Before the fix about one exit in three crashed: the loops' threads outlived the group that failed to listen.
+        for _ in 0..<10 {
+            let serve = try RunningAuthload(["serve", "--port", "\(taken.port)"])
+            #expect(await serve.waitForExit() == 1)
+            let stderr = serve.stderr
+            #expect(stderr.hasPrefix("error: cannot start the staging server: ") && stderr.contains("EADDRINUSE"), "\(stderr)")
+            #expect(stderr.split(separator: "\n").count == 1, "\(stderr)")
+        }
     }
 
     @Test("SIGINT stops the run, writes the partial report and exits 130")
