@@ -25,11 +25,8 @@ struct ProgressReporter<C: Clock>: Sendable where C.Duration == Duration {
                 tick += 1
                 let live = runner.collector.live
                 let wall = start.duration(to: clock.now)
-                let runTime = simulated ? runner.elapsed ?? .zero : wall
-                let ratio = simulated && wall > .zero ? " (virtual, ×\(TerminalFormat.count(Int((runTime / wall).rounded()))))" : ""
                 let line =
-                    "[\(DurationText.format(.seconds(Int64(runTime.seconds))))/\(DurationText.format(plan.load.duration))]"
-                    + ratio
+                    Self.time(run: simulated ? runner.elapsed ?? .zero : wall, of: plan.load.duration, wall: simulated ? wall : nil)
                     + " users \(runner.control.activeUsers)/\(plan.load.users)"
                     + (plan.load.model == .open ? "  dropped \(TerminalFormat.count(runner.health.droppedSoFar))" : "")
                     + "  req/s \(TerminalFormat.count(Int(live.requestsPerSecond.rounded())))"
@@ -39,5 +36,12 @@ struct ProgressReporter<C: Clock>: Sendable where C.Duration == Duration {
                 if console.isTerminal { console.status(line) } else { console.line(line) }
             }
         }
+    }
+
+    /// The line's opening: how far the run is, `[1h/24h]`, and with the wall time a simulation took for it, how much
+    /// faster than real time it goes, ` (virtual, ×60)`.
+    static func time(run: Duration, of planned: Duration, wall: Duration?) -> String {
+        let ratio = wall.flatMap { $0 > .zero ? " (virtual, ×\(TerminalFormat.count(Int((run / $0).rounded()))))" : nil }
+        return "[\(DurationText.format(.seconds(Int64(run.seconds))))/\(DurationText.format(planned))]" + (ratio ?? "")
     }
 }

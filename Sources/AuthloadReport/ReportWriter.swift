@@ -70,7 +70,7 @@ public struct ReportWriter {
             result.timeseries = try timeseries(savedIn: files.checkpointRows, then: result.timeseries)
         }
         // result.json goes first: it is the source of truth, and `authload report` can rebuild the rest from it.
-        try writeAtomically(try encode(result, path: files.resultJSON), to: files.resultJSON)
+        try writeResultJSON(result, to: files.resultJSON)
         // result.json now holds every row the checkpoints saved on the side.
         try? FileManager.default.removeItem(atPath: files.checkpointRows)
         try writeAtomically(Data(CSVWriter.summary(result).utf8), to: files.summaryCSV)
@@ -215,23 +215,7 @@ public struct ReportWriter {
 
     /// Writes `data` to a temporary sibling of `path`, flushes it and renames it over `path`.
     static func writeAtomically(_ data: Data, to path: String) throws {
-        let url = URL(fileURLWithPath: path)
-        // Same directory, so the rename cannot cross file systems and stays atomic.
-        let temp = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).tmp-\(UUID().uuidString)")
-        do {
-            try data.write(to: temp, options: .withoutOverwriting)
-            // Without the flush a power cut after the rename can leave an empty file under the final name.
-            let handle = try FileHandle(forWritingTo: temp)
-            try handle.synchronize()
-            try handle.close()
-            guard rename(temp.path, path) == 0 else {
-                throw ReportError.unwritable(path, String(cString: strerror(errno)))
-            }
-        } catch {
-            try? FileManager.default.removeItem(at: temp)
-            throw error as? ReportError ?? ReportError.unwritable(path, reason(error))
-        }
+        try writeAtomically(to: path) { try $0.write(contentsOf: data) }
     }
 
     static func describe(_ error: DecodingError, path: String, data: Data) -> ReportError {

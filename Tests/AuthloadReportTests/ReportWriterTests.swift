@@ -197,6 +197,25 @@ struct ReportWriterTests {
         #expect(positions == positions.sorted())
     }
 
+    @Test("result.json written a row at a time has the bytes JSONEncoder gives the whole result, with and without rows")
+    func rowsStreamed() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var result = Fixtures.run(name: "naïve / \"quoted\" <name>")
+        result.timeseries[1].metrics[0].histogram = Fixtures.histogram([1_000, 2_000])
+        result.metrics[0].meanMicros = .nan
+        var empty = result
+        empty.timeseries = []
+        for run in [result, empty] {
+            let path = dir + "/result-\(run.timeseries.count).json"
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            try ReportWriter.writeResultJSON(run, to: path)
+            let written = try Data(contentsOf: URL(fileURLWithPath: path))
+            #expect(written == (try ReportWriter.encode(run, path: path)))
+        }
+        #expect(try Self.listing(dir) == ["result-0.json", "result-\(result.timeseries.count).json"])
+    }
+
     @Test("rows are read by authload's own parser, to the same rows JSONDecoder reads, every optional field included")
     func rowsReadApart() throws {
         let dir = Self.scratch()

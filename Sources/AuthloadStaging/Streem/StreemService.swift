@@ -45,8 +45,10 @@ public final class StreemService: Sendable {
     private let random: Locked<SplitMix64>
     /// Subjects by OpenID access token; expired tokens are swept out as new ones come.
     private let accessTokens = Locked(ExpiringTable<String>(capacity: tableCapacity))
-    /// Subject and client by refresh token.
-    private let refreshTokens = Locked<[String: RefreshGrant]>([:])
+    /// Subject and client by refresh token. A refresh token lives as long as a session it starts
+    /// (``Options/sessionLifetime``): kept without end, the one every login leaves unused grew a day-long soak by
+    /// a quarter of a million entries.
+    private let refreshTokens = Locked(ExpiringTable<RefreshGrant>(capacity: tableCapacity))
     private let redeemed = Locked<Set<String>>([])
     private let tally = Locked(Counts())
     /// Bounds every table: a soak of millions of logins must not grow them without end.
@@ -81,30 +83,31 @@ public final class StreemService: Sendable {
     // MARK: Routing
 
     func respond(to request: HTTPRequest) -> ServiceReply? {
-        let parts = request.path.split(separator: "/").map(String.init)
+        // Split on bytes, not `Character`s: a path is ASCII, and this runs for every request the server answers.
+        let parts = String(request.path).utf8.split(separator: UInt8(ascii: "/")).map { String(Substring($0)) }
         let response: HTTPResponse
         var tokenEndpoint = false
         /// Whether the request is `method` on `pattern`, where `*` matches one path segment.
-        func route(_ method: String, _ pattern: String) -> Bool {
-            let want = pattern.split(separator: "/")
-            return request.method == method && want.count == parts.count && zip(want, parts).allSatisfy { $0 == "*" || $0 == $1 }
+        func route(_ method: String, _ pattern: Route) -> Bool {
+            request.method == method && pattern.segments.count == parts.count
+                && zip(pattern.segments, parts).allSatisfy { $0 == "*" || $0 == $1 }
         }
-        if route("POST", "v1/invitations/*/redeem") {
+        if route("POST", .redeem) {
             response = redeem(code: parts[2])
-        } else if route("GET", "v1/companies/*/openid-configuration") {
+        } else if route("GET", .openIDConfiguration) {
             response = openIDConfiguration(company: parts[2])
-        } else if route("POST", "openid/token") {
+        } else if route("POST", .token) {
             response = token(FormURLEncoding.decode(request.body))
             tokenEndpoint = true
-        } else if route("POST", "v1/streem-tokens") {
+        } else if route("POST", .exchange) {
             response = exchange(bearer(request))
             tokenEndpoint = true
-        } else if route("POST", "v1/streem-tokens/refresh") {
+        } else if route("POST", .refresh) {
             response = refresh(bearer(request))
             tokenEndpoint = true
-        } else if route("GET", "v1/me") {
+        } else if route("GET", .me) {
             response = me(bearer(request))
-        } else if route("POST", "v1/sessions/logout") {
+        } else if route("POST", .logout) {
             response = logout(bearer(request))
         } else {
             return nil
@@ -113,6 +116,21 @@ public final class StreemService: Sendable {
             (tokenEndpoint ? options.tokenLatency ?? options.latency : options.latency).sample(using: &random)
         }
         return ServiceReply(response, after: latency)
+    }
+
+    /// A path pattern, split once: `*` matches one segment.
+    private struct Route {
+        let segments: [String]
+
+        init(_ pattern: String) { segments = pattern.split(separator: "/").map(String.init) }
+
+        static let redeem = Route("v1/invitations/*/redeem")
+        static let openIDConfiguration = Route("v1/companies/*/openid-configuration")
+        static let token = Route("openid/token")
+        static let exchange = Route("v1/streem-tokens")
+        static let refresh = Route("v1/streem-tokens/refresh")
+        static let me = Route("v1/me")
+        static let logout = Route("v1/sessions/logout")
     }
 
     // MARK: Endpoints
@@ -159,6 +177,7 @@ public final class StreemService: Sendable {
             return .json(status: 401, ["error": "invalid_client", "error_description": "unknown client"])
         }
         let subject: String
+        let issued = now()
         switch field("grant_type") {
         case "password":
             guard let username = field("username"), field("password") == options.password, !revoked() else {
@@ -168,7 +187,12 @@ public final class StreemService: Sendable {
         case "refresh_token":
             let refused = tally.withLock { $0.refusedRefreshes + $0.refreshGrants < options.refuseFirstRefreshes }
             guard !refused, let old = field("refresh_token"), !revoked(),
-                let grant = refreshTokens.withLock({ options.rotateRefreshTokens ? $0.removeValue(forKey: old) : $0[old] }),
+                let grant = refreshTokens.withLock({ tokens in
+                    tokens.value(old, now: issued).map { grant in
+                        if options.rotateRefreshTokens { tokens.remove(old) }
+                        return grant
+                    }
+                }),
                 grant.client == client
             else {
                 tally.withLock { $0.refusedRefreshes += 1 }
@@ -182,12 +206,10 @@ public final class StreemService: Sendable {
             return .json(status: 400, ["error": "unsupported_grant_type"])
         }
         let (access, refresh) = random.withLock { ($0.hex(40), $0.hex(40)) }
-        let issued = now()
         let expires = issued + options.accessTokenLifetime
         accessTokens.withLock { $0.set(access, subject, expiresAt: expires, now: issued) }
-        refreshTokens.withLock { tokens in
-            if tokens.count >= Self.tableCapacity { tokens.removeAll() }
-            tokens[refresh] = RefreshGrant(subject: subject, client: client)
+        refreshTokens.withLock {
+            $0.set(refresh, RefreshGrant(subject: subject, client: client), expiresAt: issued + options.sessionLifetime, now: issued)
         }
         return .json(
             status: 200,
