@@ -50,6 +50,6 @@ final class EndpointRoute: Sendable {
 
     /// Wraps a connected socket: TLS for an https endpoint, plain TCP otherwise.
     func makeStream(_ fd: Int32) throws(TransportError) -> any ByteStream {
-        endpoint.tls ? try tls.get().makeStream(fd: fd, host: endpoint.host) : PlainStream(fd: fd)
+        endpoint.tls ? try tls.get().makeStream(fd: fd, host: endpoint.host, port: endpoint.port) : PlainStream(fd: fd)
     }
 }

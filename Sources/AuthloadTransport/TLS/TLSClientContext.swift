@@ -33,13 +33,16 @@ public struct TLSConfigurationError: Error, Sendable, Equatable, CustomStringCon
 ///
 /// It holds the trust store, loaded once: the system's (`SSL_CTX_set_default_verify_paths`) plus any
 /// extra certificates. Each connection then checks the certificate names its own host (by name, or by
-/// address for a numeric host) and sends that name as SNI. TLS 1.2 is the oldest version offered.
+/// address for a numeric host) and sends that name as SNI. TLS 1.2 is the oldest version offered. A new
+/// connection resumes a session an earlier one to the same server was given (``TLSSessionCache``).
 ///
 /// `@unchecked Sendable`: the `SSL_CTX` is configured in `init` and never changed after; OpenSSL allows
 /// `SSL_new` on a configured context from any thread.
 public final class TLSClientContext: @unchecked Sendable {
     public let configuration: TLSClientConfiguration
     private let context: OpaquePointer
+    /// Sessions servers gave this context's connections, for the next connection to each to resume.
+    let sessions = TLSSessionCache()
 
     /// - Throws: `TransportError(.tls)` when OpenSSL cannot create the context or a certificate or key of the
     ///   configuration is unusable (``check(_:)`` says which).
@@ -51,6 +54,9 @@ public final class TLSClientContext: @unchecked Sendable {
         self.context = context
         self.configuration = configuration
         guard authload_ssl_ctx_configure(context) == 1 else { throw OpenSSLError.error("cannot configure TLS 1.2 or later") }
+        // One recv takes every record that has arrived, not a header and then its body: half the reads of a response,
+        // and a read loop that drains several records in one readiness event (`TLSStream.hasBufferedInput`).
+        SSL_CTX_ctrl(context, SSL_CTRL_SET_READ_AHEAD, 1, nil)
         do throws(TLSConfigurationError) { try Self.useClientCertificate(configuration, in: context) } catch {
             throw TransportError(.tls, error.description)
         }
@@ -136,8 +142,9 @@ public final class TLSClientContext: @unchecked Sendable {
         SSL_CTX_free(context)
     }
 
-    /// A session that will connect on `fd` to `host` (a name or a numeric address, as in the URL).
-    func makeStream(fd: Int32, host: String) throws(TransportError) -> TLSStream {
+    /// A session that will connect on `fd` to `host` (a name or a numeric address, as in the URL) at `port`, resuming
+    /// one an earlier connection to the same name and port was given when there is one.
+    func makeStream(fd: Int32, host: String, port: Int) throws(TransportError) -> TLSStream {
         OpenSSLError.clear()
         guard let ssl = SSL_new(context) else { throw OpenSSLError.error("cannot start a TLS session") }
         // A server name set for the host stands in for it, in SNI and in the check alike.
@@ -153,10 +160,16 @@ public final class TLSClientContext: @unchecked Sendable {
             SSL_free(ssl)
             throw OpenSSLError.error("cannot set up a TLS session for \(name)")
         }
+        let key = TLSSessionCache.key(name: name, port: port)
+        if let session = sessions.take(for: key) {
+            // A session the server no longer accepts costs nothing: the handshake goes on as a full one.
+            _ = SSL_set_session(ssl, session)
+            SSL_SESSION_free(session)
+        }
         SSL_set_connect_state(ssl)
         return TLSStream(
             fd: fd, ssl: ssl, role: .client(verifiedPeer: configuration.skipsCertificateVerification ? nil : name, name: name),
-            sendsCertificate: configuration.clientCertificatePEM != nil)
+            sendsCertificate: configuration.clientCertificatePEM != nil, resumption: (sessions, key))
     }
 }
 

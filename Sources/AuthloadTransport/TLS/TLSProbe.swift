@@ -32,7 +32,7 @@ public enum TLSProbe {
         defer { SystemCalls.close(fd) }
         let deadline = MonotonicInstant.now + timeout
         guard wait(fd, for: EPOLLOUT.rawValue, until: deadline), (try? SystemCalls.pendingError(fd)) == 0,
-            let stream = try? context.makeStream(fd: fd, host: endpoint.host)
+            let stream = try? context.makeStream(fd: fd, host: endpoint.host, port: endpoint.port)
         else { return nil }
         defer { stream.shutdown() }
         while true {

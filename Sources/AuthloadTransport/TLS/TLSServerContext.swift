@@ -29,8 +29,8 @@ public final class TLSServerContext: @unchecked Sendable {
         }
         self.context = context
         guard authload_ssl_ctx_configure(context) == 1 else { throw OpenSSLError.error("cannot configure TLS 1.2 or later") }
-        // authload's clients never resume sessions; TLS 1.3 tickets would be work for nothing on both sides.
-        SSL_CTX_set_num_tickets(context, 0)
+        // One TLS 1.3 ticket per connection: authload's clients keep one session from each connection to resume.
+        SSL_CTX_set_num_tickets(context, 1)
         if offersHTTP2 { authload_ssl_ctx_select_h2(context) }
 
         // The first certificate is the server's; any after it are the chain it sends (a self-signed one has none).

@@ -27,6 +27,8 @@ final class TLSStream: ByteStream {
     }
 
     private let role: Role
+    /// Where a client keeps the session its server gave it, at its close, for the next connection to that server.
+    private let resumption: (sessions: TLSSessionCache, key: String)?
     /// A client that sends a certificate when asked: an alert about certificates from the server is then its
     /// verdict on that certificate, and without one, the server's demand for it.
     private let sendsCertificate: Bool
@@ -35,11 +37,15 @@ final class TLSStream: ByteStream {
     private var broken = false
 
     /// Takes ownership of `ssl`, already bound to `fd` and set to connect or accept.
-    init(fd: Int32, ssl: OpaquePointer, role: Role, sendsCertificate: Bool = false) {
+    init(
+        fd: Int32, ssl: OpaquePointer, role: Role, sendsCertificate: Bool = false,
+        resumption: (sessions: TLSSessionCache, key: String)? = nil
+    ) {
         self.fd = fd
         self.ssl = ssl
         self.role = role
         self.sendsCertificate = sendsCertificate
+        self.resumption = resumption
     }
 
     deinit {
@@ -47,6 +53,9 @@ final class TLSStream: ByteStream {
     }
 
     var isSecure: Bool { true }
+
+    /// The handshake resumed an earlier session instead of checking the server's certificate again.
+    var isResumed: Bool { ssl.map { SSL_session_reused($0) == 1 } ?? false }
 
     func handshake() -> StreamResult {
         guard let ssl else { return .failed(TransportError(.closed)) }
@@ -69,7 +78,8 @@ final class TLSStream: ByteStream {
         return String(decoding: UnsafeBufferPointer(start: name, count: Int(length)), as: UTF8.self)
     }
 
-    /// Decrypted bytes OpenSSL holds (`SSL_pending`), or record bytes it read but has not decrypted yet.
+    /// Decrypted bytes OpenSSL holds (`SSL_pending`), or record bytes it read but has not decrypted yet: a client reads
+    /// ahead (one `recv` takes every record that has arrived), and only this, not epoll, tells that more is there.
     var hasBufferedInput: Bool {
         guard let ssl else { return false }
         return SSL_pending(ssl) > 0 || SSL_has_pending(ssl) == 1
@@ -94,10 +104,14 @@ final class TLSStream: ByteStream {
         return outcome(of: count, on: ssl, during: "TLS write")
     }
 
-    /// Sends close_notify once, without waiting for the peer's, and frees the session.
+    /// Keeps the session for the next connection to the same server (a client's), sends close_notify once without
+    /// waiting for the peer's, and frees the connection's state.
     func shutdown() {
         guard let ssl else { return }
         if established && !broken {
+            // With TLS 1.3 the server's tickets come after the handshake, so the session is taken at the close:
+            // by then the connection has read them.
+            if let resumption, let session = SSL_get1_session(ssl) { resumption.sessions.keep(session, for: resumption.key) }
             OpenSSLError.clear()
             _ = SSL_shutdown(ssl)
             OpenSSLError.clear()
