@@ -58,6 +58,7 @@ g = json.load(open(sys.argv[1]))["generator"]
 print("started %s  dropped at the cap %s, late %s, while saturated %s"
       % (g.get("started"), g.get("droppedAtCap"), g.get("droppedLate"), g.get("droppedSaturated")))
 PY
+[ "$errors" = 0 ] || { echo "errors by kind:"; head -6 "$work/report/errors.csv"; }
 if [ -n "${BENCH_COUNT:-}" ]; then
     # Per HTTP request: context switches and the Swift runtime's entry points (uprobes: see the note at the top).
     awk -F, -v r="$requests" '$1 ~ /^[0-9]+$/ { n = $3; sub(/.*:/, "", n); printf "  %-45s %8.2f per request\n", n, $1 / r }' "$work/counts"
