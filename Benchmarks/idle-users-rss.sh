@@ -18,7 +18,9 @@ think_min=$((ramp + 10))
 think_max=$((ramp + 30))
 budget_kb=$(( users > 40000 ? users * 5 : 200 * 1024 ))
 
-swift build -c release --product authload >/dev/null
+# AUTHLOAD_BINARY=path measures another build (a copy of an earlier .build/release/authload) as the generator.
+binary=${AUTHLOAD_BINARY:-.build/release/authload}
+[ -n "${AUTHLOAD_BINARY:-}" ] || swift build -c release --product authload >/dev/null
 work=$(mktemp -d)
 echo '{ "fcsdk": { "latency": { "fixed": "5ms" } } }' > "$work/serve.json"
 source Benchmarks/serve-target.sh
@@ -34,7 +36,7 @@ cat > "$work/idle.json" <<JSON
 JSON
 
 status=0
-/usr/bin/time -v .build/release/authload run "$work/idle.json" --out "$work/report" --quiet \
+/usr/bin/time -v "$binary" run "$work/idle.json" --out "$work/report" --quiet \
     > "$work/stdout" 2> "$work/time" || status=$?
 peak_kb=$(awk -F: '/Maximum resident set size/ { gsub(/ /, "", $2); print $2 }' "$work/time")
 flows=$(awk -F, '$1 == "login" && $2 == "" { print $3 }' "$work/report/summary.csv")

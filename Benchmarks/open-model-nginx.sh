@@ -8,7 +8,14 @@
 #
 # Past saturation (e.g. 40000), compare the completed flows/s with the best rate a lower run reached. Prints the
 # generator's CPU time per HTTP request too. AUTHLOAD_BINARY=path runs another build (e.g. a copy of an earlier
-# .build/release/authload) for an A/B comparison on the same machine.
+# .build/release/authload) for an A/B comparison on the same machine. BENCH_COUNT=1 counts, per HTTP request, context
+# switches and the Swift runtime's task switches, enqueues, continuation resumes, task creations and status-record
+# locks, through uprobes set up once with (as root; the two internal functions by their offset in the library):
+#   L=/opt/swift/usr/lib/swift/linux/libswift_Concurrency.so
+#   for f in swift_task_switch swift_task_enqueue swift_continuation_resume swift_continuation_throwingResume \
+#       swift_task_create swift_job_run_on_serial_and_task_executor; do perf probe -x $L -a $f; done
+#   perf probe -x $L -a "statuslock=0x$(nm $L | awk '/withStatusRecordLock/ { print $1; exit }')"
+# Uprobes slow every call they count: read the counts, not the rates, of such a run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rate=${1:-20000}
@@ -36,7 +43,7 @@ cat > "$work/open.json" <<JSON
 JSON
 
 status=0
-/usr/bin/time -v -o "$work/time" ${BENCH_PERF:+perf record -g -F 999 -o /tmp/open.perf} taskset -c 1 "$binary" run "$work/open.json" --out "$work/report" --quiet > "$work/stdout" 2> "$work/stderr" || status=$?
+/usr/bin/time -v -o "$work/time" ${BENCH_PERF:+perf record -g ${BENCH_PERF_EVENT:+-e $BENCH_PERF_EVENT} -F 999 -o /tmp/open.perf} ${BENCH_COUNT:+perf stat -x, -o $work/counts -e context-switches,probe_libswift_Concurrency:*} taskset -c 1 "$binary" run "$work/open.json" --out "$work/report" --quiet > "$work/stdout" 2> "$work/stderr" || status=$?
 read -r flows errors requests < <(awk -F, '$1 == "login" && $2 == "" { print $3, $4, $16 }' "$work/report/summary.csv")
 cpu=$(awk -F: '/User time|System time/ { s += $2 } END { print s }' "$work/time")
 user=$(awk -F: '/User time/ { print $2 }' "$work/time")
@@ -51,6 +58,11 @@ g = json.load(open(sys.argv[1]))["generator"]
 print("started %s  dropped at the cap %s, late %s, while saturated %s"
       % (g.get("started"), g.get("droppedAtCap"), g.get("droppedLate"), g.get("droppedSaturated")))
 PY
+[ "$errors" = 0 ] || { echo "errors by kind:"; head -6 "$work/report/errors.csv"; }
+if [ -n "${BENCH_COUNT:-}" ]; then
+    # Per HTTP request: context switches and the Swift runtime's entry points (uprobes: see the note at the top).
+    awk -F, -v r="$requests" '$1 ~ /^[0-9]+$/ { n = $3; sub(/.*:/, "", n); printf "  %-45s %8.2f per request\n", n, $1 / r }' "$work/counts"
+fi
 grep -E '^(error|warning|note)' "$work/stderr" || true
 [ "$status" -eq 0 ] || { echo "FAIL"; exit 1; }
 echo "OK"

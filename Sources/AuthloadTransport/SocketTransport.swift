@@ -42,6 +42,8 @@ public final class SocketTransport: Transport {
 
     public func isSaturated(forUser user: Int) -> Bool { loop(forUser: user).isSaturated }
 
+    public func timer(forUser user: Int) -> (any LoopTimer)? { loop(forUser: user) }
+
     /// The loop that carries user number `user`: the one its task runs on, and so the one whose saturation decides.
     private func loop(forUser user: Int) -> EventLoop { group.loops[user % group.loops.count] }
 

@@ -9,6 +9,7 @@ extension Runner {
     func runArrivals(start: C.Instant, end: C.Instant) async -> Int {
         let started = Locked(0)
         let tasks = UserTasks()
+        let generated = AsyncFlag()
         // The generator (this task) counts as live before the timekeeper or any arrival can park, or a driver could
         // see a quiet run that has not started; generate() ends the count when it stops generating.
         control.taskStarted()
@@ -16,9 +17,17 @@ extension Runner {
             await withTaskGroup(of: Void.self) { group in
                 // The timekeeper's live-task count is held by run() until the run has wound down.
                 group.addTask {
-                    if await !self.keepTime(end: end) { tasks.cancelAll() }
+                    if await !self.keepTime(end: end, generated: generated) { tasks.cancelAll() }
                 }
-                await generate(start: start, end: end, tasks: tasks, started: started)
+                // The generator runs on the thread that carries its first arrival, and pauses on that thread's timers: it
+                // then starts each arrival's task where the task will run, with no lock and no other thread woken.
+                let first = plan.shard?.index ?? 0
+                let home = transport.executor(forUser: first)
+                await withTaskExecutorPreference(home) {
+                    await generate(
+                        start: start, end: end, tasks: tasks, started: started, home: home, timer: transport.timer(forUser: first))
+                }
+                generated.set()
                 await tasks.waitUntilNoneRun()
             }
         } onCancel: {
@@ -31,7 +40,14 @@ extension Runner {
     ///
     /// Ends the live count ``runArrivals(start:end:)`` took for the generator when it stops generating, not when
     /// its arrivals end.
-    private func generate(start: C.Instant, end: C.Instant, tasks: UserTasks, started: Locked<Int>) async {
+    ///
+    /// - Parameters:
+    ///   - home: the executor the generator runs on (its task prefers it), nil for Swift's pool.
+    ///   - timer: the timers of the thread the generator runs on, for its short pauses; nil to sleep on the clock.
+    private func generate(
+        start: C.Instant, end: C.Instant, tasks: UserTasks, started: Locked<Int>, home: (any SerialExecutor & TaskExecutor)?,
+        timer: (any LoopTimer)?
+    ) async {
         defer { control.taskEnded() }
         let schedule = plan.load.schedule
         let hook = hooks.beforeArrival
@@ -49,7 +65,7 @@ extension Runner {
                 // from its own due instant, so the wait counts in its latency and in the schedule lag.
                 // The last batch wakes just before the end, when the run starts to drain and takes no more arrivals.
                 let batchEnd = min(woke.advanced(by: Self.arrivalBatch), end.advanced(by: .microseconds(-1)))
-                guard await sleepUnlessStopped(until: max(due, batchEnd)) else { return }
+                guard await pauseUnlessStopped(until: max(due, batchEnd), timer: timer) else { return }
                 woke = clock.now
             }
             if let hook { await hook(number, offset) }
@@ -77,9 +93,19 @@ extension Runner {
                     control.taskStarted()
                     // On a socket transport the visit runs on the event loop that carries its requests.
                     let executor = transport.executor(forUser: arrival)
-                    tasks.start(arrival, executorPreference: executor) {
-                        defer { self.control.taskEnded() }
-                        if await self.visit(arrival, due: due, runStart: start, executor: executor) { started.withLock { $0 += 1 } }
+                    if let executor, executor === home {
+                        // The user's loop is the one this runs on: its task starts isolated to the user, and stays so.
+                        let user = VirtualUser(
+                            index: arrival, identity: plan.users.identity(for: arrival), seed: plan.seed, executor: executor)
+                        tasks.start(arrival, on: user, preferring: executor) { user in
+                            defer { self.control.taskEnded() }
+                            if await self.visit(user, due: due, runStart: start) { started.withLock { $0 += 1 } }
+                        }
+                    } else {
+                        tasks.start(arrival, executorPreference: executor) {
+                            defer { self.control.taskEnded() }
+                            if await self.visit(arrival, due: due, runStart: start, executor: executor) { started.withLock { $0 += 1 } }
+                        }
                     }
                 }
             }
@@ -97,8 +123,23 @@ extension Runner {
         }
     }
 
-    /// The generator's shortest sleep between arrivals (see ``generate(start:end:tasks:started:)``).
+    /// The generator's shortest sleep between arrivals (see ``generate(start:end:tasks:started:home:timer:)``).
     static var arrivalBatch: Duration { .milliseconds(1) }
+
+    /// The longest pause the generator takes on its thread's timers, which a stop request does not cut short.
+    static var shortPause: Duration { .milliseconds(20) }
+
+    /// Pauses until `deadline` unless a stop request comes first; false when one did (or the task was cancelled).
+    ///
+    /// A short pause, the usual one at a high rate, goes to `timer` and is not cut short: a stop request waits for it
+    /// at most ``shortPause``. Racing each pause against the stop request cost a task group and two child tasks on
+    /// Swift's pool every millisecond, each waking a thread on the loop's core.
+    private func pauseUnlessStopped(until deadline: C.Instant, timer: (any LoopTimer)?) async -> Bool {
+        let delay = clock.now.duration(to: deadline)
+        guard let timer, delay <= Self.shortPause else { return await sleepUnlessStopped(until: deadline) }
+        if delay > .zero { await timer.pause(for: delay) }
+        return !Task.isCancelled && !control.wasStopRequested
+    }
 
     /// Sleeps until `deadline` unless a stop request comes first; false when one did (or the task was cancelled).
     private func sleepUnlessStopped(until deadline: C.Instant) async -> Bool {
@@ -114,18 +155,19 @@ extension Runner {
     ///
     /// - Returns: whether the flow started (not when the run began draining first).
     private func visit(_ number: Int, due: C.Instant, runStart: C.Instant, executor: (any SerialExecutor & TaskExecutor)?) async -> Bool {
-        defer { control.userFinished() }
-        health.started(lag: due.duration(to: clock.now), due: runStart.duration(to: due), shard: number)
-        guard control.beginFlow() else { return false }
-        defer { control.endFlow() }
         let user = VirtualUser(index: number, identity: plan.users.identity(for: number), seed: plan.seed, executor: executor)
-        await visit(user, due: due, runStart: runStart)
-        return true
+        return await visit(user, due: due, runStart: runStart)
     }
 
-    private func visit(_ user: isolated VirtualUser, due: C.Instant, runStart: C.Instant) async {
+    /// ``visit(_:due:runStart:executor:)`` for a user made already, on the user's actor.
+    private func visit(_ user: isolated VirtualUser, due: C.Instant, runStart: C.Instant) async -> Bool {
+        defer { control.userFinished() }
+        health.started(lag: due.duration(to: clock.now), due: runStart.duration(to: due), shard: user.index)
+        guard control.beginFlow() else { return false }
+        defer { control.endFlow() }
         await iterate(pickFlow(&user.random), user: user, runStart: runStart, due: due)
         // An arrival's life is one flow.
         leave(user)
+        return true
     }
 }

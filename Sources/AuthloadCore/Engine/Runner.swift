@@ -149,13 +149,25 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
     /// Waits for the planned end or a stop, starts draining, then waits for the drain to finish,
     /// the grace deadline, or a second stop.
     ///
+    /// - Parameter generated: set by the open model's generator once it has handled every arrival due before the end;
+    ///   the run drains at the end only once it is, or ``endSlack`` after the end: the generator wakes on its thread's
+    ///   timers, a round of I/O after the instant, and an arrival due just before the end that it reaches a moment after
+    ///   it still starts. A generator stalled for longer finds the run draining and counts what it had left dropped.
     /// - Returns: true when every flow finished inside the grace period (nothing is left to cancel).
     @discardableResult
-    func keepTime(end: C.Instant) async -> Bool {
+    func keepTime(end: C.Instant, generated: AsyncFlag? = nil) async -> Bool {
         let clock = self.clock
         let control = self.control
         await race({ try? await clock.sleep(until: end, tolerance: nil) }, { await control.stopRequested.wait() })
         guard !Task.isCancelled else { return false }
+        if let generated, !generated.isSet, !control.wasStopRequested {
+            let slackEnd = end.advanced(by: Self.endSlack)
+            await race(
+                { try? await clock.sleep(until: slackEnd, tolerance: nil) },
+                { await generated.wait() },
+                { await control.stopRequested.wait() })
+            guard !Task.isCancelled else { return false }
+        }
         control.beginDraining()
         let graceEnd = clock.now.advanced(by: plan.load.gracefulStop)
         await race(
@@ -164,6 +176,9 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
             { await control.cancelRequested.wait() })
         return control.drained.isSet && !control.cancelRequested.isSet
     }
+
+    /// How long after the end the run waits for the open model's generator to reach the arrivals due before it.
+    static var endSlack: Duration { .milliseconds(10) }
 
     /// Runs one flow; with `due`, its time and deadline count from that instant rather than from now.
     ///

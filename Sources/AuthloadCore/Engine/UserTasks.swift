@@ -22,11 +22,40 @@ final class UserTasks: Sendable {
     func start(_ key: Int, executorPreference executor: (any TaskExecutor)?, _ operation: @escaping @Sendable () async -> Void) {
         state.withLock { $0.running += 1 }
         let task = Task(executorPreference: executor) {
-            // Started after cancelAll(): the task runs cancelled from its first line.
-            if self.state.withLock({ $0.cancelled }) { withUnsafeCurrentTask { $0?.cancel() } }
+            self.cancelIfLate()
             await operation()
             self.ended(key)
         }
+        hold(task, key: key)
+    }
+
+    /// Runs `operation` in a task of its own, isolated to `user` from its first line to its last and preferring
+    /// `executor` (the user's); called on the user's executor (the event loop the caller runs on).
+    ///
+    /// The task's first job goes straight to the user's executor, and no nonisolated frame lies between its start and
+    /// the flow: on a loop every entry to nonisolated async code queued the task again (a job runs isolated to the
+    /// loop, and nonisolated code counts as another executor to the runtime), two or three times a flow.
+    func start(
+        _ key: Int, on user: VirtualUser, preferring executor: any TaskExecutor,
+        _ operation: @escaping @Sendable (isolated VirtualUser) async -> Void
+    ) {
+        state.withLock { $0.running += 1 }
+        let task = user.assumeIsolated { user in
+            user.startTask(preferring: executor) { user in
+                self.cancelIfLate()
+                await operation(user)
+                self.ended(key)
+            }
+        }
+        hold(task, key: key)
+    }
+
+    /// Started after cancelAll(): the task runs cancelled from its first line.
+    private func cancelIfLate() {
+        if state.withLock({ $0.cancelled }) { withUnsafeCurrentTask { $0?.cancel() } }
+    }
+
+    private func hold(_ task: Task<Void, Never>, key: Int) {
         let cancel = state.withLock { state in
             if state.endedEarly.remove(key) == nil { state.tasks[key] = task }
             return state.cancelled

@@ -273,6 +273,21 @@ public protocol Transport: Sendable {
     /// not the server, is then the limit, and the open model drops new arrivals for it rather than start users that
     /// would only queue behind the others (see `Runner+Open.swift`). False where the transport cannot tell.
     func isSaturated(forUser user: Int) -> Bool
+
+    /// The timers of the thread that carries user number `user`, for a short pause that wakes no other thread (the
+    /// open-model generator's between batches of arrivals, run on that thread); nil where the transport has no thread
+    /// of its own, and the runner then sleeps on its clock.
+    func timer(forUser user: Int) -> (any LoopTimer)?
+}
+
+/// A thread's own timers, as a pause for a task running on that thread.
+///
+/// A task that sleeps on `ContinuousClock` is woken by a timer thread of Swift's, which hands it to a pool thread and on
+/// to the task's executor: three threads woken for one pause. A pause on the loop's timers is one entry in its timer
+/// queue, and the loop resumes the task between its rounds.
+public protocol LoopTimer: Sendable {
+    /// Returns once `delay` has passed. Cancellation does not cut it short: callers keep their pauses short.
+    func pause(for delay: Duration) async
 }
 
 extension HTTPClient {
@@ -286,4 +301,5 @@ extension Transport {
     public func executor(forUser user: Int) -> (any SerialExecutor & TaskExecutor)? { nil }
     public var userThreads: Int? { nil }
     public func isSaturated(forUser user: Int) -> Bool { false }
+    public func timer(forUser user: Int) -> (any LoopTimer)? { nil }
 }

@@ -1,0 +1,22 @@
+import AuthloadCore
+
+/// A loop's timer queue as a pause for the tasks that run on the loop (see `EventLoop+Executor.swift`): the open-model
+/// generator waits between batches of arrivals here, so its wake-up is an entry in the loop's timers, resumed between
+/// two rounds of I/O, and no other thread wakes for it.
+extension EventLoop: LoopTimer {
+    public func pause(for delay: Duration) async {
+        let due = MonotonicInstant.now + delay
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+            // A stopped loop fires no timer: the pause ends at once rather than never.
+            guard !hasStopped else {
+                continuation.resume()
+                return
+            }
+            if inLoop {
+                _ = schedule(at: due) { continuation.resume() }
+            } else {
+                execute { _ = self.schedule(at: due) { continuation.resume() } }
+            }
+        }
+    }
+}
