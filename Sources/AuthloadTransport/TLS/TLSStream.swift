@@ -59,6 +59,16 @@ final class TLSStream: ByteStream {
         return outcome(of: status, on: ssl, during: "TLS handshake")
     }
 
+    /// The protocol the server chose by ALPN (`h2`, `http/1.1`), once the handshake is done; nil when it chose none.
+    var negotiatedProtocol: String? {
+        guard let ssl, established else { return nil }
+        var name: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &name, &length)
+        guard let name, length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: name, count: Int(length)), as: UTF8.self)
+    }
+
     /// Decrypted bytes OpenSSL holds (`SSL_pending`), or record bytes it read but has not decrypted yet.
     var hasBufferedInput: Bool {
         guard let ssl else { return false }

@@ -102,7 +102,8 @@ public struct HTTP2Connection: Sendable {
     private var receiveInitialWindow = defaultWindow
     private var peerInitialWindow = defaultWindow
     private var peerMaxFrameSize = HTTP2FrameDecoder.defaultMaxFrameSize
-    private var peerMaxConcurrentStreams = Int.max
+    /// The server's SETTINGS_MAX_CONCURRENT_STREAMS: how many streams this side may have open at once (no limit until it says).
+    public private(set) var peerMaxConcurrentStreams = Int.max
     private var streams: [UInt32: Stream] = [:]
     private var nextStreamID: UInt32 = 1
     private var headerBlock: (streamID: UInt32, endStream: Bool, bytes: [UInt8])?
@@ -140,6 +141,21 @@ public struct HTTP2Connection: Sendable {
     public func state(of streamID: UInt32) -> StreamState {
         if let stream = streams[streamID] { return stream.state }
         return streamID % 2 == 1 && streamID < nextStreamID ? .closed : .idle
+    }
+
+    /// Streams open or half-closed: those counted against the server's SETTINGS_MAX_CONCURRENT_STREAMS.
+    public var openStreamCount: Int { streams.count }
+
+    /// Whether ``sendHeaders(_:endStream:)`` would open a stream now.
+    public var canOpenStream: Bool {
+        failed == nil && goAwayLastStreamID == nil && !closing && nextStreamID <= 0x7FFF_FFFF
+            && streams.count < peerMaxConcurrentStreams
+    }
+
+    /// Whether request body bytes (or the END_STREAM after them) of a stream wait for the server to open its window.
+    public func isHoldingData(of streamID: UInt32) -> Bool {
+        guard let stream = streams[streamID] else { return false }
+        return !stream.pending.isEmpty || stream.pendingEndStream
     }
 
     /// The window the server granted on one stream, or nil when the stream is not open.
