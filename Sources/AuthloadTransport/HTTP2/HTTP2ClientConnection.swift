@@ -33,7 +33,8 @@ final class HTTP2ClientConnection: EventHandler {
     private var machine = HTTP2Connection()
     private let fallsBackToHTTP1: Bool
     private let idleTimeout: Duration
-    private var events: Events
+    /// Whom it tells; set once the owner is ready to hear.
+    var events: Events
     /// Exchanges sent, by stream.
     private var active: [UInt32: HTTP2Exchange] = [:]
     /// Exchanges waiting for the connection to open or for a stream slot, oldest first, from `waitingHead` on.
@@ -94,7 +95,7 @@ final class HTTP2ClientConnection: EventHandler {
 
     /// Takes a request: sent at once when a stream is free, otherwise when one is.
     func send(_ exchange: HTTP2Exchange) {
-        guard phase != .closed else {
+        guard takesRequests else {
             exchange.finish(.failure(TransportError.http2Refused(goAway: true)))
             return
         }
@@ -109,15 +110,19 @@ final class HTTP2ClientConnection: EventHandler {
         exchange.waitingSince = loop.now
         waiting.append(exchange)
         if phase == .open { openStreams() }
-        if !core.isRegistered {
-            do {
-                try core.register(handler: self)
-            } catch {
-                fail(error)
-                return
-            }
-        }
         settle()
+    }
+
+    /// Starts watching the socket: for its connect to finish, then for the server's frames.
+    ///
+    /// - Throws: when the loop will not watch it; the connection is closed then.
+    func register() throws(TransportError) {
+        do {
+            try core.register(handler: self)
+        } catch {
+            fail(error)
+            throw error
+        }
     }
 
     /// Gives up on a request whose caller was cancelled: its stream is reset, the others go on.
@@ -186,9 +191,11 @@ final class HTTP2ClientConnection: EventHandler {
         }
         phase = .open
         connectDeadline = nil
+        // Their wait for a stream starts now: the wait so far was for the connection, timed as connecting.
         for exchange in waiting[waitingHead...] {
             exchange.connected = connectedAt
             exchange.secured = securedAt
+            exchange.waitingSince = now
         }
         perform(machine.start())
         openStreams()

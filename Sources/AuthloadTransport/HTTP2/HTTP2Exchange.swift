@@ -4,8 +4,8 @@ import AuthloadWire
 /// One request on an HTTP/2 connection: what to send, who waits for the answer, the answer as it arrives, and the
 /// marks that time it.
 ///
-/// Made by the caller, which sets its continuation, and handed to one connection's loop; from then on touched only on
-/// that loop's thread, which is why it is `@unchecked Sendable`. Its continuation is resumed exactly once, by
+/// Made by the caller, which sets its waiter, and handed to one connection's loop; from then on touched only on
+/// that loop's thread, which is why it is `@unchecked Sendable`. Its waiter hears the answer exactly once, from
 /// ``finish(_:)``.
 final class HTTP2Exchange: @unchecked Sendable {
     let fields: [HPACKHeader]
@@ -14,8 +14,16 @@ final class HTTP2Exchange: @unchecked Sendable {
     let start: MonotonicInstant
     let deadline: MonotonicInstant
     let connectDeadline: MonotonicInstant
-    /// Who waits for the answer; set by the caller before the hand-off.
-    var continuation: UnsafeContinuation<HTTPResponse, any Error>?
+    /// Who waits for the answer; set by the caller before the hand-off, taken by ``finish(_:)``.
+    var waiter: Waiter?
+
+    enum Waiter {
+        /// A task. Unsafe rather than checked: the checked one allocates per request, and exactly-once is kept by
+        /// ``finish(_:)`` taking it.
+        case continuation(UnsafeContinuation<HTTPResponse, any Error>)
+        /// Code on the loop that is no task (a test driving the connection step by step).
+        case callback((Result<HTTPResponse, any Error>) -> Void)
+    }
     /// The caller was cancelled; set on the loop, so a hand-off that comes after it finds it.
     var cancelled = false
 
@@ -48,7 +56,7 @@ final class HTTP2Exchange: @unchecked Sendable {
         self.connectDeadline = min(connectDeadline, deadline)
     }
 
-    var isFinished: Bool { continuation == nil }
+    var isFinished: Bool { waiter == nil }
 
     /// Stops a wait for a slot or window that ran until `now`, adding it to ``streamWait``.
     func endWaits(at now: MonotonicInstant) {
@@ -80,10 +88,10 @@ final class HTTP2Exchange: @unchecked Sendable {
 
     /// Hands the caller its answer, once; later calls do nothing.
     func finish(_ result: Result<HTTPResponse, any Error>) {
-        guard let continuation = continuation.take() else { return }
-        switch result {
-        case .success(let response): continuation.resume(returning: response)
-        case .failure(let error): continuation.resume(throwing: error)
+        switch waiter.take() {
+        case .continuation(let continuation)?: continuation.resume(with: result)
+        case .callback(let callback)?: callback(result)
+        case nil: break
         }
     }
 }

@@ -39,7 +39,7 @@ final class HTTP2Lane: @unchecked Sendable {
         return try await withTaskCancellationHandler(
             operation: {
                 try await withUnsafeThrowingContinuation(isolation: isolation) { continuation in
-                    exchange.continuation = continuation
+                    exchange.waiter = .continuation(continuation)
                     if loop.inLoop {
                         startOnLoop(exchange, address: address)
                     } else {
@@ -62,7 +62,9 @@ final class HTTP2Lane: @unchecked Sendable {
         }
         if connection?.takesRequests != true {
             do {
-                connection = try HTTP2ClientConnection(loop: loop, address: address, route: route, events: events)
+                let opened = try HTTP2ClientConnection(loop: loop, address: address, route: route, events: events)
+                try opened.register()
+                connection = opened
             } catch {
                 exchange.finish(.failure(error))
                 return
