@@ -18,8 +18,9 @@ final class HTTP2Client: HTTPClient {
     private let http1: any HTTPClient
     /// A per-user client closes its connection on shutdown; a pool's outlive any one user.
     private let ownsConnections: Bool
-    /// How often a request the server did not process is sent again before its refusal is the answer.
-    static let attempts = 3
+    /// How often a request the server did not process is sent at most before its refusal is the answer: a server
+    /// that closes connections by GOAWAY after a few requests each leaves many streams unprocessed at once under load.
+    static let attempts = 10
 
     init(route: EndpointRoute, lanes: [HTTP2Lane], http1: any HTTPClient, ownsConnections: Bool) {
         precondition(!lanes.isEmpty, "a client needs a lane")
