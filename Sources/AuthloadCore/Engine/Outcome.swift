@@ -54,10 +54,13 @@ public struct Outcome: Sendable, Hashable, CustomStringConvertible {
         // The kind alone ("tls") would not say which check failed or how to fix it; the few TLS details are stable texts.
         // A certificate problem also says which profile key fixes it: the transport names none.
         case (.tls, _):
-            self.init(
-                .transportError,
-                error.tlsFailure.map { "\(error.description) (\($0.profileAdvice))" }
-                    ?? error.reason.profileAdvice.map { "\(error.description): \($0)" } ?? error.description)
+            if let failure = error.tlsFailure {
+                self.init(.transportError, "\(error.description) (\(failure.profileAdvice))")
+            } else if let advice = error.reason.profileAdvice {
+                self.init(.transportError, "\(error.description): \(advice)")
+            } else {
+                self.init(.transportError, error.description)
+            }
         // A socket error says which call failed, with which errno, and what to change (stable texts). The transport
         // says what failed; what to change comes from here, the layer that knows the profile.
         case (.other, _) where !error.detail.isEmpty, (.generatorLimit, _):
