@@ -39,7 +39,6 @@ events { worker_connections 4096; }
 http {
     access_log off;
     keepalive_requests 10000000;
-    http2_max_requests 10000000;
     http2_max_concurrent_streams $streams;
     server {
         listen 127.0.0.1:$port ssl http2;
