@@ -107,8 +107,8 @@ enum HPACKHuffman {
     static func decode(_ bytes: ArraySlice<UInt8>) throws(Failure) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count * 8 / 5)
-        // Walked through a buffer pointer: indexing the global array itself retained and released it at every bit,
-        // which took a quarter of the HTTP/2 client's CPU against nginx (Benchmarks/h2-throughput.sh).
+        // Walked through a buffer pointer: indexing the global array itself retains and releases it at every bit
+        // (see docs/development.md, Measured design choices).
         let failure: Failure? = tree.withUnsafeBufferPointer { tree in
             var node = 0
             var bitsSinceSymbol = 0
