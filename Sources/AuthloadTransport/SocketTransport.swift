@@ -18,6 +18,8 @@ public final class SocketTransport: Transport {
     private let configuration: SocketTransportConfiguration
     private let tls: LazyTLSClientContext
     private let pool: Locked<[Endpoint: ConnectionPool]>?
+    /// With a `shared` policy and HTTP/2 possible, one HTTP/2 pool per endpoint (its HTTP/1.1 pool inside).
+    private let http2Pools = Locked<[Endpoint: HTTP2Client]>([:])
     private let poolSize: Int
     private let sources: SourceAddresses
     /// One route per endpoint, searched in order: a profile names a few endpoints, and with connections per flow
@@ -48,6 +50,13 @@ public final class SocketTransport: Transport {
     private func loop(forUser user: Int) -> EventLoop { group.loops[user % group.loops.count] }
 
     public func makeClient(for endpoint: Endpoint) -> any HTTPClient {
+        if configuration.connections.http == .http2 || (configuration.connections.http == .auto && endpoint.tls) {
+            return makeHTTP2Client(for: endpoint)
+        }
+        return makeHTTP1Client(for: endpoint)
+    }
+
+    private func makeHTTP1Client(for endpoint: Endpoint) -> any HTTPClient {
         guard let pool else {
             // A user running on a loop keeps its connection there: its requests then take no thread hop.
             return SingleConnectionClient(loop: group.current ?? group.next(), route: route(to: endpoint))
@@ -56,6 +65,25 @@ public final class SocketTransport: Transport {
             if let existing = pools[endpoint] { return existing }
             let route = route(to: endpoint)
             let created = ConnectionPool(size: poolSize) { [group] in SingleConnectionClient(loop: group.next(), route: route) }
+            pools[endpoint] = created
+            return created
+        }
+    }
+
+    /// A client that sends on HTTP/2 while its route does (see ``HTTP2Client``): one lane on the user's loop, or the
+    /// endpoint's shared pool of `poolSize` lanes over every loop.
+    private func makeHTTP2Client(for endpoint: Endpoint) -> any HTTPClient {
+        let route = route(to: endpoint)
+        guard pool != nil else {
+            let loop = group.current ?? group.next()
+            return HTTP2Client(
+                route: route, lanes: [HTTP2Lane(loop: loop, route: route)],
+                http1: SingleConnectionClient(loop: loop, route: route), ownsConnections: true)
+        }
+        return http2Pools.withLock { pools in
+            if let existing = pools[endpoint] { return existing }
+            let lanes = (0..<poolSize).map { index in HTTP2Lane(loop: group.loops[index % group.loops.count], route: route) }
+            let created = HTTP2Client(route: route, lanes: lanes, http1: makeHTTP1Client(for: endpoint), ownsConnections: false)
             pools[endpoint] = created
             return created
         }

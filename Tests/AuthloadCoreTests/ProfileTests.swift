@@ -159,6 +159,35 @@ struct ProfileTests {
     }
 
     @Test(
+        "target.http chooses the HTTP version, auto unless the profile says 1.1 or 2",
+        arguments: [
+            ("{\"baseURL\": \"https://auth.example.com\"}", HTTPVersionChoice.auto),
+            ("{\"baseURL\": \"https://auth.example.com\", \"http\": \"auto\"}", .auto),
+            ("{\"baseURL\": \"https://auth.example.com\", \"http\": \"1.1\"}", .http1),
+            ("{\"baseURL\": \"http://auth.example.com\", \"http\": \"2\"}", .http2),
+            ("{\"embedded\": {}, \"http\": \"2\"}", .http2)
+        ])
+    func httpVersion(target: String, expected: HTTPVersionChoice) throws {
+        let text = """
+            {"name": "demo", "target": \(target), "load": {"users": 1, "duration": "1s"}, "flows": [{"name": "a", "kind": "x"}]}
+            """
+        #expect(try Profile.parse(text, fileName: "demo.json").connections.http == expected)
+    }
+
+    @Test(
+        "a target.http that is no version authload speaks is refused, naming the field and the choices", arguments: ["\"3\"", "2", "\"h2\""]
+    )
+    func badHTTPVersion(value: String) throws {
+        let text = """
+            {"name": "demo", "target": {"baseURL": "https://x", "http": \(value)}, "load": {"users": 1, "duration": "1s"},
+             "flows": [{"name": "a", "kind": "x"}]}
+            """
+        let error = try #require(throws: ProfileError.self) { try Profile.parse(text, fileName: "demo.json") }
+        #expect(error.description.hasPrefix("target.http: "), "\(error)")
+        if value.hasPrefix("\"") { #expect(error.description.contains("is not one of: auto, 1.1, 2"), "\(error)") }
+    }
+
+    @Test(
         "base URLs split into endpoint and path prefix",
         arguments: [
             ("http://127.0.0.1:8080", Endpoint(host: "127.0.0.1", port: 8080), ""),

@@ -11,7 +11,8 @@ struct TransportAdviceTests {
             (.noFreeLocalPort, "connections.lifetime \"user\""),
             (.noFreeLocalPort, "connections.sourceAddresses"),
             (.outOfFileDescriptors, "ulimit -n"),
-            (.outOfSocketMemory, "--shard")
+            (.outOfSocketMemory, "--shard"),
+            (.http2NotNegotiated, "target.http to \"auto\"")
         ])
     func generatorAdvice(reason: TransportError.Reason, words: String) throws {
         let advice = try #require(reason.profileAdvice)
@@ -23,7 +24,7 @@ struct TransportAdviceTests {
         let reasons: [TransportError.Reason] = [
             .unspecified, .refused, .unreachable, .reset, .unresolvedHost, .timedOut(.connecting), .timedOut(.tlsHandshake),
             .timedOut(.awaitingResponse), .timedOut(.readingResponse), .tlsFailed, .staleConnection, .badResponse(.cutShort),
-            .systemCallFailed
+            .systemCallFailed, .http2(code: 1, goAway: false), .http2(code: 11, goAway: true)
         ]
         for reason in reasons { #expect(reason.profileAdvice == nil, "\(reason)") }
     }

@@ -22,6 +22,8 @@ final class ScriptedStream: ByteStream {
     /// descriptor of the test process.
     let fd: Int32
     var isSecure = false
+    /// What ALPN chose, for a stream that plays TLS.
+    var negotiatedProtocol: String?
     /// Results of the next handshake steps, in order; once they run out the handshake is done.
     var handshakeSteps: [StreamResult] = []
     var hasBufferedInput = false
@@ -54,6 +56,12 @@ final class ScriptedStream: ByteStream {
         script.reduce(0) { total, step in
             if case .bytes(let bytes) = step { total + bytes.count } else { total }
         }
+    }
+
+    /// What was written since the last call (of this or ``takeWritten()``), as bytes.
+    func takeWrittenBytes() -> [UInt8] {
+        defer { written = [] }
+        return written
     }
 
     /// What was written since the last call, as text.

@@ -47,12 +47,20 @@ public struct Outcome: Sendable, Hashable, CustomStringConvertible {
         case (.timeout, .timedOut(.readingResponse)): self.init(.timeout, "response incomplete within the step timeout")
         case (.timeout, _): self.init(.timeout, "no response within the step timeout")
         case (.protocolViolation, .badResponse(let problem)): self.init(.transportError, "bad response: \(problem)")
+        // An HTTP/2 stream or connection error: the detail names the RFC 9113 code (`h2 stream error PROTOCOL_ERROR`).
+        case (.protocolViolation, .http2): self.init(.transportError, error.detail)
         case (.protocolViolation, _): self.init(.transportError, "bad response")
         case (.cancelled, _): self = .cancelled
         // The kind alone ("tls") would not say which check failed or how to fix it; the few TLS details are stable texts.
         // A certificate problem also says which profile key fixes it: the transport names none.
         case (.tls, _):
-            self.init(.transportError, error.tlsFailure.map { "\(error.description) (\($0.profileAdvice))" } ?? error.description)
+            if let failure = error.tlsFailure {
+                self.init(.transportError, "\(error.description) (\(failure.profileAdvice))")
+            } else if let advice = error.reason.profileAdvice {
+                self.init(.transportError, "\(error.description): \(advice)")
+            } else {
+                self.init(.transportError, error.description)
+            }
         // A socket error says which call failed, with which errno, and what to change (stable texts). The transport
         // says what failed; what to change comes from here, the layer that knows the profile.
         case (.other, _) where !error.detail.isEmpty, (.generatorLimit, _):

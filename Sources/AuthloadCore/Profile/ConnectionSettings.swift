@@ -29,15 +29,18 @@ public struct ConnectionSettings: Sendable, Equatable {
     public var sourceAddresses: [String]
     /// How an https target is checked and what the client shows it (`target.tls`, `target.insecureSkipTLSVerify`).
     public var tls: TargetTLS
+    /// Which HTTP version requests travel on (`target.http`).
+    public var http: HTTPVersionChoice
 
     public init(
         policy: Policy = defaultPolicy, connectTimeout: Duration = defaultConnectTimeout, sourceAddresses: [String] = [],
-        tls: TargetTLS = TargetTLS()
+        tls: TargetTLS = TargetTLS(), http: HTTPVersionChoice = .auto
     ) {
         self.policy = policy
         self.connectTimeout = connectTimeout
         self.sourceAddresses = sourceAddresses
         self.tls = tls
+        self.http = http
     }
 
     /// How long an idle connection is kept: the per-user setting, or the default for a pool's.
@@ -67,4 +70,15 @@ public enum ConnectionLifetime: String, Sendable, Equatable, CaseIterable {
     /// One connection for the user's whole life, kept alive across iterations up to `idleTimeout` (what k6 and
     /// browsers do): for flows that model an app already running.
     case user
+}
+
+/// Which HTTP version a run's requests travel on (`target.http`). WebSockets always open on HTTP/1.1.
+public enum HTTPVersionChoice: String, Sendable, Equatable, CaseIterable {
+    /// HTTP/2 where the server agrees to it by ALPN (https), HTTP/1.1 otherwise: what an app's URL loading does.
+    case auto
+    /// HTTP/1.1 only; TLS offers no `h2`.
+    case http1 = "1.1"
+    /// HTTP/2 only: by ALPN on https, where a server that does not agree fails the request; with prior knowledge
+    /// (h2c, RFC 9113 §3.3) on http.
+    case http2 = "2"
 }

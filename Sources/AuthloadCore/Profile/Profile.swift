@@ -76,7 +76,7 @@ public enum Profile {
     }
 
     static func target(_ reader: ProfileReader) throws(ProfileError) -> TargetPlan {
-        try reader.rejectUnknownKeys(allowed: ["baseURL", "embedded", "insecureSkipTLSVerify", "tls"])
+        try reader.rejectUnknownKeys(allowed: ["baseURL", "embedded", "insecureSkipTLSVerify", "tls", "http"])
         let base = try reader.optional("baseURL")
         let embedded = try reader.optional("embedded")
         switch (base, embedded) {
@@ -170,7 +170,7 @@ public enum Profile {
     }
 
     /// The one place the profile's connection settings are read: `connections`, `timeouts.connect`, and the target's
-    /// `tls` and `insecureSkipTLSVerify`.
+    /// `tls`, `insecureSkipTLSVerify` and `http`.
     static func connections(_ root: ProfileReader, target: TargetPlan, targetReader: ProfileReader) throws(ProfileError)
         -> ConnectionSettings
     {
@@ -179,6 +179,9 @@ public enum Profile {
         let insecure = try targetReader.optional("insecureSkipTLSVerify")
         if let tls = try targetReader.optional("tls") { settings.tls = try TargetTLS.read(tls, target: target, insecure: insecure) }
         settings.tls.insecureSkipTLSVerify = try insecure?.bool() ?? false
+        if let http = try targetReader.optional("http") {
+            settings.http = HTTPVersionChoice(rawValue: try http.oneOf(HTTPVersionChoice.allCases.map(\.rawValue)))!
+        }
         guard let reader = try root.optional("connections") else { return settings }
         try reader.rejectUnknownKeys(allowed: ["policy", "poolSize", "idleTimeout", "lifetime", "sourceAddresses"])
         if try reader.optional("policy")?.oneOf(["per-user", "shared"]) == "shared" {

@@ -13,6 +13,8 @@ extension TransportError.Reason {
         case .outOfFileDescriptors:
             "raise `ulimit -n` (authload raises the soft limit to the hard one) or run fewer users per process"
         case .outOfSocketMemory: "fewer connections per process, or more generators (--shard)"
+        case .http2NotNegotiated:
+            "the server did not accept HTTP/2 (h2) by ALPN; set target.http to \"auto\" to fall back to HTTP/1.1, or \"1.1\""
         default: nil
         }
     }

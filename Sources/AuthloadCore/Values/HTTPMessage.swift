@@ -90,16 +90,21 @@ public struct RequestTiming: Sendable, Hashable {
     public var timeToFirstByte: Duration
     public var total: Duration
     public var reusedConnection: Bool
+    /// HTTP/2: how long the request waited for a stream (the server's SETTINGS_MAX_CONCURRENT_STREAMS reached on every
+    /// connection it may use) and for flow-control window to send its body. Part of `total`, as a pool's wait is:
+    /// the user waited; counted apart too, so a report can tell a server's limits from its slowness. Zero on HTTP/1.1.
+    public var streamWait: Duration
 
     public init(
         connect: Duration = .zero, tlsHandshake: Duration = .zero, timeToFirstByte: Duration = .zero,
-        total: Duration = .zero, reusedConnection: Bool = false
+        total: Duration = .zero, reusedConnection: Bool = false, streamWait: Duration = .zero
     ) {
         self.connect = connect
         self.tlsHandshake = tlsHandshake
         self.timeToFirstByte = timeToFirstByte
         self.total = total
         self.reusedConnection = reusedConnection
+        self.streamWait = streamWait
     }
 }
 

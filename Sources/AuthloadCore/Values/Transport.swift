@@ -88,6 +88,11 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         case outOfSocketMemory
         /// A system call failed for a reason none of the above names; ``TransportError/systemCall`` says which.
         case systemCallFailed
+        /// HTTP/2 was required, and the server did not agree to it by ALPN in the TLS handshake.
+        case http2NotNegotiated
+        /// An HTTP/2 stream ended with an RFC 9113 §7 error code: reset by either side (`goAway` false), or the
+        /// connection failed or was closed by the server's GOAWAY (`goAway` true). The detail names the code.
+        case http2(code: UInt32, goAway: Bool)
 
         /// The kind a failure of this reason is grouped under.
         var kind: Kind {
@@ -99,7 +104,8 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
             case .timedOut(.awaitingResponse), .timedOut(.readingResponse): .timeout
             case .tlsFailed: .tls
             case .staleConnection: .closed
-            case .badResponse: .protocolViolation
+            case .badResponse, .http2: .protocolViolation
+            case .http2NotNegotiated: .tls
             case .noFreeLocalPort, .outOfFileDescriptors, .outOfSocketMemory: .generatorLimit
             case .unspecified, .unreachable, .sourceAddressNotLocal, .systemCallFailed: .other
             }

@@ -40,9 +40,15 @@ protocol ByteStream: AnyObject {
 
     /// Says goodbye at the stream level before the socket closes (TLS `close_notify`); best effort.
     func shutdown()
+
+    /// The application protocol the peer agreed to in the handshake (TLS ALPN: `h2`, `http/1.1`); nil when none was.
+    var negotiatedProtocol: String? { get }
 }
 
 extension ByteStream {
+    /// Plain TCP negotiates nothing.
+    var negotiatedProtocol: String? { nil }
+
     /// Writes `bytes` from offset `written` on, as far as the socket takes them now; `written` advances by what went.
     ///
     /// The one write loop of every connection (HTTP client and server, WebSocket client and frames).

@@ -144,7 +144,10 @@ public final class TLSClientContext: @unchecked Sendable {
 
     /// A session that will connect on `fd` to `host` (a name or a numeric address, as in the URL) at `port`, resuming
     /// one an earlier connection to the same name and port was given when there is one.
-    func makeStream(fd: Int32, host: String, port: Int) throws(TransportError) -> TLSStream {
+    ///
+    /// - Parameter protocols: what ALPN offers, most wanted first (`["h2", "http/1.1"]`); the server's choice is the
+    ///   stream's ``TLSStream/negotiatedProtocol`` once the handshake is done. Empty: no ALPN extension at all.
+    func makeStream(fd: Int32, host: String, port: Int, protocols: [String] = []) throws(TransportError) -> TLSStream {
         OpenSSLError.clear()
         guard let ssl = SSL_new(context) else { throw OpenSSLError.error("cannot start a TLS session") }
         // A server name set for the host stands in for it, in SNI and in the check alike.
@@ -156,6 +159,11 @@ public final class TLSClientContext: @unchecked Sendable {
         }
         // SNI carries names only (RFC 6066 forbids addresses).
         if configured && !numeric { configured = authload_ssl_set_server_name(ssl, name) == 1 }
+        if configured && !protocols.isEmpty {
+            let wire = Self.alpnWire(protocols)
+            // Unlike most of OpenSSL, 0 is success here.
+            configured = wire.withUnsafeBufferPointer { SSL_set_alpn_protos(ssl, $0.baseAddress, UInt32($0.count)) } == 0
+        }
         guard configured else {
             SSL_free(ssl)
             throw OpenSSLError.error("cannot set up a TLS session for \(name)")
@@ -170,6 +178,13 @@ public final class TLSClientContext: @unchecked Sendable {
         return TLSStream(
             fd: fd, ssl: ssl, role: .client(verifiedPeer: configuration.skipsCertificateVerification ? nil : name, name: name),
             sendsCertificate: configuration.clientCertificatePEM != nil, resumption: (sessions, key))
+    }
+}
+
+extension TLSClientContext {
+    /// The ALPN protocol list as TLS carries it (RFC 7301 §3.1): each name preceded by its length.
+    static func alpnWire(_ protocols: [String]) -> [UInt8] {
+        protocols.flatMap { [UInt8(clamping: $0.utf8.count)] + Array($0.utf8) }
     }
 }
 

@@ -107,26 +107,31 @@ enum HPACKHuffman {
     static func decode(_ bytes: ArraySlice<UInt8>) throws(Failure) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count * 8 / 5)
-        var node = 0
-        var bitsSinceSymbol = 0
-        var onlyOnes = true
-        for byte in bytes {
-            for shift in stride(from: 7, through: 0, by: -1) {
-                let bit = (byte >> UInt8(shift)) & 1
-                node = Int(bit == 0 ? tree[node].children.0 : tree[node].children.1)
-                bitsSinceSymbol += 1
-                onlyOnes = onlyOnes && bit == 1
-                let symbol = tree[node].symbol
-                if symbol >= 0 {
-                    if symbol == 256 { throw .eos }
-                    output.append(UInt8(symbol))
-                    node = 0
-                    bitsSinceSymbol = 0
-                    onlyOnes = true
+        // Walked through a buffer pointer: indexing the global array itself retains and releases it at every bit
+        // (see docs/development.md, Measured design choices).
+        let failure: Failure? = tree.withUnsafeBufferPointer { tree in
+            var node = 0
+            var bitsSinceSymbol = 0
+            var onlyOnes = true
+            for byte in bytes {
+                for shift in stride(from: 7, through: 0, by: -1) {
+                    let bit = (byte >> UInt8(shift)) & 1
+                    node = Int(bit == 0 ? tree[node].children.0 : tree[node].children.1)
+                    bitsSinceSymbol += 1
+                    onlyOnes = onlyOnes && bit == 1
+                    let symbol = tree[node].symbol
+                    if symbol >= 0 {
+                        if symbol == 256 { return .eos }
+                        output.append(UInt8(symbol))
+                        node = 0
+                        bitsSinceSymbol = 0
+                        onlyOnes = true
+                    }
                 }
             }
+            return bitsSinceSymbol <= 7 && onlyOnes ? nil : .padding
         }
-        guard bitsSinceSymbol <= 7, onlyOnes else { throw .padding }
+        if let failure { throw failure }
         return output
     }
 }
