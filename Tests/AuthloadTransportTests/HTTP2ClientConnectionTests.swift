@@ -269,6 +269,27 @@ struct HTTP2ClientConnectionTests {
         #expect(agreed.written().contains { $0.type == 0x1 }, "h2 agreed: the request goes out")
     }
 
+    @Test("a cancelled request resets its stream with CANCEL and fails as cancelled; the connection carries the others on")
+    func cancelled() {
+        let harness = Harness()
+        harness.open()
+        _ = harness.written()
+        harness.send()
+        harness.send()
+        _ = harness.written()
+        harness.connection.cancel(harness.exchanges[0])
+        #expect(harness.written() == [.rstStream(streamID: 1, .cancel)])
+        guard case .failure(let error)? = harness.results[0] else {
+            Issue.record("the cancelled request got no answer")
+            return
+        }
+        #expect(error is CancellationError)
+        // The server's late answer on the reset stream is ignored.
+        harness.answer(200, on: 1)
+        harness.answer(201, on: 3)
+        #expect(harness.response(1)?.status == 201 && harness.closes == 0)
+    }
+
     @Test("an idle connection closes after its idle timeout")
     func idle() {
         let harness = Harness(idleTimeout: .seconds(30))
