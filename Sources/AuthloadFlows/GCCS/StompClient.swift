@@ -84,6 +84,8 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
         while true {
             if !ready.isEmpty {
                 let received = ready.removeFirst()
+                // The session waits seconds for its next status: an empty queue keeps no storage meanwhile.
+                if ready.isEmpty { ready = [] }
                 if received.frame.command == .error {
                     throw .serverError(
                         received.frame.headers["message"] ?? String(decoding: received.frame.body.prefix(200), as: UTF8.self))
