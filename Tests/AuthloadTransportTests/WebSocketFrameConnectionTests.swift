@@ -73,6 +73,35 @@ struct WebSocketFrameConnectionTests {
         #expect(!harness.loop.isClosed(harness.fd))
     }
 
+    @Test("a large message read in pieces leaves no buffer behind once delivered: a held socket keeps only unread bytes")
+    func readBuffersReleased() throws {
+        let harness = Harness()
+        let large = Array(repeating: UInt8(9), count: 200_000)
+        let bytes = Self.server(.binary(large)) + Self.server(.text("s"))
+        harness.arrive(Array(bytes[..<150_000]))
+        #expect(harness.recorder.messages.isEmpty)
+        #expect(harness.frames.retainedBufferCapacity >= 150_000 - 10, "the unfinished frame's bytes are kept")
+        // The rest of the large frame and the first byte of the next.
+        harness.arrive(Array(bytes[150_000..<(bytes.count - 2)]))
+        #expect(harness.recorder.messages == [.binary(large)])
+        #expect(harness.frames.retainedBufferCapacity < 1000, "only the next frame's first byte is kept")
+        harness.arrive(Array(bytes[(bytes.count - 2)...]))
+        #expect(harness.recorder.messages == [.binary(large), .text("s")])
+        #expect(harness.frames.retainedBufferCapacity == 0)
+    }
+
+    @Test("a write the socket could not take at once is let go of once it is out")
+    func writeBufferReleased() throws {
+        let harness = Harness()
+        harness.stream.writeWindow = 100
+        try harness.frames.send(.binary(Array(repeating: 1, count: 5000)))
+        #expect(harness.frames.retainedBufferCapacity >= 4900, "what the socket did not take waits")
+        harness.stream.writeWindow = nil
+        harness.loop.fire(EPOLLOUT.rawValue, on: harness.fd)
+        #expect(try harness.writtenFrames().map(\.payload) == [Array(repeating: 1, count: 5000)])
+        #expect(harness.frames.retainedBufferCapacity == 0, "nothing is kept for the next write")
+    }
+
     @Test("a ping is answered with a masked pong carrying its bytes, even when the socket takes it in pieces")
     func pingAnswered() throws {
         let harness = Harness()

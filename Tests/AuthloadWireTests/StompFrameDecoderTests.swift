@@ -216,6 +216,21 @@ struct StompFrameDecoderTests {
         #expect(decoder.bufferedByteCount == 0)
     }
 
+    @Test("holds no buffer once every frame fed is out, whatever size the last one was")
+    func bufferReleased() throws {
+        var decoder = StompFrameDecoder()
+        let body = Array(repeating: UInt8(ascii: "x"), count: 50_000)
+        decoder.feed(stompBytes("MESSAGE\n\n") + body + [0])
+        #expect(try decoder.next() == .frame(StompFrame(command: .message, body: body)))
+        #expect(try decoder.next() == .needMoreData)
+        #expect(decoder.retainedCapacity == 0, "a session waiting for its next status keeps no buffer")
+        decoder.feed(stompBytes("MESSAGE\n\nok\0\n"))
+        #expect(try decoder.next() == .frame(StompFrame(command: .message, body: stompBytes("ok"))))
+        #expect(try decoder.next() == .heartBeat)
+        #expect(try decoder.next() == .needMoreData)
+        #expect(decoder.retainedCapacity == 0)
+    }
+
     @Test("keeps throwing the first error and ignores bytes fed after it")
     func errorsAreSticky() {
         var decoder = StompFrameDecoder()

@@ -91,6 +91,24 @@ struct RFCExample: Sendable, CustomTestStringConvertible {
         #expect(decoder.bufferedByteCount == 1)
     }
 
+    @Test("holds no buffer once a large frame is out, and only the unfinished frame's bytes while one is incomplete")
+    func buffersReleased() throws {
+        var decoder = WebSocketFrameDecoder(role: .client)
+        let large = WebSocketFrame.binary(Array(repeating: 7, count: 100_000))
+        let bytes = encodeFrames([large, .text("status")])
+        // The large frame whole, and the first 2 bytes of the next one (its header).
+        let cut = bytes.count - 6
+        decoder.feed(bytes[..<cut])
+        #expect(try decoder.next() == .frame(large))
+        #expect(try decoder.next() == .needMoreData)
+        #expect(decoder.bufferedByteCount == 2)
+        #expect(decoder.retainedCapacity < 1000, "the unfinished frame's buffer is sized to what is left, not to the large frame")
+        decoder.feed(bytes[cut...])
+        #expect(try decoder.next() == .frame(.text("status")))
+        #expect(try decoder.next() == .needMoreData)
+        #expect(decoder.retainedCapacity == 0, "a held socket between messages keeps no buffer")
+    }
+
     @Test("rejects an oversized frame from its header, before any payload arrives")
     func oversizedFrameRejectedEarly() {
         var decoder = WebSocketFrameDecoder(role: .client, maxFrameSize: 1024)

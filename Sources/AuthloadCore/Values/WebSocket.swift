@@ -54,6 +54,9 @@ public struct WebSocketUpgradeRejected: Error, Sendable, Hashable, CustomStringC
 /// ```
 public protocol WebSocketConnection: Sendable {
     /// The server's `101` response, with the handshake's timing (connect, TLS, first byte, total).
+    ///
+    /// Its status line and timing only: the transport checks the header fields (`Sec-WebSocket-Accept`, the
+    /// sub-protocol, which ``subprotocol`` keeps) and does not keep them for the socket's life.
     var handshake: HTTPResponse { get }
 
     /// The subprotocol the server selected from those offered, if any.

@@ -103,7 +103,7 @@ public struct GCCSAuthFlow: Flow {
 
     public func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome where C.Duration == Duration {
         let cancels = options.cancelRatio > 0 && Double.random(in: 0..<1, using: &user.random) < options.cancelRatio
-        var iteration = GCCSIteration(
+        let iteration = GCCSIteration(
             flow: self, context: context, userKey: user.identity.username, deviceID: "authload-device-\(user.index)", cancels: cancels)
         return await iteration.run()
     }

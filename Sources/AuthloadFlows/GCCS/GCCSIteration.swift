@@ -3,7 +3,11 @@ import AuthloadWire
 
 /// One GCCS authentication of one user: what the flow holds between its steps (keys, the STOMP
 /// session, the status tracker), and the steps themselves.
-struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
+///
+/// A class, used by one task: its state lives in one allocation of its own size. As a generic struct it lived in the
+/// task's async frames, whose memory a task keeps until it ends, in 1,000-byte slabs each frame of unknown size
+/// started anew: with the socket held a minute, a user's task held two more slabs.
+final class GCCSIteration<C: Clock> where C.Duration == Duration {
     typealias Step = GCCSAuthFlow.Step
 
     let flow: GCCSAuthFlow
@@ -34,7 +38,7 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
     /// The end of the current step: the step timeout from now, or the flow's deadline if sooner.
     private var stepDeadline: C.Instant { min(clock.now.advanced(by: context.stepTimeout), context.deadline) }
 
-    mutating func run() async -> Outcome {
+    func run() async -> Outcome {
         var outcome = await requestChannel()
         if outcome.isOK { outcome = await openStatusStream() }
         if outcome.isOK { outcome = await verify() }
@@ -45,7 +49,7 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
     // MARK: Steps
 
     /// C0: `POST /auth` → channel and block keys.
-    private mutating func requestChannel() async -> Outcome {
+    private func requestChannel() async -> Outcome {
         let body: JSONValue = [
             "clientKey": .string(options.clientKey), "userKey": .string(userKey),
             "deviceId": .string(deviceID), "authPlatform": "CMMAPF002"
@@ -64,16 +68,17 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// C1–C2: the WebSocket, STOMP CONNECT, and the `/user/queue` subscription, as one `connect` step.
-    private mutating func openStatusStream() async -> Outcome {
+    private func openStatusStream() async -> Outcome {
         let start = clock.now
         let deadline = stepDeadline
         let query = [("clientKey", options.clientKey), ("deviceId", deviceID), ("channelKey", channelKey), ("userKey", userKey)]
             .map { "\($0)=\(PercentEncoding.encode($1))" }.joined(separator: "&")
         let outcome: Outcome
         do {
-            let socket = try await context.openWebSocket(
-                HTTPRequest(method: "GET", target: "\(flow.basePath)\(paths.socket)?\(query)"),
-                protocols: options.subprotocols, timeout: start.duration(to: deadline))
+            let context = self.context
+            let request = HTTPRequest(method: "GET", target: "\(flow.basePath)\(paths.socket)?\(query)")
+            let (protocols, timeout) = (options.subprotocols, start.duration(to: deadline))
+            let socket = try await Self.apartThrowing { try await context.openWebSocket(request, protocols: protocols, timeout: timeout) }
             var session = StompClient(socket: socket, clock: clock)
             stomp = session
             try await session.connect(.connect(heartBeat: options.heartBeat), until: deadline)
@@ -92,7 +97,7 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// C3–C4: `POST /auth/nodes`, then the status stream up to verification (or the status a cancelling user waits for).
-    private mutating func verify() async -> Outcome {
+    private func verify() async -> Outcome {
         tracker.sent(at: clock.now)
         let body: JSONValue = [
             "lang": .string(options.lang), "clientKey": .string(options.clientKey), "deviceId": .string(deviceID),
@@ -116,7 +121,7 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// C5–C6: `POST /auth/complete`, then `AuthCompleted`, then C7: the result token.
-    private mutating func complete() async -> Outcome {
+    private func complete() async -> Outcome {
         tracker.sent(at: clock.now)
         let body: JSONValue = [
             "lang": .string(options.lang), "clientKey": .string(options.clientKey),
@@ -131,21 +136,22 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
 
         let query = [("deviceId", deviceID), ("clientKey", options.clientKey), ("channelKey", channelKey)]
             .map { "\($0)=\(PercentEncoding.encode($1))" }.joined(separator: "&")
-        let token = await context.exchange(
-            step: GCCSAuthFlow.index(.token),
-            HTTPRequest(method: "GET", target: "\(flow.basePath)\(paths.auth)?\(query)")
-        ) { response in
-            let outcome = GCCSAuthFlow.classify(response)
-            guard outcome.isOK else { return outcome }
-            let token = GCCSEnvelope(body: response.body)?.data.stringValue ?? ""
-            return token.isEmpty ? Outcome(.protocolError, "no result token") : .ok
+        let context = self.context
+        let request = HTTPRequest(method: "GET", target: "\(flow.basePath)\(paths.auth)?\(query)")
+        let token = await Self.apart {
+            await context.exchange(step: GCCSAuthFlow.index(.token), request) { response in
+                let outcome = GCCSAuthFlow.classify(response)
+                guard outcome.isOK else { return outcome }
+                let token = GCCSEnvelope(body: response.body)?.data.stringValue ?? ""
+                return token.isEmpty ? Outcome(.protocolError, "no result token") : .ok
+            }
         }
         return token.outcome
     }
 
     /// C8: `DELETE /auth`, then whichever end the server reports: `AuthCanceled`, or `AuthCompleted` when
     /// the verification finished first (then the cancel answers 5019). Never both.
-    private mutating func cancel() async -> Outcome {
+    private func cancel() async -> Outcome {
         tracker.sent(at: clock.now)
         let body: JSONValue = ["lang": .string(options.lang), "clientKey": .string(options.clientKey), "deviceId": .string(deviceID)]
         let cancelled = await post(.cancel, path: paths.auth, method: "DELETE", body: body)
@@ -157,7 +163,7 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// UNSUBSCRIBE and DISCONNECT after a clean run (timed as `disconnect`), or a plain close after a failure.
-    private mutating func finish(_ outcome: Outcome) async -> Outcome {
+    private func finish(_ outcome: Outcome) async -> Outcome {
         guard var session = stomp else { return outcome }
         stomp = nil
         guard outcome.isOK else {
@@ -193,12 +199,12 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
     /// Reads statuses until one of `targets` arrives, timing each; any other end of the stream fails the step.
     ///
     /// A failure is recorded on the first target's step, timed from the flow's start.
-    private mutating func awaitStatus(_ targets: Set<GCCSStatus>, until deadline: C.Instant, expiry: Outcome) async -> Outcome {
-        guard var session = stomp else { return Outcome(.protocolError, "no status stream") }
-        defer { stomp = session }
+    private func awaitStatus(_ targets: Set<GCCSStatus>, until deadline: C.Instant, expiry: Outcome) async -> Outcome {
+        guard stomp != nil else { return Outcome(.protocolError, "no status stream") }
         let outcome: Outcome
         do {
-            outcome = try await follow(&session, until: targets, deadline: deadline)
+            // In place: a copy of the generic session would take task memory for as long as the status stream is followed.
+            outcome = try await follow(&stomp!, until: targets, deadline: deadline)
         } catch .timeout {
             outcome = expiry
         } catch {
@@ -210,7 +216,7 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
         return outcome
     }
 
-    private mutating func follow(
+    private func follow(
         _ session: inout StompClient<C>, until targets: Set<GCCSStatus>,
         deadline: C.Instant
     ) async throws(StompClientError) -> Outcome {
@@ -250,10 +256,29 @@ struct GCCSIteration<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     private func post(_ step: Step, path: String, method: String = "POST", body: JSONValue) async -> StepResult {
-        var request = HTTPRequest(method: method, target: flow.basePath + path, body: body.serialized())
-        request.headers.add("Content-Type", "application/json")
-        request.headers.add("Accept", "application/json")
-        return await context.exchange(step: GCCSAuthFlow.index(step), request, classify: GCCSAuthFlow.classify)
+        var headers = HTTPHeaders()
+        headers.add("Content-Type", "application/json")
+        headers.add("Accept", "application/json")
+        let request = HTTPRequest(method: method, target: flow.basePath + path, headers: headers, body: body.serialized())
+        let (context, step) = (self.context, GCCSAuthFlow.index(step))
+        return await Self.apart { await context.exchange(step: step, request, classify: GCCSAuthFlow.classify) }
+    }
+
+    /// Runs a request in a child task of its own, so that its call chain's memory goes when the request is done.
+    ///
+    /// A task keeps every slab its async frames ever took until it ends, and a request's path through the context, the
+    /// pool and the connection is the deepest the flow goes: in the flow's own task, it stayed with the user for the
+    /// minute its status stream is held open. A child task's slabs are freed when it ends; it runs on the same executor
+    /// (the task prefers its event loop) and costs a task's creation per request, a few a minute per user.
+    private static func apart<T: Sendable>(_ work: @escaping @Sendable () async -> T) async -> T {
+        async let result = work()
+        return await result
+    }
+
+    /// ``apart(_:)`` for work that throws.
+    private static func apartThrowing<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
+        async let result = work()
+        return try await result
     }
 
     /// The `enCode*` parameters, encrypted under this authentication's channel key as the SDK does.

@@ -84,6 +84,8 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
         while true {
             if !ready.isEmpty {
                 let received = ready.removeFirst()
+                // The session waits seconds for its next status: an empty queue keeps no storage meanwhile.
+                if ready.isEmpty { ready = [] }
                 if received.frame.command == .error {
                     throw .serverError(
                         received.frame.headers["message"] ?? String(decoding: received.frame.body.prefix(200), as: UTF8.self))
@@ -151,47 +153,75 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// Reads one WebSocket message into the decoder, sending or expecting heart-beats while it waits.
+    ///
+    /// What to do next and what came are worked out in synchronous helpers, so that only a `Duration` and the message
+    /// cross the wait: a task keeps its async frames' memory until it ends, and this wait is where a held session spends
+    /// its minute. Generic instants kept across it took task memory of their own, and a frame over the task allocator's
+    /// 1,000-byte slab took a slab to itself.
     private mutating func receiveMessage(until deadline: C.Instant) async throws(StompClientError) {
         while true {
-            let now = clock.now
-            var wake = deadline
-            var beatDue: C.Instant?
-            if let interval = heartBeat.clientToServer {
-                let due = lastSent.advanced(by: interval)
-                beatDue = due
-                wake = min(wake, due)
-            }
-            var silenceLimit: C.Instant?
-            if let interval = heartBeat.serverToClient {
-                let limit = lastHeard.advanced(by: interval * 2)
-                silenceLimit = limit
-                wake = min(wake, limit)
-            }
-            if let beatDue, beatDue <= now {
+            let timeout: Duration
+            switch nextWait(until: deadline) {
+            case .sendHeartBeat:
                 try await sendRaw(.text("\n"))
                 continue
+            case .fail(let error): throw error
+            case .wait(let duration): timeout = duration
             }
-            if let silenceLimit, silenceLimit <= now { throw .heartBeatMissed }
-            if deadline <= now { throw .timeout }
-
-            let received: ReceivedWebSocketMessage
-            do {
-                received = try await socket.receiveQueued(timeout: now.duration(to: wake))
-            } catch let error as TransportError where error.kind == .timeout {
-                continue
-            } catch {
-                throw StompClientError(error)
-            }
-            let arrivedNow = clock.now
-            let arrived = arrivedNow.advanced(by: .zero - received.queued)
-            lastHeard = arrivedNow
-            switch received.message {
-            case .text(let text): decoder.feed(text.utf8)
-            case .binary(let bytes): decoder.feed(bytes)
-            }
-            try drainDecoder(arrived: arrived)
+            guard let received = try await receiveQueued(timeout: timeout) else { continue }
+            try take(received)
             return
         }
+    }
+
+    /// What ``receiveMessage(until:)`` does next.
+    private enum Wait {
+        case sendHeartBeat
+        case fail(StompClientError)
+        /// Wait this long for a message (the deadline, the next heart-beat or the server's silence limit).
+        case wait(Duration)
+    }
+
+    @inline(never)
+    private func nextWait(until deadline: C.Instant) -> Wait {
+        let now = clock.now
+        var wake = deadline
+        if let interval = heartBeat.clientToServer {
+            let due = lastSent.advanced(by: interval)
+            if due <= now { return .sendHeartBeat }
+            wake = min(wake, due)
+        }
+        if let interval = heartBeat.serverToClient {
+            let limit = lastHeard.advanced(by: interval * 2)
+            if limit <= now { return .fail(.heartBeatMissed) }
+            wake = min(wake, limit)
+        }
+        if deadline <= now { return .fail(.timeout) }
+        return .wait(now.duration(to: wake))
+    }
+
+    /// The next message, or nil when `timeout` passed without one (a heart-beat may be due).
+    private func receiveQueued(timeout: Duration) async throws(StompClientError) -> ReceivedWebSocketMessage? {
+        do {
+            return try await socket.receiveQueued(timeout: timeout)
+        } catch let error as TransportError where error.kind == .timeout {
+            return nil
+        } catch {
+            throw StompClientError(error)
+        }
+    }
+
+    /// Feeds a message to the decoder and queues the frames it completes, stamped with when the message arrived.
+    @inline(never)
+    private mutating func take(_ received: ReceivedWebSocketMessage) throws(StompClientError) {
+        let arrivedNow = clock.now
+        let arrived = arrivedNow.advanced(by: .zero - received.queued)
+        lastHeard = arrivedNow
+        switch received.message {
+        case .text(let text): decoder.feed(text.utf8)
+        case .binary(let bytes): decoder.feed(bytes)
+        }
+        try drainDecoder(arrived: arrived)
     }
 
     private mutating func drainDecoder(arrived: C.Instant) throws(StompClientError) {

@@ -45,6 +45,9 @@ final class ConnectionCore {
     /// Bytes are queued that the socket has not taken yet.
     var hasOutput: Bool { written < output.count }
 
+    /// Bytes of memory held for output now: none once everything queued is written.
+    var retainedOutputCapacity: Int { output.capacity }
+
     /// What a handshake step or a write came to.
     enum Progress {
         /// Finished (the handshake is done; everything queued is written).
@@ -113,8 +116,9 @@ final class ConnectionCore {
     private func settle(_ result: StreamResult) -> Progress {
         switch result {
         case .done:
-            // One large message should not pin its buffer for the life of an idle socket.
-            if output.capacity > 64 * 1024 { output = [] } else { output.removeAll(keepingCapacity: true) }
+            // Released, not kept for the next write: a socket queues only what the kernel would not take at once, rare on
+            // a held socket, and a kept buffer would cost every held socket its largest blocked write for its whole life.
+            output = []
             written = 0
             setInterest(EPOLLIN.rawValue)
             return .done

@@ -23,7 +23,9 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
     }
 
     let loop: EventLoop
-    private let upgrade: Upgrade
+    /// What the answer to the upgrade is checked against; nil once it is answered (or the opening failed), so an open
+    /// WebSocket does not hold its request's bytes, key and offered protocols for its whole life.
+    private var upgrade: Upgrade?
     /// The connection carrying the upgrade request, until it is answered.
     private var opening: HTTPClientConnection?
     private var opener: LoopWaiter<WebSocketHandle>?
@@ -56,6 +58,8 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
         connection.send(
             PendingRequest(upgrade: upgrade.bytes, for: self), method: "GET", start: upgrade.start, deadline: upgrade.deadline,
             connectDeadline: upgrade.connectDeadline, upgrade: true)
+        // The request's bytes now travel with the pending request, which the HTTP connection drops once it is answered.
+        self.upgrade?.bytes = []
     }
 
     // MARK: Opening handshake
@@ -64,18 +68,20 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
     func fail(_ error: any Error) {
         let connection = opening
         opening = nil
+        upgrade = nil
         opener?.resume(.failure(error))
         opener = nil
         connection?.close()
     }
 
     func failed(_ error: any Error) {
-        guard (error as? TransportError)?.kind == .timeout else { return fail(error) }
-        fail(TransportError(.timeout, "the WebSocket handshake did not finish within \(upgrade.timeout)"))
+        guard (error as? TransportError)?.kind == .timeout, let timeout = upgrade?.timeout else { return fail(error) }
+        fail(TransportError(.timeout, "the WebSocket handshake did not finish within \(timeout)"))
     }
 
     func upgraded(_ response: HTTPResponse, leftover: [UInt8], on connection: HTTPClientConnection) -> (any EventHandler)? {
         opening = nil
+        guard let upgrade = upgrade.take() else { return nil }
         guard response.status == 101 else {
             fail(WebSocketUpgradeRejected(response: response))
             return nil
@@ -93,7 +99,9 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
         self.frames = frames
         // Frames that came in the same read as the 101 belong to the WebSocket, not to HTTP.
         frames.start(leftover: leftover)
-        opener?.resume(.success(WebSocketHandle(handshake: response, subprotocol: subprotocol, connection: self)))
+        // The header fields are checked: a held socket need not keep them (a few hundred bytes each).
+        let handshake = HTTPResponse(status: response.status, reason: response.reason, timing: response.timing)
+        opener?.resume(.success(WebSocketHandle(handshake: handshake, subprotocol: subprotocol, connection: self)))
         opener = nil
         return frames
     }

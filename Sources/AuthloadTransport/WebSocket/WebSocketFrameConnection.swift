@@ -44,6 +44,10 @@ final class WebSocketFrameConnection: EventHandler {
     /// Whether the WebSocket is over (closed, failed or dropped), though its last bytes may still be leaving.
     var isClosed: Bool { channel.isClosed }
 
+    /// Bytes of memory the socket holds for input and output now, beyond its fixed state: between messages, with
+    /// nothing queued, none. What the loop reads goes into its own buffer first, and only an unfinished frame is kept.
+    var retainedBufferCapacity: Int { channel.retainedInputCapacity + core.retainedOutputCapacity + early.capacity }
+
     /// Begins I/O: writes `prefix` (the handshake response, on a server) before any frame queued so
     /// far, then takes `leftover`, the bytes that arrived behind the handshake.
     func start(prefix: [UInt8] = [], leftover: [UInt8] = []) {

@@ -74,6 +74,9 @@ public struct StompFrameDecoder: Sendable {
     /// (or a CRLF) is partly received, which is worth knowing when the connection closes.
     public var bufferedByteCount: Int { buffer.count - frameStart }
 
+    /// Bytes of memory the decoder holds for its buffer now: none once every byte fed has been returned as frames.
+    public var retainedCapacity: Int { buffer.capacity }
+
     /// Buffers bytes received from the peer; bytes fed after an error are dropped.
     public mutating func feed(_ bytes: some Sequence<UInt8>) {
         guard failure == nil else { return }
@@ -106,7 +109,10 @@ public struct StompFrameDecoder: Sendable {
         while true {
             switch phase {
             case .betweenFrames:
-                guard frameStart < buffer.count else { return .needMoreData }
+                guard frameStart < buffer.count else {
+                    releaseDrainedBuffer()
+                    return .needMoreData
+                }
                 switch buffer[frameStart] {
                 case Self.lineFeed:
                     frameStart += 1
@@ -282,12 +288,18 @@ public struct StompFrameDecoder: Sendable {
 
     /// Drops consumed bytes, but only when cheap: when nothing is left, or the consumed prefix is
     /// large and at least half the buffer, so each byte is moved at most about once.
+    /// Lets go of the buffer once every frame in it is out: a session held open for minutes hears a status every few
+    /// seconds, and a buffer kept for the next one would cost it its largest frame's bytes all the while.
+    private mutating func releaseDrainedBuffer() {
+        guard buffer.capacity > 0 else { return }
+        buffer = []
+        (frameStart, cursor, lineStart, bodyStart) = (0, 0, 0, 0)
+    }
+
     private mutating func compact() {
         guard frameStart > 0 else { return }
         if frameStart == buffer.count {
-            // A buffer that once held a huge frame should not stay that big for the connection's life.
-            if buffer.capacity > 1 << 20 { buffer = [] } else { buffer.removeAll(keepingCapacity: true) }
-            (frameStart, cursor, lineStart, bodyStart) = (0, 0, 0, 0)
+            releaseDrainedBuffer()
         } else if frameStart >= 4096, frameStart >= buffer.count / 2 {
             buffer.removeSubrange(0..<frameStart)
             cursor -= frameStart

@@ -63,6 +63,10 @@ public struct WebSocketChannel: Sendable {
         if case .closed = state { true } else { false }
     }
 
+    /// Bytes of memory held for input now: the frame decoder's buffer and a fragmented message's pieces so far; none
+    /// between messages.
+    public var retainedInputCapacity: Int { decoder.retainedCapacity + assembler.retainedCapacity }
+
     // MARK: Input
 
     /// Takes bytes from the stream and returns what to do about the frames they complete.
@@ -171,13 +175,14 @@ public struct WebSocketChannel: Sendable {
     }
 }
 
-/// Masking keys drawn from OpenSSL's generator in batches, one `RAND_bytes` call per 64 frames.
+/// Masking keys drawn from OpenSSL's generator in batches, one `RAND_bytes` call per 16 frames.
 ///
 /// RFC 6455 §10.3 wants each key unpredictable from the ones before, so they come from the CSPRNG,
 /// not a seeded generator; batching keeps that cheap on the send path. The pool stays empty (no
-/// memory) until the first frame, since most idle sockets of a load test send rarely.
+/// memory) until the first frame, and a batch is small, since it stays with every held socket and most
+/// sockets of a load test send a few frames a minute.
 struct MaskKeyPool: Sendable {
-    private static let batch = 64
+    private static let batch = 16
     private var keys: [UInt32] = []
     private var index = 0
 

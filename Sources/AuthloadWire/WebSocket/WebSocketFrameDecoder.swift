@@ -76,6 +76,9 @@ public struct WebSocketFrameDecoder: Sendable {
     /// Bytes fed but not yet returned as frames.
     public var bufferedByteCount: Int { buffer.count - readIndex }
 
+    /// Bytes of memory the decoder holds for its buffer now: none once every byte fed has been returned as frames.
+    public var retainedCapacity: Int { buffer.capacity }
+
     /// Returns the next complete frame, or `.needMoreData`.
     ///
     /// - Throws: ``WebSocketError`` naming the stream offset of the offending byte; the same error again
@@ -83,7 +86,9 @@ public struct WebSocketFrameDecoder: Sendable {
     public mutating func next() throws(WebSocketError) -> Event {
         if let failure { throw failure }
         do {
-            return try decodeFrame()
+            let event = try decodeFrame()
+            if case .needMoreData = event { keepOnlyUnconsumed() }
+            return event
         } catch {
             failure = error
             throw error
@@ -184,13 +189,31 @@ public struct WebSocketFrameDecoder: Sendable {
         return value
     }
 
+    /// Once the decoder waits for more, keeps only the bytes not yet returned as frames: none between messages, and
+    /// an unfinished frame's bytes in a buffer of their size rather than in one a large frame before it grew.
+    ///
+    /// A WebSocket a load test holds open hears a message every few seconds and waits in between: a buffer kept for the
+    /// next message would cost every held socket its largest message's bytes. The next read's bytes get a buffer of
+    /// their own size; one allocation per read is nothing beside the read's system call.
+    private mutating func keepOnlyUnconsumed() {
+        guard readIndex > 0 else { return }
+        if readIndex == buffer.count {
+            buffer = []
+        } else if buffer.capacity > 4096, (buffer.count - readIndex) * 4 <= buffer.capacity {
+            buffer = Array(buffer[readIndex...])
+        } else {
+            return
+        }
+        bufferBase += readIndex
+        readIndex = 0
+    }
+
     /// Drops consumed bytes before new ones are appended, moving what is left only when that is
     /// cheap relative to what was consumed.
     private mutating func compact() {
         guard readIndex > 0 else { return }
         if readIndex == buffer.count {
-            // A connection that once took a large frame should not keep its buffer for good.
-            if buffer.capacity > 64 * 1024 { buffer = [] } else { buffer.removeAll(keepingCapacity: true) }
+            buffer = []
         } else if readIndex >= 4096, readIndex * 2 >= buffer.count {
             buffer.removeSubrange(0..<readIndex)
         } else {

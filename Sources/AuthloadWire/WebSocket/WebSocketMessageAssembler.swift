@@ -37,6 +37,9 @@ public struct WebSocketMessageAssembler: Sendable {
     /// Whether a fragmented message has started and not yet finished.
     public var isAssembling: Bool { openOpcode != nil }
 
+    /// Bytes of memory held for the fragments of the message still open; none between messages.
+    public var retainedCapacity: Int { fragments.capacity }
+
     /// Takes the next frame and returns a message when one is complete, nil while fragments are pending.
     ///
     /// - Throws: ``WebSocketError``: 1002 for a continuation with nothing to continue, a new text or
