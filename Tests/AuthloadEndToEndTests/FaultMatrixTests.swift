@@ -12,6 +12,8 @@ struct FaultMatrixTests {
     @Test("each fault at 5 % during a 1,000-user run over TLS: its own error kind at about its share, and the rest succeed")
     func faultMatrix() async throws {
         let requestFaults = WireFault.allCases.filter { $0 != .tlsHandshake }
+        // The wire faults break HTTP/1.1's framing; over HTTP/2, which this TLS server would agree to by ALPN, most of
+        // them end a stream with RST_STREAM instead (docs/staging-server.md), so the matrix pins HTTP/1.1.
         let rates = WireFault.allCases.map { "\"\($0.rawValue)\": \(Self.share)" }.joined(separator: ", ")
         let profile = try temporaryFile(
             "faults.json",
@@ -19,7 +21,7 @@ struct FaultMatrixTests {
             {"name": "faults",
              "target": {"embedded": {"tls": true, "faults": {\(rates), "paths": ["/health"]},
                                      "gccs": {"nodeDelay": {"fixed": "20ms"}, "socketDropRate": \(Self.share), "stompErrorRate": \(Self.share)}},
-                        "insecureSkipTLSVerify": true},
+                        "insecureSkipTLSVerify": true, "http": "1.1"},
              "load": {"users": 1000, "rampUp": "2s", "duration": "10s", "thinkTime": "2s", "gracefulStop": "3s"},
              "flows": [{"name": "probe", "kind": "http", "path": "/health", "weight": 4},
                        {"name": "gccs", "kind": "gccs-auth"}],
