@@ -7,6 +7,10 @@
 /// connecting, the host name did not resolve, the TLS handshake failed, or the generator could not open a
 /// connection at all. A request that times out waiting for its answer counts.
 ///
+/// A request the transport sent again because the server had not processed it (an HTTP/2 stream refused, or left
+/// out by a GOAWAY) still counts once, as the access log has it; its resends count apart (`httpResent`), whether it
+/// was answered in the end or failed, since the server refused each of them.
+///
 /// The context holds only this, never the bare client, so no way of sending can skip the count. It is a plain
 /// struct and takes the send's instant from its caller: as an `HTTPClient` made generic over the clock and boxed
 /// for every flow iteration, it cost every request an allocation, a metadata lookup, a clock reading and an async
@@ -27,10 +31,10 @@ struct CountingClient: Sendable {
     ) async throws -> HTTPResponse {
         do {
             let response = try await base.execute(request, timeout: timeout, isolation: isolation)
-            count(sentAt: sent, version: response.version)
+            count(sentAt: sent, version: response.version, resent: response.resent)
             return response
         } catch {
-            if Self.reachedTheWire(error) { count(sentAt: sent, version: nil) }
+            if Self.reachedTheWire(error) { count(sentAt: sent, version: nil, resent: (error as? TransportError)?.resent ?? 0) }
             throw error
         }
     }
@@ -50,8 +54,8 @@ struct CountingClient: Sendable {
         }
     }
 
-    private func count(sentAt sent: Duration, version: HTTPVersion?) {
-        recorder.countRequest(metric: flowMetric, startOffset: sent, shard: shard, version: version)
+    private func count(sentAt sent: Duration, version: HTTPVersion?, resent: Int = 0) {
+        recorder.countRequest(metric: flowMetric, startOffset: sent, shard: shard, version: version, resent: resent)
     }
 
     /// Whether a request that failed was sent at all.

@@ -148,6 +148,9 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     public var tlsFailure: TLSFailure?
     /// The system call that failed and its errno, when the error came from one.
     public var systemCall: SystemCall?
+    /// How many times the request was sent again, before it failed, because the server had not processed it (as
+    /// ``HTTPResponse/resent``): a request that ends in an error still made its server refuse those streams.
+    public var resent = 0
 
     /// An error of `kind` with the reason that kind implies (a refused kind is refused, a timeout awaited a response).
     public init(_ kind: Kind, _ detail: String = "") {
