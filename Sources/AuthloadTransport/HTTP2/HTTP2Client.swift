@@ -63,8 +63,7 @@ final class HTTP2Client: HTTPClient {
             } catch let error as TransportError {
                 guard error.isUnprocessedHTTP2Stream, attempt < Self.attempts else { throw error.resent(resent) }
                 attempt += 1
-                // Sent again only if it was sent: a request still queued on a connection that went away never left.
-                if error == .http2Refused(goAway: false) { resent += 1 }
+                if error.wasRefusedByServer { resent += 1 }
             }
         }
     }
@@ -103,6 +102,11 @@ final class HTTP2Client: HTTPClient {
 }
 
 extension TransportError {
+    /// Whether an unprocessed request had its stream opened and refused by the server (RST_STREAM REFUSED_STREAM, or
+    /// above the last stream of its GOAWAY), so that sending it again is a resend; not when it was still waiting for a
+    /// stream on a connection that went away, and had never left. Both have the same reason; the detail tells them.
+    var wasRefusedByServer: Bool { self == .http2Refused(goAway: false) }
+
     /// This error, for a request sent `count` times again because the server had not processed it.
     fileprivate func resent(_ count: Int) -> TransportError {
         var error = self
