@@ -27,7 +27,9 @@ struct CountingClientTests {
         func shutdown() {}
     }
 
-    @Test("a request sent again counts once, its resends apart, whether it was answered in the end or failed")
+    @Test(
+        "a request sent again counts once, its resends apart, whether it was answered in the end or failed; one refused every time counts only its resends"
+    )
     func resends() async throws {
         let catalog = MetricCatalog(flows: [("login", ["login"])])
         let recorder = MetricsRecorder(metricCount: catalog.count, interval: .seconds(1))
@@ -39,14 +41,18 @@ struct CountingClientTests {
         }
         await send(resent: 3)
         await send(resent: 0)
+        // Refused each of its ten sends: the server never processed it, so it is in no access log.
         await send(resent: 9, failure: TransportError(.http2(code: 7, goAway: false), "h2 stream error REFUSED_STREAM"))
         await send(resent: 2, failure: TransportError(.timeout))
-        // Never left: neither it nor its resends count (a transport says none for such a failure anyway).
+        // Refused once, then the next connection was refused: that send never left, the refused one did.
         await send(resent: 1, failure: TransportError(.connectionRefused))
         collector.tick(completed: 1, activeUsers: 1)
         let series = collector.liveSnapshot().series[catalog.flowMetric(0)]
-        #expect(series.httpRequests == 4)
-        #expect(series.httpResent == 14)
+        #expect(series.httpRequests == 3)
+        #expect(series.httpResent == 15)
         #expect(series.requestsByProtocol == RequestsByProtocol(h1: 0, h2: 2))
+        #expect(!CountingClient.reachedTheWire(TransportError(.http2(code: 7, goAway: false))), "REFUSED_STREAM: not processed")
+        #expect(CountingClient.reachedTheWire(TransportError(.http2(code: 1, goAway: false))), "PROTOCOL_ERROR: it may have been")
+        #expect(CountingClient.reachedTheWire(TransportError(.http2(code: 7, goAway: true))), "a GOAWAY's code is not a stream's")
     }
 }

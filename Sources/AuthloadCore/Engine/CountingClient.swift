@@ -9,7 +9,8 @@
 ///
 /// A request the transport sent again because the server had not processed it (an HTTP/2 stream refused, or left
 /// out by a GOAWAY) still counts once, as the access log has it; its resends count apart (`httpResent`), whether it
-/// was answered in the end or failed, since the server refused each of them.
+/// was answered in the end or failed, since the server refused each of them. One the server refused every time it
+/// was sent, until the transport gave up, is in no access log and counts only its resends.
 ///
 /// The context holds only this, never the bare client, so no way of sending can skip the count. It is a plain
 /// struct and takes the send's instant from its caller: as an `HTTPClient` made generic over the clock and boxed
@@ -34,7 +35,12 @@ struct CountingClient: Sendable {
             count(sentAt: sent, version: response.version, resent: response.resent)
             return response
         } catch {
-            if Self.reachedTheWire(error) { count(sentAt: sent, version: nil, resent: (error as? TransportError)?.resent ?? 0) }
+            let resent = (error as? TransportError)?.resent ?? 0
+            if Self.reachedTheWire(error) {
+                count(sentAt: sent, version: nil, resent: resent)
+            } else if resent > 0 {
+                recorder.countResent(resent, metric: flowMetric, startOffset: sent, shard: shard)
+            }
             throw error
         }
     }
@@ -58,9 +64,10 @@ struct CountingClient: Sendable {
         recorder.countRequest(metric: flowMetric, startOffset: sent, shard: shard, version: version, resent: resent)
     }
 
-    /// Whether a request that failed was sent at all.
+    /// Whether a request that failed was sent at all, and reached the server's logic.
     static func reachedTheWire(_ error: any Error) -> Bool {
         guard let error = error as? TransportError else { return !(error is CancellationError) }
+        if error.isUnprocessedByServer { return false }
         switch error.kind {
         case .connectionRefused, .connectTimeout, .nameResolution, .tls, .cancelled, .generatorLimit: return false
         default: return true

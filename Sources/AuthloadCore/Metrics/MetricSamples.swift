@@ -66,6 +66,11 @@ struct IntervalSamples: Sendable {
         if let version { metrics[metric]!.requestsByProtocol[version] += 1 }
     }
 
+    mutating func countResent(_ resent: Int, metric: Int) {
+        if metrics[metric] == nil { metrics[metric] = MetricSamples() }
+        metrics[metric]!.httpResent += resent
+    }
+
     mutating func merge(_ other: IntervalSamples) {
         for (index, samples) in other.metrics.enumerated() {
             guard let samples else { continue }

@@ -49,6 +49,15 @@ public final class MetricsRecorder: Sendable {
         }
     }
 
+    /// Counts `resent` sends of a request that is not counted itself (the server refused it every time).
+    public func countResent(_ resent: Int, metric: Int, startOffset: Duration, shard: Int) {
+        let intervalIndex = Int(Swift.max(0, startOffset.microseconds) / intervalMicros)
+        let metricCount = self.metricCount
+        shards[shard % shards.count].withLock { slots in
+            slots.update(intervalIndex, metricCount: metricCount) { $0.countResent(resent, metric: metric) }
+        }
+    }
+
     /// Takes everything recorded so far, merged across shards, by interval.
     func drain() -> [Int: IntervalSamples] {
         var merged: [Int: IntervalSamples] = [:]
