@@ -42,6 +42,9 @@ public struct Console: Sendable {
         if let byProtocol = result.httpRequestsByProtocol, let total = result.httpRequests {
             line("HTTP requests by protocol: " + byProtocol.text(total: total, TerminalFormat.count))
         }
+        if let resent = result.httpResent, resent > 0 {
+            line("HTTP requests sent again (h2 REFUSED_STREAM/GOAWAY, not in the count): " + TerminalFormat.count(resent))
+        }
         let width = max(12, result.metrics.map { $0.id.description.count }.max() ?? 0)
         line("  " + "series".padding(width) + "  kind       count   errors  HTTP req     p50 ms     p95 ms     p99 ms     max ms")
         for metric in result.metrics where metric.count > 0 {

@@ -75,7 +75,8 @@ struct LoadedProfile {
             }
             return text
         }
-        var configuration = TLSClientConfiguration(skipsCertificateVerification: tls.insecureSkipTLSVerify)
+        var configuration = TLSClientConfiguration(
+            skipsCertificateVerification: tls.insecureSkipTLSVerify, resumeSessions: tls.resumeSessions)
         if let ca = try read("caFile", tls.caFile) {
             configuration.trustedCertificatesPEM = [ca]
             configuration.trustsSystemRoots = tls.addSystemRoots

@@ -59,6 +59,9 @@ public enum HTMLReport {
         if let byProtocol = r.httpRequestsByProtocol, let total = r.httpRequests {
             facts.append(("HTTP requests", byProtocol.text(total: total, Format.count)))
         }
+        if let resent = r.httpResent, resent > 0 {
+            facts.append(("Sent again", "\(Format.count(resent)) (h2 REFUSED_STREAM/GOAWAY: not processed, not in the count)"))
+        }
         if let shard = env.shard {
             let late = env.startLateSeconds.map { $0 > 1 ? ", started \(Format.duration(seconds: $0)) late" : "" } ?? ""
             facts.append(("Shard", "\(shard) of a sharded run\(late)"))

@@ -93,6 +93,14 @@ public enum MetricsExposition {
                 out.sample("authload_http_requests_total", ["flow": snapshot.ids[index].flow, "protocol": name], Double(count))
             }
         }
+        out.family(
+            "authload_http_resent", type: "counter",
+            help:
+                "Times requests were sent again because the server had not processed them (h2 REFUSED_STREAM or GOAWAY); not in authload_http_requests."
+        )
+        for index in flows {
+            out.sample("authload_http_resent_total", ["flow": snapshot.ids[index].flow], Double(snapshot.series[index].httpResent))
+        }
         out.family("authload_flows", type: "counter", help: "Flow iterations finished.")
         for index in flows { out.sample("authload_flows_total", labels(snapshot.ids[index]), Double(snapshot.series[index].count)) }
         out.family(

@@ -51,4 +51,22 @@ struct MetricCatalogTests {
         #expect(RequestsByProtocol(h1: 1, h2: 3).text(total: 5, String.init) == "h1 1, h2 3, no answer 1")
         #expect(RequestsByProtocol(h1: 0, h2: 5).text(total: 5, String.init) == "h1 0, h2 5")
     }
+
+    @Test("requests sent again count apart from the requests, answered or not, in the live figures and the flow's summary")
+    func resentRequests() {
+        let recorder = MetricsRecorder(metricCount: catalog.count, interval: .seconds(1))
+        let collector = Collector(catalog: catalog, recorder: recorder, lag: 1)
+        let login = catalog.flowMetric(1)
+        for (version, resent): (HTTPVersion?, Int) in [(.http2, 2), (.http2, 0), (nil, 9), (.http1, 0)] {
+            recorder.countRequest(metric: login, startOffset: .milliseconds(300), shard: 2, version: version, resent: resent)
+        }
+        collector.tick(completed: 1, activeUsers: 1)
+        #expect(collector.liveSnapshot().series[login].httpResent == 11)
+        #expect(collector.live.totalRequests == 4)
+        let measured = collector.finish(lastInterval: 1, activeUsers: 0)
+        let flow = measured.metrics.first { $0.id.description == "login" }
+        #expect(flow?.httpRequests == 4 && flow?.httpResent == 11)
+        #expect(measured.metrics.first { $0.id.description == "login.login" }?.httpResent == nil)
+        #expect(measured.metrics.first { $0.id.description == "gccs" }?.httpResent == 0)
+    }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import AuthloadCore
@@ -32,7 +33,9 @@ struct ShardMergeTests {
                     metric: metric, startOffset: .milliseconds(sample.startMillis), latency: .milliseconds(sample.latencyMillis),
                     outcome: outcome, shard: 0)
             }
-            recorder.countRequest(metric: 0, startOffset: .milliseconds(sample.startMillis), shard: 0, version: version(of: sample))
+            recorder.countRequest(
+                metric: 0, startOffset: .milliseconds(sample.startMillis), shard: 0, version: version(of: sample),
+                resent: resent(of: sample))
         }
         for second in 1...seconds { collector.tick(completed: second / intervalSeconds, activeUsers: 1) }
         let measured = collector.finish(lastInterval: seconds / intervalSeconds - 1, activeUsers: 0, duration: .seconds(seconds))
@@ -52,6 +55,29 @@ struct ShardMergeTests {
     /// The version that answered a sample's request: none for a failed one, else HTTP/2 for even latencies.
     static func version(of sample: Sample) -> HTTPVersion? {
         sample.failed ? nil : sample.latencyMillis % 2 == 0 ? .http2 : .http1
+    }
+
+    /// How many times a sample's request was sent again after a refusal: 0 to 2 by latency, a failed one's too.
+    static func resent(of sample: Sample) -> Int { sample.latencyMillis % 7 == 0 ? sample.latencyMillis % 3 : 0 }
+
+    @Test("requests sent again add up over the shards to those one collector counted, apart from the requests")
+    func resentRequests() throws {
+        let parts = (0..<3).map { Self.samples(count: 1_000 + 300 * $0, seed: UInt64($0 + 21)) }
+        // Through result.json, as `authload merge` reads the shards.
+        let shards = try parts.enumerated().map { index, part in
+            try JSONDecoder().decode(
+                RunResult.self, from: JSONEncoder().encode(try Self.result(part, thresholds: [], shard: "\(index)/3")))
+        }
+        let merged = try Self.merge(shards)
+        let single = try Self.result(parts.flatMap { $0 }, thresholds: [])
+        let all = parts.flatMap { $0 }
+        let expected = all.reduce(0) { $0 + Self.resent(of: $1) }
+        #expect(expected > 0 && all.contains { $0.failed && Self.resent(of: $0) > 0 })
+        #expect(single.httpResent == expected)
+        #expect(merged.httpResent == expected)
+        #expect(merged.metrics.map(\.httpResent) == single.metrics.map(\.httpResent), "per flow, and absent on steps")
+        #expect(merged.metrics.map(\.httpResent) == [expected, nil, nil])
+        #expect(merged.httpRequests == all.count, "a resend is no request of its own")
     }
 
     @Test("requests by protocol add up over the shards to those of one collector that counted them all")

@@ -25,6 +25,16 @@ struct TargetTLSTests {
         #expect(try Self.parse(#""baseURL": "https://auth.example.com""#).connections.tls == TargetTLS())
     }
 
+    @Test("resumeSessions is on unless the profile turns it off, for a baseURL or the embedded server, and reaches the settings")
+    func resumeSessions() throws {
+        #expect(try Self.parse(#""baseURL": "https://auth.example.com""#).connections.tls.resumeSessions)
+        #expect(try Self.parse(#""baseURL": "https://a.example.com", "tls": {"resumeSessions": true}"#).connections.tls.resumeSessions)
+        let off = try Self.parse(#""baseURL": "https://a.example.com", "tls": {"resumeSessions": false, "serverName": "b.example.com"}"#)
+        #expect(!off.connections.tls.resumeSessions && off.connections.tls.serverName == "b.example.com")
+        let embedded = try Self.parse(#""embedded": {"tls": true}, "tls": {"resumeSessions": false}"#)
+        #expect(!embedded.connections.tls.resumeSessions)
+    }
+
     @Test("insecureSkipTLSVerify still works alone, and beside a server name or a client certificate")
     func insecureAlone() throws {
         #expect(try Self.parse(#""baseURL": "https://10.0.0.5", "insecureSkipTLSVerify": true"#).connections.tls.insecureSkipTLSVerify)
@@ -62,6 +72,14 @@ struct TargetTLSTests {
                 #"target.tls.serverName: must be a DNS name such as "staging.example.com""#
             ),
             (#""baseURL": "https://10.0.0.5", "tls": {"caFile": ""}"#, "target.tls.caFile: must be the path of a PEM file"),
+            (
+                #""baseURL": "https://10.0.0.5", "tls": {"resumeSessions": "no"}"#,
+                "target.tls.resumeSessions: expected true or false, found a string"
+            ),
+            (
+                #""embedded": {"tls": true}, "tls": {"resumeSessions": false, "caFile": "ca.pem"}"#,
+                "target.tls: is for a baseURL target; the embedded server makes a new certificate for each run"
+            ),
             (
                 #""baseURL": "https://10.0.0.5", "insecureSkipTLSVerify": true, "tls": {"caFile": "ca.pem"}"#,
                 "target.insecureSkipTLSVerify: accepts any certificate, so target.tls.caFile would never be used: give one or the other"

@@ -203,6 +203,11 @@ struct HTTP2PythonInteropTests {
             let processed = try await lines(server, "request /goaway", client: client)
             #expect(goAways >= 2, "\(server.stdout)")
             #expect(processed == 40, "each request processed once")
+            // Every stream above a GOAWAY's last is sent again, and counted so: those the server saw and left, and any
+            // it closed its connection before reading.
+            let resent = results.reduce(0) { $0 + ((try? $1.get())?.resent ?? 0) }
+            let notProcessed = try await lines(server, "not processed", client: client)
+            #expect(resent > 0 && resent >= notProcessed, "resent \(resent), not processed \(notProcessed)")
         }
     }
 
@@ -214,6 +219,7 @@ struct HTTP2PythonInteropTests {
             let refused = try await lines(server, "refused", client: client)
             let processed = try await lines(server, "request /refuse", client: client)
             #expect(refused == 10 && processed == 10)
+            #expect(results.reduce(0) { $0 + ((try? $1.get())?.resent ?? 0) } == refused, "each refusal counted as one resend")
         }
     }
 

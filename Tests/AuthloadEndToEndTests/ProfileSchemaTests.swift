@@ -161,7 +161,12 @@ struct ProfileSchemaTests {
             .filter { $0.hasSuffix(".json") && !$0.hasSuffix(".schema.json") }.map { Self.profiles.appendingPathComponent($0).path }
         #expect(shipped.count >= 7)
         var instances = shipped
-        for base in [Self.base(), Self.base(load: Self.stagedLoad)] {
+        // The one target.tls key the embedded server takes.
+        var resumeOff = Self.base()
+        var target = try #require(resumeOff["target"] as? [String: Any])
+        target["tls"] = ["resumeSessions": false]
+        resumeOff["target"] = target
+        for base in [Self.base(), Self.base(load: Self.stagedLoad), resumeOff] {
             let data = try JSONSerialization.data(withJSONObject: base, options: [.sortedKeys])
             instances.append(try temporaryFile("base.json", String(decoding: data, as: UTF8.self)))
         }
@@ -200,6 +205,14 @@ struct ProfileSchemaTests {
                 { $0["target"] = ["baseURL": "https://127.0.0.1:8443", "insecureSkipTLSVerify": true, "tls": ["caFile": "ca.pem"]] }
             ),
             ("TLS settings for the embedded server", { $0["target"] = ["embedded": [String: Any](), "tls": [String: Any]()] }),
+            (
+                "TLS settings beside resumeSessions for the embedded server",
+                { $0["target"] = ["embedded": [String: Any](), "tls": ["resumeSessions": false, "serverName": "localhost"]] }
+            ),
+            (
+                "a resumeSessions that is not a boolean",
+                { $0["target"] = ["baseURL": "https://127.0.0.1:8443", "tls": ["resumeSessions": "no"]] }
+            ),
             (
                 "a GCCS cancelAfter that is no verification status",
                 { $0["flows"] = [["name": "a", "kind": "gccs-auth", "cancelAfter": "AuthCompleted"]] }

@@ -45,6 +45,20 @@ struct HTMLReportTests {
                 "<div><dt>HTTP requests</dt><dd>h1 \(Format.count(h1)), h2 \(Format.count(total - h1 - 2)), no answer 2</dd></div>"))
     }
 
+    @Test("the header says how many requests were sent again after an h2 refusal, when any were")
+    func resent() {
+        var result = Fixtures.run()
+        let flows = result.metrics.indices.filter { result.metrics[$0].id.step == nil }
+        for index in flows { result.metrics[index].httpResent = 0 }
+        #expect(!HTMLReport.render(result).contains("<dt>Sent again</dt>"), "none sent again, nothing said")
+        for (n, index) in flows.enumerated() { result.metrics[index].httpResent = 1_000 + n }
+        let total = flows.indices.reduce(0) { $0 + 1_000 + $1 }
+        #expect(
+            HTMLReport.render(result).contains(
+                "<div><dt>Sent again</dt><dd>\(Format.count(total)) (h2 REFUSED_STREAM/GOAWAY: not processed, not in the count)</dd></div>")
+        )
+    }
+
     @Test("the flows table has a header for every cell of its rows")
     func tableColumns() throws {
         let html = HTMLReport.render(Fixtures.run())

@@ -40,6 +40,19 @@ struct MetricsExpositionTests {
         #expect(requestLines == [#"authload_http_requests_total{flow="login",protocol="h2"} 240"#])
     }
 
+    @Test("requests sent again after an h2 refusal have a counter of their own per flow, 0 until one is")
+    func resent() {
+        var snapshot = Self.snapshot()
+        #expect(
+            MetricsExposition.render(snapshot, run: Self.info, format: .prometheus).contains(#"authload_http_resent_total{flow="login"} 0"#)
+        )
+        snapshot.series[0].httpResent = 17
+        let text = MetricsExposition.render(snapshot, run: Self.info, format: .prometheus)
+        #expect(text.contains("# TYPE authload_http_resent_total counter"))
+        #expect(text.contains(#"authload_http_resent_total{flow="login"} 17"#))
+        #expect(text.contains(#"authload_http_requests_total{flow="login",protocol="h1"} 200"#), "requests unchanged")
+    }
+
     @Test("counters end in _total, latencies are seconds in cumulative buckets that end in +Inf = count")
     func prometheusText() {
         let text = lines(.prometheus)

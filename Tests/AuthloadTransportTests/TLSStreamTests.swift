@@ -161,6 +161,36 @@ struct TLSStreamTests {
         #expect(clientContext.sessions.count(for: key) == 1)
     }
 
+    @Test("with resumeSessions off no session is kept or taken: the next connection makes a full handshake")
+    func resumptionOff() throws {
+        let key = TLSSessionCache.key(name: "localhost", port: 443)
+        let context = try TLSClientContext(
+            configuration: TLSClientConfiguration(
+                trustedCertificatesPEM: [identity.certificatePEM], trustsSystemRoots: false, resumeSessions: false))
+        let first = try Pair(client: context, server: serverContext)
+        try first.handshake()
+        try first.exchange()
+        first.shutdown()
+        #expect(context.sessions.count(for: key) == 0)
+
+        // A session in the cache (from a context that resumes) is not taken either.
+        let resuming = try Pair(client: clientContext, server: serverContext)
+        try resuming.handshake()
+        try resuming.exchange()
+        resuming.shutdown()
+        let session = try #require(clientContext.sessions.take(for: key))
+        context.sessions.keep(session, for: key)
+        #expect(context.sessions.count(for: key) == 1)
+
+        let second = try Pair(client: context, server: serverContext)
+        #expect(context.sessions.count(for: key) == 1)
+        try second.handshake()
+        #expect(!second.client.isResumed)
+        try second.exchange()
+        second.shutdown()
+        #expect(context.sessions.count(for: key) == 1)
+    }
+
     @Test("a connection closed before it read the server's ticket leaves nothing to resume")
     func noTicketNoSession() throws {
         let pair = try Pair(client: clientContext, server: serverContext)

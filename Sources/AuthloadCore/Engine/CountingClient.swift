@@ -7,6 +7,11 @@
 /// connecting, the host name did not resolve, the TLS handshake failed, or the generator could not open a
 /// connection at all. A request that times out waiting for its answer counts.
 ///
+/// A request the transport sent again because the server had not processed it (an HTTP/2 stream refused, or left
+/// out by a GOAWAY) still counts once, as the access log has it; its resends count apart (`httpResent`), whether it
+/// was answered in the end or failed, since the server refused each of them. One the server refused every time it
+/// was sent, until the transport gave up, is in no access log and counts only its resends.
+///
 /// The context holds only this, never the bare client, so no way of sending can skip the count. It is a plain
 /// struct and takes the send's instant from its caller: as an `HTTPClient` made generic over the clock and boxed
 /// for every flow iteration, it cost every request an allocation, a metadata lookup, a clock reading and an async
@@ -27,10 +32,15 @@ struct CountingClient: Sendable {
     ) async throws -> HTTPResponse {
         do {
             let response = try await base.execute(request, timeout: timeout, isolation: isolation)
-            count(sentAt: sent, version: response.version)
+            count(sentAt: sent, version: response.version, resent: response.resent)
             return response
         } catch {
-            if Self.reachedTheWire(error) { count(sentAt: sent, version: nil) }
+            let resent = (error as? TransportError)?.resent ?? 0
+            if Self.reachedTheWire(error) {
+                count(sentAt: sent, version: nil, resent: resent)
+            } else if resent > 0 {
+                recorder.countResent(resent, metric: flowMetric, startOffset: sent, shard: shard)
+            }
             throw error
         }
     }
@@ -50,13 +60,14 @@ struct CountingClient: Sendable {
         }
     }
 
-    private func count(sentAt sent: Duration, version: HTTPVersion?) {
-        recorder.countRequest(metric: flowMetric, startOffset: sent, shard: shard, version: version)
+    private func count(sentAt sent: Duration, version: HTTPVersion?, resent: Int = 0) {
+        recorder.countRequest(metric: flowMetric, startOffset: sent, shard: shard, version: version, resent: resent)
     }
 
-    /// Whether a request that failed was sent at all.
+    /// Whether a request that failed was sent at all, and reached the server's logic.
     static func reachedTheWire(_ error: any Error) -> Bool {
         guard let error = error as? TransportError else { return !(error is CancellationError) }
+        if error.isUnprocessedByServer { return false }
         switch error.kind {
         case .connectionRefused, .connectTimeout, .nameResolution, .tls, .cancelled, .generatorLimit: return false
         default: return true

@@ -140,6 +140,7 @@ public struct ShardMerger: Sendable {
                     errors: summary.errors, histogram: summary.histogram, failedHistogram: summary.failedHistogram)
                 samples.httpRequests = summary.httpRequests ?? 0
                 samples.requestsByProtocol = summary.httpRequestsByProtocol ?? RequestsByProtocol()
+                samples.httpResent = summary.httpResent ?? 0
                 series[position].merge(samples)
             }
             if stageSeries != nil {

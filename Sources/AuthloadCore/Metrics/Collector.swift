@@ -264,7 +264,10 @@ public final class Collector: Sendable {
             p50Micros: h.value(atPercentile: 50), p90Micros: h.value(atPercentile: 90),
             p95Micros: h.value(atPercentile: 95), p99Micros: h.value(atPercentile: 99),
             p999Micros: h.value(atPercentile: 99.9), event: event, httpRequests: id.step == nil ? series.httpRequests : nil)
-        if id.step == nil { summary.httpRequestsByProtocol = series.requestsByProtocol }
+        if id.step == nil {
+            summary.httpRequestsByProtocol = series.requestsByProtocol
+            summary.httpResent = series.httpResent
+        }
         summary.successful = LatencyFigures(series.successes)
         summary.failed = LatencyFigures(series.failures)
         if !series.failures.isEmpty { summary.failedHistogram = series.failures.serialized() }

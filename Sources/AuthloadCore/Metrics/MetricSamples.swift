@@ -12,6 +12,9 @@ public struct MetricSamples: Sendable {
     public var httpRequests = 0
     /// Of those, the ones answered, by the version of HTTP that carried the answer.
     public var requestsByProtocol = RequestsByProtocol()
+    /// Times those requests were sent again because the server had not processed them (HTTP/2 REFUSED_STREAM, or
+    /// left out by a GOAWAY): not in ``httpRequests``, since the server never acted on them.
+    public var httpResent = 0
 
     public init() {}
 
@@ -40,6 +43,7 @@ public struct MetricSamples: Sendable {
         errors += other.errors
         httpRequests += other.httpRequests
         requestsByProtocol = requestsByProtocol + other.requestsByProtocol
+        httpResent += other.httpResent
         for (outcome, count) in other.errorCounts { errorCounts[outcome, default: 0] += count }
     }
 }
@@ -55,10 +59,16 @@ struct IntervalSamples: Sendable {
         metrics[metric]!.record(latencyMicros: latencyMicros, outcome: outcome)
     }
 
-    mutating func countRequest(metric: Int, version: HTTPVersion? = nil) {
+    mutating func countRequest(metric: Int, version: HTTPVersion? = nil, resent: Int = 0) {
         if metrics[metric] == nil { metrics[metric] = MetricSamples() }
         metrics[metric]!.httpRequests += 1
+        metrics[metric]!.httpResent += resent
         if let version { metrics[metric]!.requestsByProtocol[version] += 1 }
+    }
+
+    mutating func countResent(_ resent: Int, metric: Int) {
+        if metrics[metric] == nil { metrics[metric] = MetricSamples() }
+        metrics[metric]!.httpResent += resent
     }
 
     mutating func merge(_ other: IntervalSamples) {

@@ -36,12 +36,25 @@ public final class MetricsRecorder: Sendable {
 
     /// Counts one HTTP request sent on the wire for `metric` (a flow's series), in the interval it was sent in.
     ///
-    /// - Parameter version: the version of HTTP that carried its answer; nil when no answer came.
-    public func countRequest(metric: Int, startOffset: Duration, shard: Int, version: HTTPVersion? = nil) {
+    /// - Parameters:
+    ///   - version: the version of HTTP that carried its answer; nil when no answer came.
+    ///   - resent: how many times the transport sent it again because the server had not processed it.
+    public func countRequest(metric: Int, startOffset: Duration, shard: Int, version: HTTPVersion? = nil, resent: Int = 0) {
         let intervalIndex = Int(Swift.max(0, startOffset.microseconds) / intervalMicros)
         let metricCount = self.metricCount
         shards[shard % shards.count].withLock { slots in
-            slots.update(intervalIndex, metricCount: metricCount) { $0.countRequest(metric: metric, version: version) }
+            slots.update(intervalIndex, metricCount: metricCount) {
+                $0.countRequest(metric: metric, version: version, resent: resent)
+            }
+        }
+    }
+
+    /// Counts `resent` sends of a request that is not counted itself (the server refused it every time).
+    public func countResent(_ resent: Int, metric: Int, startOffset: Duration, shard: Int) {
+        let intervalIndex = Int(Swift.max(0, startOffset.microseconds) / intervalMicros)
+        let metricCount = self.metricCount
+        shards[shard % shards.count].withLock { slots in
+            slots.update(intervalIndex, metricCount: metricCount) { $0.countResent(resent, metric: metric) }
         }
     }
 

@@ -69,6 +69,13 @@ public struct RunResult: Codable, Sendable, Equatable {
         return counts.isEmpty ? nil : counts.reduce(RequestsByProtocol(), +)
     }
 
+    /// Times requests of all flows were sent again because the server had not processed them (HTTP/2
+    /// REFUSED_STREAM or GOAWAY); nil in results written before they were counted.
+    public var httpResent: Int? {
+        let counts = metrics.filter { $0.id.step == nil }.compactMap(\.httpResent)
+        return counts.isEmpty ? nil : counts.reduce(0, +)
+    }
+
     /// Every threshold held (true when there are none).
     public var thresholdsPassed: Bool { thresholds.allSatisfy(\.passed) }
 
@@ -187,6 +194,11 @@ public struct MetricSummary: Codable, Sendable, Equatable {
     /// A flow's series only: of ``httpRequests``, those answered, by the version of HTTP that carried the answer;
     /// absent on steps and in results written before it was counted.
     public var httpRequestsByProtocol: RequestsByProtocol?
+    /// A flow's series only: times its requests were sent again because the server had not processed them (an
+    /// HTTP/2 stream refused with REFUSED_STREAM, or above the last stream of a GOAWAY). Not in ``httpRequests``:
+    /// the server never acted on them. A request that failed in the end counts its resends too. Absent on steps and
+    /// in results written before it was counted.
+    public var httpResent: Int?
 
     /// Whether request totals leave this series out.
     public var isEvent: Bool { event == true }

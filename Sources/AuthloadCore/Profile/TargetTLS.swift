@@ -17,6 +17,10 @@ public struct TargetTLS: Sendable, Equatable {
     public var clientCertificate: String?
     /// The unencrypted PEM private key of ``clientCertificate`` (`target.tls.clientKey`).
     public var clientKey: String?
+    /// Whether a new connection resumes a TLS session an earlier one to the same server got (`target.tls.resumeSessions`).
+    /// Sessions are shared by every user of the run, so with it on a new user's first connection may skip the full
+    /// handshake a first-time device makes; off, every connection makes a full one. On by default.
+    public var resumeSessions = true
 
     public init(
         caFile: String? = nil, addSystemRoots: Bool = false, serverName: String? = nil, clientCertificate: String? = nil,
@@ -32,10 +36,19 @@ public struct TargetTLS: Sendable, Equatable {
     /// Reads `target.tls`; `insecure` is `target.insecureSkipTLSVerify`, which checks no certificate, so a CA
     /// to check against beside it would be a contradiction the profile must resolve.
     static func read(_ reader: ProfileReader, target: TargetPlan, insecure: ProfileReader?) throws(ProfileError) -> TargetTLS {
-        try reader.rejectUnknownKeys(allowed: ["caFile", "addSystemRoots", "serverName", "clientCertificate", "clientKey"])
+        let keys: Set = ["caFile", "addSystemRoots", "serverName", "clientCertificate", "clientKey", "resumeSessions"]
+        try reader.rejectUnknownKeys(allowed: keys)
+        let resumeSessions = try reader.optional("resumeSessions")?.bool() ?? true
         switch target {
         case .embedded:
-            throw reader.error("is for a baseURL target; the embedded server makes a new certificate for each run")
+            // The embedded server may speak TLS (staging.tls): whether to resume sessions means something there too.
+            let given = try reader.object().keys
+            guard !given.isEmpty, given.allSatisfy({ $0 == "resumeSessions" }) else {
+                throw reader.error("is for a baseURL target; the embedded server makes a new certificate for each run")
+            }
+            var tls = TargetTLS()
+            tls.resumeSessions = resumeSessions
+            return tls
         case .url(let url) where !url.endpoint.tls:
             throw reader.error("the baseURL is http://; TLS settings need an https:// baseURL")
         case .url: break
@@ -47,6 +60,7 @@ public struct TargetTLS: Sendable, Equatable {
             return path
         }
         var tls = TargetTLS(caFile: try file("caFile"), clientCertificate: try file("clientCertificate"), clientKey: try file("clientKey"))
+        tls.resumeSessions = resumeSessions
         if let roots = try reader.optional("addSystemRoots") {
             tls.addSystemRoots = try roots.bool()
             guard tls.caFile != nil || !tls.addSystemRoots else {

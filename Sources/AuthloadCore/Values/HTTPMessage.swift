@@ -37,6 +37,10 @@ public struct HTTPResponse: Sendable, Hashable {
     public var timing: RequestTiming
     /// Which version of HTTP carried the exchange; HTTP/1.1 unless a transport says otherwise.
     public var version: HTTPVersion = .http1
+    /// How many times the transport sent the request again because the server had not processed it (HTTP/2: a
+    /// stream refused with REFUSED_STREAM or above the last stream of a GOAWAY, RFC 9113 §8.7). Those sends never
+    /// reached the server's logic, so the request still counts once; reports count them apart (`httpResent`).
+    public var resent = 0
 
     public init(status: Int, reason: String? = nil, headers: HTTPHeaders = [:], body: [UInt8] = [], timing: RequestTiming = RequestTiming())
     {

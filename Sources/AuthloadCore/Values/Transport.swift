@@ -148,6 +148,9 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     public var tlsFailure: TLSFailure?
     /// The system call that failed and its errno, when the error came from one.
     public var systemCall: SystemCall?
+    /// How many times the request was sent again, before it failed, because the server had not processed it (as
+    /// ``HTTPResponse/resent``): a request that ends in an error still made its server refuse those streams.
+    public var resent = 0
 
     /// An error of `kind` with the reason that kind implies (a refused kind is refused, a timeout awaited a response).
     public init(_ kind: Kind, _ detail: String = "") {
@@ -218,6 +221,11 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     public static let unansweredConnectDetail =
         "the server did not complete the TCP handshake; a server whose accept backlog is full drops new connections: "
         + "raise its listen backlog (nginx `listen ... backlog=N`, net.core.somaxconn) or ramp up more slowly"
+
+    /// Whether the server said it did not process the request: an HTTP/2 stream it refused (RST_STREAM REFUSED_STREAM,
+    /// or above the last stream of its GOAWAY; RFC 9113 §8.7), or one a connection going away never sent. Such a
+    /// request may be sent again, and is in no access log.
+    public var isUnprocessedByServer: Bool { reason == .http2(code: 0x7, goAway: false) }
 
     /// Whether the request never reached a server that answers: the connection was refused, timed out or could not
     /// be routed, the host name did not resolve, or TLS failed. A user backs off after one (`ConnectionBackoff`),

@@ -11,7 +11,10 @@ import AuthloadWire
 ///
 /// A stream the server did not process (REFUSED_STREAM, or above the last stream of its GOAWAY) is sent again on a
 /// connection that takes it, as a stale HTTP/1.1 connection's request is: it still counts once, since the server
-/// never acted on it.
+/// never acted on it, and the response (or the error it ends in) says how many times it was sent again
+/// (``HTTPResponse/resent``, ``TransportError/resent``), which reports count apart: the streams the server refused
+/// (RST_STREAM REFUSED_STREAM, or opened above the last stream of its GOAWAY), not the requests that were still
+/// waiting for a stream on a connection that went away, which had not been sent.
 final class HTTP2Client: HTTPClient {
     private let route: EndpointRoute
     private let lanes: [HTTP2Lane]
@@ -37,20 +40,30 @@ final class HTTP2Client: HTTPClient {
         let deadline = start + timeout
         let fields = request.http2Fields(authority: route.hostHeader, scheme: route.scheme)
         var attempt = 1
+        var resent = 0
         while true {
             do {
-                return try await lane().send(
+                var response = try await lane().send(
                     fields, body: request.body, address: address, start: start, deadline: deadline, isolation: isolation)
+                response.resent = resent
+                return response
             } catch HTTP2Detour.serverSpeaksOnlyHTTP1 {
                 route.learnedServerSpeaksOnlyHTTP1()
                 let spent = start.duration(to: MonotonicInstant.now)
-                guard spent < timeout else { throw TransportError(.timeout) }
-                var response = try await http1.execute(request, timeout: timeout - spent, isolation: isolation)
-                response.timing.timeToFirstByte += spent
-                response.timing.total += spent
-                return response
-            } catch let error as TransportError where error.isUnprocessedHTTP2Stream && attempt < Self.attempts {
+                guard spent < timeout else { throw TransportError(.timeout).resent(resent) }
+                do {
+                    var response = try await http1.execute(request, timeout: timeout - spent, isolation: isolation)
+                    response.timing.timeToFirstByte += spent
+                    response.timing.total += spent
+                    response.resent += resent
+                    return response
+                } catch let error as TransportError {
+                    throw error.resent(resent)
+                }
+            } catch let error as TransportError {
+                guard error.isUnprocessedHTTP2Stream, attempt < Self.attempts else { throw error.resent(resent) }
                 attempt += 1
+                if error.wasRefusedByServer { resent += 1 }
             }
         }
     }
@@ -85,5 +98,19 @@ final class HTTP2Client: HTTPClient {
         http1.shutdown()
         guard ownsConnections else { return }
         for lane in lanes { lane.shutdown() }
+    }
+}
+
+extension TransportError {
+    /// Whether an unprocessed request had its stream opened and refused by the server (RST_STREAM REFUSED_STREAM, or
+    /// above the last stream of its GOAWAY), so that sending it again is a resend; not when it was still waiting for a
+    /// stream on a connection that went away, and had never left. Both have the same reason; the detail tells them.
+    var wasRefusedByServer: Bool { self == .http2Refused(goAway: false) }
+
+    /// This error, for a request sent `count` times again because the server had not processed it.
+    fileprivate func resent(_ count: Int) -> TransportError {
+        var error = self
+        error.resent = count
+        return error
     }
 }

@@ -122,7 +122,5 @@ extension TransportError {
     }
 
     /// Whether the request was not processed and may be sent again on another connection.
-    var isUnprocessedHTTP2Stream: Bool {
-        reason == .http2(code: HTTP2ErrorCode.refusedStream.rawValue, goAway: false)
-    }
+    var isUnprocessedHTTP2Stream: Bool { isUnprocessedByServer }
 }

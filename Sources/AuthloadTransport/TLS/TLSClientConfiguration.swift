@@ -19,10 +19,14 @@ public struct TLSClientConfiguration: Sendable, Equatable, CustomStringConvertib
     public var clientCertificatePEM: String?
     /// The unencrypted PEM private key of ``clientCertificatePEM``.
     public var clientKeyPEM: String?
+    /// Whether a new connection resumes a session an earlier connection to the same server was given (any user's:
+    /// ``TLSSessionCache``). Off, every connection makes a full handshake and no session is kept. On by default.
+    public var resumeSessions: Bool
 
     public init(
         skipsCertificateVerification: Bool = false, trustedCertificatesPEM: [String] = [], trustsSystemRoots: Bool = true,
-        serverNames: [String: String] = [:], clientCertificatePEM: String? = nil, clientKeyPEM: String? = nil
+        serverNames: [String: String] = [:], clientCertificatePEM: String? = nil, clientKeyPEM: String? = nil,
+        resumeSessions: Bool = true
     ) {
         self.skipsCertificateVerification = skipsCertificateVerification
         self.trustedCertificatesPEM = trustedCertificatesPEM
@@ -30,11 +34,13 @@ public struct TLSClientConfiguration: Sendable, Equatable, CustomStringConvertib
         self.serverNames = serverNames
         self.clientCertificatePEM = clientCertificatePEM
         self.clientKeyPEM = clientKeyPEM
+        self.resumeSessions = resumeSessions
     }
 
     /// The settings without the key: a configuration printed in a log or an error must not carry it.
     public var description: String {
         "TLSClientConfiguration(skipsCertificateVerification: \(skipsCertificateVerification), trusted: \(trustedCertificatesPEM.count), "
-            + "systemRoots: \(trustsSystemRoots), serverNames: \(serverNames), clientCertificate: \(clientCertificatePEM != nil))"
+            + "systemRoots: \(trustsSystemRoots), serverNames: \(serverNames), clientCertificate: \(clientCertificatePEM != nil), "
+            + "resumeSessions: \(resumeSessions))"
     }
 }

@@ -34,7 +34,8 @@ public struct TLSConfigurationError: Error, Sendable, Equatable, CustomStringCon
 /// It holds the trust store, loaded once: the system's (`SSL_CTX_set_default_verify_paths`) plus any
 /// extra certificates. Each connection then checks the certificate names its own host (by name, or by
 /// address for a numeric host) and sends that name as SNI. TLS 1.2 is the oldest version offered. A new
-/// connection resumes a session an earlier one to the same server was given (``TLSSessionCache``).
+/// connection resumes a session an earlier one to the same server was given (``TLSSessionCache``), unless the
+/// configuration says not to (``TLSClientConfiguration/resumeSessions``).
 ///
 /// `@unchecked Sendable`: the `SSL_CTX` is configured in `init` and never changed after; OpenSSL allows
 /// `SSL_new` on a configured context from any thread.
@@ -143,7 +144,7 @@ public final class TLSClientContext: @unchecked Sendable {
     }
 
     /// A session that will connect on `fd` to `host` (a name or a numeric address, as in the URL) at `port`, resuming
-    /// one an earlier connection to the same name and port was given when there is one.
+    /// one an earlier connection to the same name and port was given when there is one and resumption is on.
     ///
     /// - Parameter protocols: what ALPN offers, most wanted first (`["h2", "http/1.1"]`); the server's choice is the
     ///   stream's ``TLSStream/negotiatedProtocol`` once the handshake is done. Empty: no ALPN extension at all.
@@ -169,7 +170,8 @@ public final class TLSClientContext: @unchecked Sendable {
             throw OpenSSLError.error("cannot set up a TLS session for \(name)")
         }
         let key = TLSSessionCache.key(name: name, port: port)
-        if let session = sessions.take(for: key) {
+        let resumes = configuration.resumeSessions
+        if resumes, let session = sessions.take(for: key) {
             // A session the server no longer accepts costs nothing: the handshake goes on as a full one.
             _ = SSL_set_session(ssl, session)
             SSL_SESSION_free(session)
@@ -177,7 +179,7 @@ public final class TLSClientContext: @unchecked Sendable {
         SSL_set_connect_state(ssl)
         return TLSStream(
             fd: fd, ssl: ssl, role: .client(verifiedPeer: configuration.skipsCertificateVerification ? nil : name, name: name),
-            sendsCertificate: configuration.clientCertificatePEM != nil, resumption: (sessions, key))
+            sendsCertificate: configuration.clientCertificatePEM != nil, resumption: resumes ? (sessions, key) : nil)
     }
 }
 

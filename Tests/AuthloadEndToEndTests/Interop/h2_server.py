@@ -14,7 +14,8 @@ upload goes through a 16 KB window. What it does depends on the path:
 - `/reset`: RST_STREAM PROTOCOL_ERROR.
 - `/calm`: GOAWAY ENHANCE_YOUR_CALM naming this stream, then the connection closes unanswered.
 
-Every request processed prints `request PATH`, every stream refused `refused`, every GOAWAY `goaway`. Stops by
+Every request processed prints `request PATH`, every stream refused `refused`, every GOAWAY `goaway`, every request
+received above a GOAWAY's last stream `not processed`. Stops by
 itself after LIFETIME seconds, so a test that dies cannot leave it running.
 """
 import asyncio
@@ -88,7 +89,8 @@ class Connection(asyncio.Protocol):
         body = self.bodies.pop(stream, b"")
         path = headers[":path"]
         if self.last_stream is not None and stream > self.last_stream:
-            return  # after our GOAWAY: never processed
+            say("not processed")  # after our GOAWAY
+            return
         if path == "/refuse" and headers.get("x-id") not in refused_ids:
             refused_ids.add(headers.get("x-id"))
             say("refused")
