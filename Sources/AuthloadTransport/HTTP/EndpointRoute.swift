@@ -63,7 +63,9 @@ final class EndpointRoute: Sendable {
     /// Wraps a connected socket for HTTP/2: TLS offering `h2`, then `http/1.1`, by ALPN, so a server without HTTP/2
     /// still completes the handshake and the connection can say which it chose; plain TCP for h2c.
     func makeHTTP2Stream(_ fd: Int32) throws(TransportError) -> any ByteStream {
-        endpoint.tls ? try tls.get().makeStream(fd: fd, host: endpoint.host, port: endpoint.port, protocols: ["h2", "http/1.1"]) : PlainStream(fd: fd)
+        endpoint.tls
+            ? try tls.get().makeStream(fd: fd, host: endpoint.host, port: endpoint.port, protocols: ["h2", "http/1.1"])
+            : PlainStream(fd: fd)
     }
 
     /// The `:scheme` of the endpoint's HTTP/2 requests.

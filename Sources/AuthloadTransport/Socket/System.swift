@@ -68,7 +68,8 @@ enum SystemCalls {
     }
 
     /// Sets a socket option held in a struct (SO_LINGER).
-    static func setOption<V: BitwiseCopyable>(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: V, _ call: StaticString) throws(IOError) {
+    static func setOption<V: BitwiseCopyable>(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: V, _ call: StaticString) throws(IOError)
+    {
         var value = value
         _ = try syscall(blocking: false, where: call) { setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<V>.size)) }
     }
