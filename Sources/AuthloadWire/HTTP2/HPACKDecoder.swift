@@ -60,6 +60,7 @@ public struct HPACKDecoder: Sendable {
         if let failure { throw failure }
         let bytes = Array(block)
         var headers: [HPACKHeader] = []
+        headers.reserveCapacity(16)
         var listSize = 0
         var listTooLarge: HPACKError?
         var position = 0
@@ -146,7 +147,7 @@ public struct HPACKDecoder: Sendable {
         let length = try Self.integer(bytes, &next, prefix: 7)
         guard length <= bytes.count - next else { return try Self.string(bytes, &position) }
         let coded = bytes[next..<next + length]
-        if slot < recentLiterals.count, recentLiterals[slot].coded.elementsEqual(coded) {
+        if slot < recentLiterals.count, Self.equal(recentLiterals[slot].coded, coded) {
             position = next + length
             return recentLiterals[slot].text
         }
@@ -158,6 +159,17 @@ public struct HPACKDecoder: Sendable {
         }
         recentLiterals[slot] = (Array(coded), text)
         return text
+    }
+
+    private static func equal(_ a: [UInt8], _ b: ArraySlice<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        // Through buffer pointers: `elementsEqual` on the two collections showed as 1 % of the client's CPU under perf.
+        return a.withUnsafeBufferPointer { a in
+            b.withUnsafeBufferPointer { b in
+                for index in 0..<a.count where a[index] != b[index] { return false }
+                return true
+            }
+        }
     }
 
     /// Reads an RFC 7541 §5.1 integer whose first byte keeps `prefix` low bits.
