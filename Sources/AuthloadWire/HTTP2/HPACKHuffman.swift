@@ -164,8 +164,8 @@ enum HPACKHuffman {
 
     /// Decodes a Huffman string into `symbol`, one byte at a time; throws as ``decode(_:)`` does.
     ///
-    /// The string is read four bits at a time through a transition table (a bit at a time it took 3 to 4 times
-    /// longer; see docs/development.md, Measured design choices). The table is walked through a buffer pointer:
+    /// The string is read four bits at a time through a transition table, a quarter of the steps of a walk down the
+    /// tree (see docs/development.md, Measured design choices). The table is walked through a buffer pointer:
     /// indexing the global array itself retains and releases it at every step.
     @inline(__always)
     static func decode(_ bytes: ArraySlice<UInt8>, into symbol: (UInt8) -> Void) throws(Failure) {
