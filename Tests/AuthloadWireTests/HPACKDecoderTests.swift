@@ -29,6 +29,30 @@ import Testing
         }
     }
 
+    @Test("decodes each unindexed Huffman literal to its own text, whether the last block had the same one at that place or not")
+    func repeatedLiterals() throws {
+        var encoder = HPACKEncoder()
+        var decoder = HPACKDecoder()
+        // Sent without indexing, as nginx sends `date`: every block carries the Huffman literals again.
+        func block(_ date: String, _ etag: String) -> [HPACKHeader] {
+            [
+                HPACKHeader(":status", "200"), HPACKHeader("date", date, indexing: .withoutIndexing),
+                HPACKHeader("etag", etag, indexing: .withoutIndexing)
+            ]
+        }
+        let blocks = [
+            block("Thu, 26 Nov 2026 05:00:00 GMT", "\"65f1-35\""), block("Thu, 26 Nov 2026 05:00:00 GMT", "\"65f1-35\""),
+            block("Thu, 26 Nov 2026 05:00:01 GMT", "\"65f1-35\""), block("Thu, 26 Nov 2026 05:00:00 GMT", "\"65f1-36\""),
+            block("Thu, 26 Nov 2026 05:00:00 GMT", "\"65f1-3\""), block("Thu, 26 Nov 2026 05:00:00 GMT", "\"65f1-36\"")
+        ]
+        for headers in blocks { #expect(try decoder.decode(encoder.encode(headers)) == headers) }
+        // The same block cut short in its last literal still fails, though its first literal is the one seen last.
+        var cut = encoder.encode(blocks[3])
+        cut.removeLast()
+        let error = #expect(throws: HPACKError.self) { try decoder.decode(cut) }
+        #expect(error?.reason == .truncated)
+    }
+
     @Test("keeps throwing after an error, since its table no longer matches the peer's")
     func staysFailed() throws {
         var decoder = HPACKDecoder()

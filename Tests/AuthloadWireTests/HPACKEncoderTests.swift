@@ -24,6 +24,26 @@ import Testing
         for block in [first, second, third] { #expect(try decoder.decode(block) == Self.loginRequest) }
     }
 
+    @Test("a repeated header list encodes to the same block until the table changes, then announces the change first")
+    func repeatedListAfterSizeChange() throws {
+        var encoder = HPACKEncoder()
+        var decoder = HPACKDecoder()
+        let second = encoder.encode(Self.loginRequest)
+        #expect(try decoder.decode(second) == Self.loginRequest)
+        let repeated = encoder.encode(Self.loginRequest)
+        #expect(encoder.encode(Self.loginRequest) == repeated)
+        encoder.setMaxTableSize(0)
+        let afterUpdate = encoder.encode(Self.loginRequest)
+        #expect(afterUpdate.first == 0x20, "the block opens with the size update to 0")
+        #expect(afterUpdate != repeated)
+        for block in [repeated, afterUpdate] { #expect(try decoder.decode(block) == Self.loginRequest) }
+        #expect(encoder.dynamicTableEntries.isEmpty)
+        encoder.huffman = false
+        let raw = encoder.encode(Self.loginRequest)
+        #expect(raw.count > afterUpdate.count, "a change of coding is not answered with the Huffman block")
+        #expect(try decoder.decode(raw) == Self.loginRequest)
+    }
+
     @Test("a field marked never-indexed stays out of both tables and keeps its mark")
     func neverIndexed() throws {
         var encoder = HPACKEncoder()

@@ -94,7 +94,10 @@ final class HTTP2ClientConnection: EventHandler {
     var maxConcurrentStreams: Int { machine.peerMaxConcurrentStreams }
 
     /// Takes a request: sent at once when a stream is free, otherwise when one is.
-    func send(_ exchange: HTTP2Exchange) {
+    ///
+    /// - Parameter settling: false for one of a batch, whose sender calls ``settle()`` after the last, so the
+    ///   batch's frames go out in one write.
+    func send(_ exchange: HTTP2Exchange, settling: Bool = true) {
         guard takesRequests else {
             exchange.finish(.failure(TransportError.http2Refused(goAway: true)))
             return
@@ -109,6 +112,7 @@ final class HTTP2ClientConnection: EventHandler {
         watch(until: exchange.deadline)
         exchange.waitingSince = loop.now
         waiting.append(exchange)
+        guard settling else { return }
         if phase == .open { openStreams() }
         settle()
     }
@@ -341,7 +345,7 @@ final class HTTP2ClientConnection: EventHandler {
 
     /// Opens streams for waiting requests, writes what the event produced, closes a connection the server is done
     /// with, and sets the timer.
-    private func settle() {
+    func settle() {
         guard phase != .closed else { return }
         if phase == .open {
             openStreams()

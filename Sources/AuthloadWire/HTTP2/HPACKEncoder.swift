@@ -11,10 +11,16 @@
 /// ```
 public struct HPACKEncoder: Sendable {
     /// Whether strings are Huffman coded when that is no longer than raw, as the RFC 7541 examples are.
-    public var huffman: Bool
+    public var huffman: Bool {
+        didSet { lastBlock = nil }
+    }
     private var table: HPACKDynamicTable
     /// The smallest and the final size set since the last block, which the next block must announce.
     private var pendingUpdate: (smallest: Int, final: Int)?
+    /// The last header list and its block, when encoding it changed nothing: the same list encodes to the same bytes
+    /// until the table changes, and a load test sends the same request over and over. Comparing the fields costs
+    /// less than looking each up in the static and dynamic tables again.
+    private var lastBlock: (headers: [HPACKHeader], block: [UInt8])?
 
     /// Creates an encoder for a peer that allows `maxTableSize` (its SETTINGS_HEADER_TABLE_SIZE; 4096 by default).
     public init(maxTableSize: Int = 4096, huffman: Bool = true) {
@@ -32,30 +38,37 @@ public struct HPACKEncoder: Sendable {
     /// Uses a new table size, as when the peer's SETTINGS_HEADER_TABLE_SIZE changes; the next block announces it.
     public mutating func setMaxTableSize(_ newValue: Int) {
         let size = max(0, newValue)
+        lastBlock = nil
         table.setMaxSize(size)
         pendingUpdate = (min(pendingUpdate?.smallest ?? size, size), size)
     }
 
     /// Encodes one header list as a header block.
     public mutating func encode(_ headers: [HPACKHeader]) -> [UInt8] {
+        if let lastBlock, lastBlock.headers == headers { return lastBlock.block }
+        lastBlock = nil
         var output: [UInt8] = []
+        var changed = false
         if let update = pendingUpdate {
             // RFC 7541 §4.2: a decrease followed by an increase is announced as both.
             if update.smallest < update.final { Self.appendInteger(update.smallest, prefix: 5, flags: 0x20, to: &output) }
             Self.appendInteger(update.final, prefix: 5, flags: 0x20, to: &output)
             pendingUpdate = nil
+            changed = true
         }
-        for header in headers { encode(header, into: &output) }
+        for header in headers { changed = encode(header, into: &output) || changed }
+        if !changed { lastBlock = (headers, output) }
         return output
     }
 
-    private mutating func encode(_ header: HPACKHeader, into output: inout [UInt8]) {
+    /// Appends one field; true when it entered the dynamic table.
+    private mutating func encode(_ header: HPACKHeader, into output: inout [UInt8]) -> Bool {
         let staticCount = HPACKStaticTable.entries.count
         let staticField = HPACKStaticTable.fieldIndex[header.name]?[header.value]
         let dynamic = table.find(name: header.name, value: header.value)
         if header.indexing != .never, let index = staticField ?? dynamic.field.map({ $0 + staticCount }) {
             Self.appendInteger(index, prefix: 7, flags: 0x80, to: &output)
-            return
+            return false
         }
         let nameIndex = HPACKStaticTable.nameIndex[header.name] ?? dynamic.name.map { $0 + staticCount } ?? 0
         switch header.indexing {
@@ -65,7 +78,9 @@ public struct HPACKEncoder: Sendable {
         }
         if nameIndex == 0 { appendString(header.name, to: &output) }
         appendString(header.value, to: &output)
-        if header.indexing == .incremental { table.insert(name: header.name, value: header.value) }
+        guard header.indexing == .incremental else { return false }
+        table.insert(name: header.name, value: header.value)
+        return true
     }
 
     private func appendString(_ string: String, to output: inout [UInt8]) {

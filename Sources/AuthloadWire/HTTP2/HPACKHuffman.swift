@@ -1,7 +1,7 @@
 /// The static Huffman code of RFC 7541 Appendix B, which shortens typical header text by about a fifth.
 ///
-/// Decoding walks a binary tree built once from the code table, one bit at a time; the padding rule
-/// (at most 7 bits, all ones) falls out of tracking the bits read since the last symbol.
+/// Decoding walks a table built once from the code's tree, four bits at a time; the padding rule (at most
+/// 7 bits, all ones) is which states a string may end in.
 enum HPACKHuffman {
     /// Code and bit length of each symbol 0–255, then EOS (256), as RFC 7541 Appendix B lists them.
     static let codes: [(code: UInt32, bits: UInt8)] = [
@@ -59,7 +59,8 @@ enum HPACKHuffman {
         var symbol: Int16 = -1
     }
 
-    private static let tree: [Node] = {
+    /// The code tree, built once from the table; only ``transitions`` is built from it.
+    private static func tree() -> [Node] {
         var nodes = [Node()]
         for (symbol, entry) in codes.enumerated() {
             var current = 0
@@ -76,6 +77,56 @@ enum HPACKHuffman {
             nodes[current].symbol = Int16(symbol)
         }
         return nodes
+    }
+
+    /// A transition: the state after four bits, whether a symbol ended on the way and which, whether EOS did, and
+    /// whether the new state may end the string (packed as state | emits << 8 | eos << 9 | accepting << 10 | symbol << 16).
+    private static let emits: UInt32 = 1 << 8
+    private static let sawEOS: UInt32 = 1 << 9
+    private static let accepting: UInt32 = 1 << 10
+
+    /// The tree walked four bits at a time: 16 transitions for each of its 256 inner nodes (the states).
+    ///
+    /// No code is shorter than 5 bits, so four bits end at most one symbol. A state may end the string when the
+    /// bits since the last symbol are at most 7 and all ones (RFC 7541 §5.2's padding): the root, and the nodes
+    /// 1 to 7 steps down the all-ones path.
+    private static let transitions: [UInt32] = {
+        let nodes = tree()
+        var stateOf = [Int](repeating: -1, count: nodes.count)
+        var inner: [Int] = []
+        for (index, node) in nodes.enumerated() where node.symbol < 0 {
+            stateOf[index] = inner.count
+            inner.append(index)
+        }
+        var acceptingNodes: Set<Int> = [0]
+        var onesPath = 0
+        for _ in 0..<7 {
+            onesPath = Int(nodes[onesPath].children.1)
+            acceptingNodes.insert(onesPath)
+        }
+        var table = [UInt32](repeating: 0, count: inner.count * 16)
+        for (state, start) in inner.enumerated() {
+            for nibble in 0..<16 {
+                var node = start
+                var entry: UInt32 = 0
+                for shift in stride(from: 3, through: 0, by: -1) {
+                    let bit = (nibble >> shift) & 1
+                    node = Int(bit == 0 ? nodes[node].children.0 : nodes[node].children.1)
+                    let symbol = nodes[node].symbol
+                    if symbol == 256 {
+                        entry |= sawEOS
+                        node = 0
+                    } else if symbol >= 0 {
+                        entry |= emits | UInt32(symbol) << 16
+                        node = 0
+                    }
+                }
+                entry |= UInt32(stateOf[node])
+                if acceptingNodes.contains(node) { entry |= accepting }
+                table[state * 16 + nibble] = entry
+            }
+        }
+        return table
     }()
 
     /// The number of bytes `bytes` takes Huffman coded.
@@ -107,31 +158,29 @@ enum HPACKHuffman {
     static func decode(_ bytes: ArraySlice<UInt8>) throws(Failure) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count * 8 / 5)
-        // Walked through a buffer pointer: indexing the global array itself retains and releases it at every bit
-        // (see docs/development.md, Measured design choices).
-        let failure: Failure? = tree.withUnsafeBufferPointer { tree in
-            var node = 0
-            var bitsSinceSymbol = 0
-            var onlyOnes = true
+        try decode(bytes) { output.append($0) }
+        return output
+    }
+
+    /// Decodes a Huffman string into `symbol`, one byte at a time; throws as ``decode(_:)`` does.
+    ///
+    /// The string is read four bits at a time through a transition table, a quarter of the steps of a walk down the
+    /// tree (see docs/development.md, Measured design choices). The table is walked through a buffer pointer:
+    /// indexing the global array itself retains and releases it at every step.
+    @inline(__always)
+    static func decode(_ bytes: ArraySlice<UInt8>, into symbol: (UInt8) -> Void) throws(Failure) {
+        let failure: Failure? = transitions.withUnsafeBufferPointer { table in
+            var entry: UInt32 = accepting // the root: an empty string ends well
             for byte in bytes {
-                for shift in stride(from: 7, through: 0, by: -1) {
-                    let bit = (byte >> UInt8(shift)) & 1
-                    node = Int(bit == 0 ? tree[node].children.0 : tree[node].children.1)
-                    bitsSinceSymbol += 1
-                    onlyOnes = onlyOnes && bit == 1
-                    let symbol = tree[node].symbol
-                    if symbol >= 0 {
-                        if symbol == 256 { return .eos }
-                        output.append(UInt8(symbol))
-                        node = 0
-                        bitsSinceSymbol = 0
-                        onlyOnes = true
-                    }
-                }
+                entry = table[Int(entry & 0xFF) << 4 | Int(byte >> 4)]
+                if entry & sawEOS != 0 { return .eos }
+                if entry & emits != 0 { symbol(UInt8(truncatingIfNeeded: entry >> 16)) }
+                entry = table[Int(entry & 0xFF) << 4 | Int(byte & 0xF)]
+                if entry & sawEOS != 0 { return .eos }
+                if entry & emits != 0 { symbol(UInt8(truncatingIfNeeded: entry >> 16)) }
             }
-            return bitsSinceSymbol <= 7 && onlyOnes ? nil : .padding
+            return entry & accepting != 0 ? nil : .padding
         }
         if let failure { throw failure }
-        return output
     }
 }

@@ -83,9 +83,16 @@ struct HTTP2Endpoint: Sendable {
 
     /// The bytes of a header list on one stream: HEADERS, and CONTINUATION frames when the peer's frame size needs them.
     mutating func headerBytes(streamID: UInt32, _ headers: [HPACKHeader], endStream: Bool) -> [UInt8] {
-        let frames = HTTP2FrameEncoder.headerFrames(
-            streamID: streamID, block: encoder.encode(headers), endStream: endStream, maxFrameSize: peerMaxFrameSize)
+        let block = encoder.encode(headers)
         var bytes: [UInt8] = []
+        if block.count <= peerMaxFrameSize {
+            // One HEADERS frame, written without making an `HTTP2Frame` of it (which copies the block twice).
+            bytes.reserveCapacity(9 + block.count)
+            HTTP2FrameEncoder.appendHead(length: block.count, type: 0x1, flags: endStream ? 0x5 : 0x4, stream: streamID, into: &bytes)
+            bytes += block
+            return bytes
+        }
+        let frames = HTTP2FrameEncoder.headerFrames(streamID: streamID, block: block, endStream: endStream, maxFrameSize: peerMaxFrameSize)
         for frame in frames { HTTP2FrameEncoder.encode(frame, into: &bytes) }
         return bytes
     }
@@ -126,7 +133,7 @@ struct HTTP2Endpoint: Sendable {
     mutating func received(_ bytes: some Collection<UInt8>) -> [HTTP2Action] {
         feed(bytes)
         var actions: [HTTP2Action] = []
-        while let next = nextFrame() { actions += next }
+        while nextFrame(into: &actions) {}
         return actions
     }
 
@@ -141,15 +148,22 @@ struct HTTP2Endpoint: Sendable {
     /// stream) takes them one frame at a time, so later frames on that stream meet the reset whether they came in
     /// the same read or another.
     mutating func nextFrame() -> [HTTP2Action]? {
-        guard failed == nil else { return nil }
         var actions: [HTTP2Action] = []
+        return nextFrame(into: &actions) ? actions : nil
+    }
+
+    /// Appends the actions the next complete frame calls for; false when no frame is complete or the connection failed.
+    ///
+    /// One array for all the frames of a read: an array per frame cost an allocation each.
+    private mutating func nextFrame(into actions: inout [HTTP2Action]) -> Bool {
+        guard failed == nil else { return false }
         do throws(HTTP2FrameError) {
-            guard case .frame(let frame) = try decoder.next() else { return nil }
+            guard case .frame(let frame) = try decoder.next() else { return false }
             handle(frame, into: &actions)
         } catch {
             fail(error.code, error.description, into: &actions)
         }
-        return actions
+        return true
     }
 
     // MARK: - Frames from the peer

@@ -92,11 +92,21 @@ public enum HTTP2FrameEncoder {
     }
 
     private static func header(_ type: UInt8, flags: UInt8, stream: UInt32, body: [UInt8], into output: inout [UInt8]) {
-        output += [
-            UInt8(truncatingIfNeeded: body.count >> 16), UInt8(truncatingIfNeeded: body.count >> 8), UInt8(truncatingIfNeeded: body.count)
-        ]
-        output += [type, flags]
-        output += be32(stream & 0x7FFF_FFFF)
+        appendHead(length: body.count, type: type, flags: flags, stream: stream, into: &output)
         output += body
+    }
+
+    /// Appends the 9-byte frame header (RFC 9113 §4.1) of a frame whose `length` payload bytes the caller appends next.
+    static func appendHead(length: Int, type: UInt8, flags: UInt8, stream: UInt32, into output: inout [UInt8]) {
+        output.append(UInt8(truncatingIfNeeded: length >> 16))
+        output.append(UInt8(truncatingIfNeeded: length >> 8))
+        output.append(UInt8(truncatingIfNeeded: length))
+        output.append(type)
+        output.append(flags)
+        let id = stream & 0x7FFF_FFFF
+        output.append(UInt8(truncatingIfNeeded: id >> 24))
+        output.append(UInt8(truncatingIfNeeded: id >> 16))
+        output.append(UInt8(truncatingIfNeeded: id >> 8))
+        output.append(UInt8(truncatingIfNeeded: id))
     }
 }

@@ -61,20 +61,26 @@ extension HTTPResponse {
     ///   which the caller treats as a stream error of type PROTOCOL_ERROR).
     public init(http2Fields fields: [HPACKHeader]) throws(HTTP2ResponseProblem) {
         var status: Int?
-        var headers = HTTPHeaders()
-        var regularSeen = false
+        // The fields laid out back to back in one block, as `HTTPHeaders.add` would, but with room made once.
+        var section: [UInt8] = []
+        var spans: [HTTPHeaders.Span] = []
+        section.reserveCapacity(fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count })
+        spans.reserveCapacity(fields.count)
         for field in fields {
-            if field.name.hasPrefix(":") {
-                guard field.name == ":status", !regularSeen, status == nil else { throw .misplacedPseudoField(field.name) }
+            if field.name.utf8.first == UInt8(ascii: ":") {
+                guard field.name == ":status", spans.isEmpty, status == nil else { throw .misplacedPseudoField(field.name) }
                 guard field.value.utf8.count == 3, let code = Int(field.value), code >= 100 else { throw .missingStatus }
                 status = code
             } else {
-                regularSeen = true
-                headers.add(field.name, field.value)
+                let nameStart = section.count
+                section.append(contentsOf: field.name.utf8)
+                let valueStart = section.count
+                section.append(contentsOf: field.value.utf8)
+                spans.append(HTTPHeaders.Span(name: nameStart..<valueStart, value: valueStart..<section.count))
             }
         }
         guard let status else { throw .missingStatus }
-        self.init(status: status, headers: headers)
+        self.init(status: status, headers: HTTPHeaders(section: section, fields: spans))
         version = .http2
     }
 }
