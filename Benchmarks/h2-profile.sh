@@ -16,42 +16,7 @@ command -v perf >/dev/null || { echo "perf is not installed (linux-perf or linux
 PATH=$PATH:/usr/sbin
 swift build -c release --product authload >/dev/null
 
-work=$(mktemp -d)
-chmod 755 "$work"
-printf '{"status":"ok","service":"bench","items":[1,2,3]}' > "$work/small.json"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" \
-    -days 1 -subj /CN=127.0.0.1 -addext "subjectAltName=IP:127.0.0.1" 2>/dev/null
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/error.log;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    keepalive_requests 10000000;
-    http2_max_concurrent_streams $streams;
-    server {
-        listen 127.0.0.1:$port ssl http2;
-        ssl_certificate $work/cert.pem;
-        ssl_certificate_key $work/key.pem;
-        root $work;
-        location / { default_type application/json; }
-    }
-}
-CONF
-taskset -c 0 nginx -c "$work/nginx.conf"
-trap 'kill $(cat "$work/nginx.pid") 2>/dev/null || true; rm -rf "$work"' EXIT
-sleep 0.5
-cat > "$work/bench.json" <<JSON
-{
-  "name": "h2-profile",
-  "target": { "baseURL": "https://127.0.0.1:$port", "insecureSkipTLSVerify": true, "http": "2" },
-  "load": { "users": $((connections * streams)), "duration": "${duration}s", "thinkTime": "0s", "gracefulStop": "2s" },
-  "flows": [ { "name": "get", "kind": "http", "path": "/small.json" } ],
-  "connections": { "policy": "shared", "poolSize": $connections },
-  "timeouts": { "step": "5s" }
-}
-JSON
+source Benchmarks/nginx-h2-target.sh
 data=${TMPDIR:-/tmp}/authload-h2-perf.data
 perf record -q -e cpu-clock -g -o "$data" -- \
     taskset -c 1 .build/release/authload run "$work/bench.json" --out "$work/report" --quiet > /dev/null

@@ -26,44 +26,7 @@ PATH=$PATH:/usr/sbin
 
 swift build -c release --product authload >/dev/null
 
-work=$(mktemp -d)
-chmod 755 "$work"  # the nginx worker runs as an unprivileged user
-printf '{"status":"ok","service":"bench","items":[1,2,3]}' > "$work/small.json"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" \
-    -days 1 -subj /CN=127.0.0.1 -addext "subjectAltName=IP:127.0.0.1" 2>/dev/null
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/error.log;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    keepalive_requests 10000000;
-    http2_max_concurrent_streams $streams;
-    server {
-        listen 127.0.0.1:$port ssl http2;
-        ssl_certificate $work/cert.pem;
-        ssl_certificate_key $work/key.pem;
-        root $work;
-        location / { default_type application/json; }
-    }
-}
-CONF
-taskset -c 0 nginx -c "$work/nginx.conf"
-trap 'kill $(cat "$work/nginx.pid") 2>/dev/null || true; rm -rf "$work"' EXIT
-sleep 0.5
-curl -sfk --http2 "https://127.0.0.1:$port/small.json" >/dev/null
-
-cat > "$work/bench.json" <<JSON
-{
-  "name": "h2-throughput",
-  "target": { "baseURL": "https://127.0.0.1:$port", "insecureSkipTLSVerify": true, "http": "2" },
-  "load": { "users": $((connections * streams)), "duration": "${duration}s", "thinkTime": "0s", "gracefulStop": "2s" },
-  "flows": [ { "name": "get", "kind": "http", "path": "/small.json" } ],
-  "connections": { "policy": "shared", "poolSize": $connections },
-  "timeouts": { "step": "5s" }
-}
-JSON
+source Benchmarks/nginx-h2-target.sh
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 cpu_seconds() { awk -F: '/User time|System time/ { s += $2 } END { print s }' "$1"; }
