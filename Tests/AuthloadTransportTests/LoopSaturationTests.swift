@@ -39,58 +39,6 @@ struct LoopSaturationTests {
         #expect(Self.run(&saturation, from: 31, to: 60, waitedMicros: 0) == [false, false, true])
     }
 
-    @Test("a loop that never waits in epoll_wait but sleeps half of each window in a futex is not saturated")
-    func blockedInALockIsNotWork() {
-        var saturation = LoopSaturation(start: Self.at(0))
-        var demand = Duration.seconds(5)
-        var verdicts: [Bool] = []
-        for millisecond in 1...50 {
-            demand += .microseconds(500)
-            let reading = demand
-            if let verdict = saturation.woke(at: Self.at(Double(millisecond)), afterWaiting: .zero, demand: { reading }) {
-                verdicts.append(verdict)
-            }
-        }
-        #expect(verdicts == [false, false, false, false, false])
-    }
-
-    @Test("a thread that runs, or waits for its core, 98 % of each window is saturated from its fourth window")
-    func demandCounts() {
-        // The first window has no reading to measure from, and is judged by its waits: none, so busy.
-        var saturation = LoopSaturation(start: Self.at(0))
-        var demand = Duration.seconds(5)
-        var verdicts: [Bool] = []
-        for millisecond in 1...50 {
-            demand += .microseconds(980)
-            let reading = demand
-            if let verdict = saturation.woke(at: Self.at(Double(millisecond)), afterWaiting: .zero, demand: { reading }) {
-                verdicts.append(verdict)
-            }
-        }
-        #expect(verdicts == [false, false, true, true, true])
-        // 96 % of a window is not saturated, and starts the count again.
-        for millisecond in 51...60 {
-            demand += .microseconds(960)
-            let reading = demand
-            if let verdict = saturation.woke(at: Self.at(Double(millisecond)), afterWaiting: .zero, demand: { reading }) {
-                #expect(!verdict)
-            }
-        }
-    }
-
-    @Test("the demand is read once a window, at its end")
-    func demandReadOncePerWindow() {
-        var saturation = LoopSaturation(start: Self.at(0))
-        var reads = 0
-        for millisecond in 1...30 {
-            _ = saturation.woke(at: Self.at(Double(millisecond)), afterWaiting: .zero) {
-                reads += 1
-                return .milliseconds(millisecond)
-            }
-        }
-        #expect(reads == 3)
-    }
-
     @Test("a long block ends its window late, idle, whatever came before")
     func longBlock() {
         var saturation = LoopSaturation(start: Self.at(0))

@@ -216,8 +216,6 @@ public final class EventLoop: @unchecked Sendable {
     private func runLoop() {
         let capacity = 256
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
-        // Opened here: it counts the thread that opens it.
-        let demand = ThreadDemand()
         defer {
             takesWorkHere = false
             let leftover = submitted.withLock { state in
@@ -248,7 +246,7 @@ public final class EventLoop: @unchecked Sendable {
                 fatalError("\(error)")
             }
             wokeAt = .now
-            if let saturated = saturation.woke(at: wokeAt, afterWaiting: waitFrom.map { wokeAt - $0 } ?? .zero, demand: { demand.read() }) {
+            if let saturated = saturation.woke(at: wokeAt, afterWaiting: waitFrom.map { wokeAt - $0 } ?? .zero) {
                 saturatedAt.store(saturated ? wokeAt.nanoseconds : 0, ordering: .relaxed)
             }
             for i in 0..<max(0, Int(count)) {

@@ -10,15 +10,9 @@
 /// absorbs; only a run of them is a load. A loop that blocks for long ends its window late, and that window's
 /// waiting makes it idle.
 ///
-/// Busy means the loop's thread ran or was ready to run: where the kernel tells (``ThreadDemand``), a window's busy
-/// time is what the thread ran plus what it waited for a core, so time it slept — in `epoll_wait`, or in a futex
-/// behind a lock another thread held — is not work. Otherwise it is the window's time outside `epoll_wait`, which
-/// counts such sleeps as work: a loop that contended for a lock with a thread on its own core once counted itself
-/// saturated with its core half idle.
-///
 /// ```swift
 /// var saturation = LoopSaturation(start: .now)
-/// if let saturated = saturation.woke(at: .now, afterWaiting: waited, demand: demand.read) { publish(saturated) }
+/// if let saturated = saturation.woke(at: .now, afterWaiting: waited) { publish(saturated) }
 /// ```
 struct LoopSaturation {
     /// How long one window lasts, at least: it ends at the first wake-up after this.
@@ -31,8 +25,6 @@ struct LoopSaturation {
     private var windowStart: MonotonicInstant
     private var waited = Duration.zero
     private var busyInARow = 0
-    /// The thread's demand (ran + waited for a core, cumulative) at the window's start, when the kernel tells.
-    private var demandAtStart: Duration?
 
     init(start: MonotonicInstant) {
         windowStart = start
@@ -42,27 +34,12 @@ struct LoopSaturation {
     ///
     /// - Returns: at the end of a window, whether the loop is saturated; nil within a window.
     mutating func woke(at now: MonotonicInstant, afterWaiting waited: Duration) -> Bool? {
-        woke(at: now, afterWaiting: waited, demand: { nil })
-    }
-
-    /// Notes a wake-up as ``woke(at:afterWaiting:)`` does, judging a window by the thread's demand when `demand` tells it.
-    ///
-    /// - Parameter demand: how long the loop's thread has run or waited for a core, in all (``ThreadDemand``); nil when
-    ///   the kernel does not say. Read once a window, at its end.
-    mutating func woke(at now: MonotonicInstant, afterWaiting waited: Duration, demand: () -> Duration?) -> Bool? {
         self.waited += waited
         let length = now - windowStart
         guard length >= Self.window else { return nil }
-        let demanded = demand()
-        let busy: Duration
-        if let demanded, let demandAtStart {
-            busy = demanded - demandAtStart
-        } else {
-            busy = length - self.waited
-        }
+        let busy = length - self.waited
         busyInARow = Double(busy.nanoseconds) >= Self.busyShare * Double(length.nanoseconds) ? busyInARow + 1 : 0
         windowStart = now
-        demandAtStart = demanded
         self.waited = .zero
         return busyInARow >= Self.busyWindows
     }
