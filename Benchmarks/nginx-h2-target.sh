@@ -6,30 +6,11 @@
 
 work=$(mktemp -d)
 chmod 755 "$work"  # the nginx worker runs as an unprivileged user
-printf '{"status":"ok","service":"bench","items":[1,2,3]}' > "$work/small.json"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" \
     -days 1 -subj /CN=127.0.0.1 -addext "subjectAltName=IP:127.0.0.1" 2>/dev/null
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/error.log;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    keepalive_requests 10000000;
-    http2_max_concurrent_streams $streams;
-    server {
-        listen 127.0.0.1:$port ssl http2;
-        ssl_certificate $work/cert.pem;
-        ssl_certificate_key $work/key.pem;
-        root $work;
-        location / { default_type application/json; }
-    }
-}
-CONF
-taskset -c 0 nginx -c "$work/nginx.conf"
-trap 'kill $(cat "$work/nginx.pid") 2>/dev/null || true; rm -rf "$work"' EXIT
-sleep 0.5
+source Benchmarks/nginx-serve.sh
+serve_small_json "ssl http2" "ssl_certificate $work/cert.pem; ssl_certificate_key $work/key.pem;" \
+    "http2_max_concurrent_streams $streams;"
 curl -sfk --http2 "https://127.0.0.1:$port/small.json" >/dev/null
 
 cat > "$work/bench.json" <<JSON

@@ -13,25 +13,8 @@ if [ ${#need[@]} -gt 0 ]; then apt-get update -qq && apt-get install -y -qq "${n
 
 work=$(mktemp -d)
 chmod 755 "$work"  # the nginx worker runs as an unprivileged user
-printf '{"status":"ok","service":"bench","items":[1,2,3]}' > "$work/small.json"
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/error.log;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    keepalive_requests 10000000;
-    server {
-        listen 127.0.0.1:$port;
-        root $work;
-        location / { default_type application/json; }
-    }
-}
-CONF
-taskset -c 0 nginx -c "$work/nginx.conf"
-trap 'kill $(cat "$work/nginx.pid") 2>/dev/null || true; rm -rf "$work"' EXIT
-sleep 0.5
+source Benchmarks/nginx-serve.sh
+serve_small_json "" "" ""
 curl -sf "http://127.0.0.1:$port/small.json" >/dev/null
 
 cat > "$work/bench.json" <<JSON

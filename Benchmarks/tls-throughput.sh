@@ -33,7 +33,7 @@ swift build -c release --product authload >/dev/null
 
 work=$(mktemp -d)
 chmod 755 "$work"  # the nginx worker runs as an unprivileged user
-trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'rm -rf "$work"' EXIT
 
 # A CA and a server certificate signed by it, both ECDSA P-256, valid for two days.
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/ca.key" -out "$work/ca.pem" \
@@ -45,27 +45,8 @@ openssl x509 -req -in "$work/server.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key
     -extfile "$work/server.ext" -out "$work/server.pem" 2>/dev/null
 chmod 644 "$work"/*.key  # read by nginx's master as root; the worker needs none of it
 
-printf '{"status":"ok","service":"bench","items":[1,2,3]}' > "$work/small.json"
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/error.log;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    keepalive_requests 10000000;
-    server {
-        listen 127.0.0.1:$port ssl;
-        ssl_certificate $work/server.pem;
-        ssl_certificate_key $work/server.key;
-        ssl_protocols TLSv1.3;
-        root $work;
-        location / { default_type application/json; }
-    }
-}
-CONF
-taskset -c 0 nginx -c "$work/nginx.conf"
-sleep 0.5
+source Benchmarks/nginx-serve.sh
+serve_small_json ssl "ssl_certificate $work/server.pem; ssl_certificate_key $work/server.key; ssl_protocols TLSv1.3;" ""
 curl -sf --cacert "$work/ca.pem" "https://127.0.0.1:$port/small.json" >/dev/null
 
 # keep: a shared pool of 50 keep-alive connections; close: per-user connections that live for one flow.
