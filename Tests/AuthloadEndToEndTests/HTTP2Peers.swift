@@ -51,16 +51,10 @@ enum HTTP2Peers {
     /// nothing when it is ready.
     static func waitForListener(on port: Int) async throws {
         for _ in 0..<100 {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            if let probe = try? RawSocket.connect(port: port) {
+                probe.close()
+                return
             }
-            close(fd)
-            if connected == 0 { return }
             try await Task.sleep(for: .milliseconds(50))
         }
         Issue.record("nothing listens on port \(port) after 5 s")

@@ -137,7 +137,11 @@ final class RawSocket: Sendable {
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard result == 0 else { throw RawSocketError(description: "connect to port \(port) failed: errno \(errno)") }
+        guard result == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw RawSocketError(description: "connect to port \(port) failed: errno \(code)")
+        }
         return RawSocket(fd: fd)
     }
 

@@ -223,20 +223,9 @@ final class HTTPClientConnection: EventHandler {
 
     /// The socket turned writable: connected, unless epoll also reports an error (then SO_ERROR says which).
     private func finishConnect(_ events: UInt32) {
-        if events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
-            // The errno of the connect itself is pending on the socket; a getsockopt that fails says why instead.
-            let failure: IOError?
-            do throws(IOError) {
-                let code = try SystemCalls.pendingError(core.fd)
-                failure = code == 0 ? nil : IOError(code, call: "connect")
-            } catch {
-                failure = error
-            }
-            // With no error pending the connect did finish; the first read or write meets whatever came after.
-            if let failure {
-                perform(state.streamFailed(TransportError.socket(failure, .connecting)))
-                return
-            }
+        if let failure = core.connectFailure(events: events) {
+            perform(state.streamFailed(TransportError.socket(failure, .connecting)))
+            return
         }
         state.connected(at: loop.now)
         continueHandshake()

@@ -164,16 +164,7 @@ final class HTTP2ClientConnection: EventHandler {
     // MARK: Connecting
 
     private func finishConnect(_ events: UInt32) {
-        if events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
-            let failure: IOError?
-            do throws(IOError) {
-                let code = try SystemCalls.pendingError(core.fd)
-                failure = code == 0 ? nil : IOError(code, call: "connect")
-            } catch {
-                failure = error
-            }
-            if let failure { return fail(TransportError.socket(failure, .connecting)) }
-        }
+        if let failure = core.connectFailure(events: events) { return fail(TransportError.socket(failure, .connecting)) }
         connectedAt = loop.now
         phase = .handshaking
         continueHandshake()

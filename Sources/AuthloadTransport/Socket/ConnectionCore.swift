@@ -57,6 +57,20 @@ final class ConnectionCore {
         case failed(TransportError)
     }
 
+    /// Why a non-blocking connect failed, once epoll reported the socket after it; nil when it connected.
+    ///
+    /// With an error or hang-up reported, the connect's errno is pending on the socket (a getsockopt that fails says
+    /// why instead); with none pending the connect did finish, and the first read or write meets whatever came after.
+    func connectFailure(events: UInt32) -> IOError? {
+        guard events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 else { return nil }
+        do throws(IOError) {
+            let code = try SystemCalls.pendingError(fd)
+            return code == 0 ? nil : IOError(code, call: "connect")
+        } catch {
+            return error
+        }
+    }
+
     /// Drives the stream's security handshake a step (plain TCP is done at once); once done, epoll reports input.
     func handshake() -> Progress {
         switch stream.handshake() {
