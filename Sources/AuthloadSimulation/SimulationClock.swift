@@ -10,17 +10,7 @@ import AuthloadCore
 /// Unlike `ManualClock` (AuthloadTesting), nothing here watches for a quiet run: the driver knows, because
 /// its job queue is empty.
 public final class SimulationClock: Clock, Sendable {
-    public struct Instant: InstantProtocol, CustomStringConvertible {
-        /// Virtual time since the run's clock was made.
-        public var offset: Duration
-
-        public init(offset: Duration) { self.offset = offset }
-
-        public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        public func duration(to other: Instant) -> Duration { other.offset - offset }
-        public static func < (a: Instant, b: Instant) -> Bool { a.offset < b.offset }
-        public var description: String { "t+\(DurationText.format(offset))" }
-    }
+    public typealias Instant = VirtualInstant
 
     private enum Wake {
         case sleeper(CheckedContinuation<Void, any Error>)

@@ -14,16 +14,7 @@ import AuthloadCore
 /// try await task.value
 /// ```
 public final class ManualClock: Clock, Sendable {
-    public struct Instant: InstantProtocol, CustomStringConvertible {
-        public var offset: Duration
-
-        public init(offset: Duration) { self.offset = offset }
-
-        public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        public func duration(to other: Instant) -> Duration { other.offset - offset }
-        public static func < (a: Instant, b: Instant) -> Bool { a.offset < b.offset }
-        public var description: String { "t+\(DurationText.format(offset))" }
-    }
+    public typealias Instant = VirtualInstant
 
     private struct Sleeper {
         var deadline: Instant
