@@ -27,6 +27,16 @@ func require(_ condition: Bool, _ message: @autoclosure () -> String) {
 }
 
 /// Cuts `count` bytes in two at `split` (clamped).
+/// Checks that a decoder which threw `error` throws the same error at its next call: a broken stream stays broken.
+func requireSticky<Failure: Error & Equatable, Value>(_ error: Failure, _ next: () throws(Failure) -> Value) {
+    do throws(Failure) {
+        _ = try next()
+        require(false, "decoder went on after \(error)")
+    } catch let again {
+        require(again == error, "decoder threw \(again) after \(error)")
+    }
+}
+
 func pieces(_ count: Int, splitAt split: Int) -> [Range<Int>] {
     let split = min(max(split, 0), count)
     return [0..<split, split..<count]
@@ -87,12 +97,7 @@ func parse<Parser: HTTPStreamParser>(
             }
         } catch {
             outcome.error = error
-            do {
-                _ = try parser.next()
-                require(false, "parser went on after \(error)")
-            } catch let again {
-                require(again == error, "parser threw \(again) after \(error)")
-            }
+            requireSticky(error) { () throws(HTTPParseError) in try parser.next() }
             return false
         }
     }

@@ -34,12 +34,7 @@ private func decode(
             while case .frame(let frame) = try decoder.next() { result.frames.append(frame) }
         } catch {
             result.error = error
-            do {
-                _ = try decoder.next()
-                require(false, "decoder went on after \(error)")
-            } catch let again {
-                require(again == error, "decoder threw \(again) after \(error)")
-            }
+            requireSticky(error) { () throws(HTTP2FrameError) in try decoder.next() }
             return result
         }
     }

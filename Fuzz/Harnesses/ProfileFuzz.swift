@@ -66,7 +66,7 @@ public func fuzzProfile(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     checkDuration(plan.load.gracefulStop, "load.gracefulStop")
     checkDuration(plan.timeouts.step, "timeouts.step")
     checkDuration(plan.timeouts.flow, "timeouts.flow")
-    checkDuration(plan.timeouts.connect, "timeouts.connect")
+    checkDuration(plan.connections.connectTimeout, "timeouts.connect")
     checkDuration(plan.interval, "metrics.interval")
 
     do {

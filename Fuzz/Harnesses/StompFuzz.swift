@@ -29,12 +29,7 @@ private func decode(_ bytes: [UInt8], maxHeaderBytes: Int, maxBodyBytes: Int, pi
             }
         } catch {
             result.error = error
-            do {
-                _ = try decoder.next()
-                require(false, "decoder went on after \(error)")
-            } catch let again {
-                require(again == error, "decoder threw \(again) after \(error)")
-            }
+            requireSticky(error) { () throws(StompError) in try decoder.next() }
             return result
         }
     }

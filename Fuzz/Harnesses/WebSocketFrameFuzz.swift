@@ -86,12 +86,7 @@ public func fuzzWebSocketFrames(_ data: UnsafePointer<UInt8>?, _ size: Int) -> C
     do {
         while case .frame = try decoder.next() {}
     } catch {
-        do {
-            _ = try decoder.next()
-            require(false, "decoder went on after \(error)")
-        } catch let again {
-            require(again == error, "decoder threw \(again) after \(error)")
-        }
+        requireSticky(error) { () throws(WebSocketError) in try decoder.next() }
     }
 
     for frame in whole.frames {
