@@ -166,8 +166,8 @@ struct HTTP2ClientConnectionTests {
         harness.send()
         harness.send()
         harness.arrive(.rstStream(streamID: 1, .refusedStream), .rstStream(streamID: 3, .protocolError))
-        #expect(harness.error(0)?.isUnprocessedHTTP2Stream == true)
-        #expect(harness.error(1)?.isUnprocessedHTTP2Stream == false)
+        #expect(harness.error(0)?.isUnprocessedByServer == true)
+        #expect(harness.error(1)?.isUnprocessedByServer == false)
         #expect(harness.error(1)?.detail == "h2 stream error PROTOCOL_ERROR")
         #expect(Outcome(harness.error(1)!).detail == "h2 stream error PROTOCOL_ERROR")
     }
@@ -180,9 +180,9 @@ struct HTTP2ClientConnectionTests {
         harness.send()
         harness.arrive(.goAway(lastStreamID: 1, .noError))
         #expect(harness.goingAway == 1 && !harness.connection.takesRequests)
-        #expect(harness.error(1)?.isUnprocessedHTTP2Stream == true)
+        #expect(harness.error(1)?.isUnprocessedByServer == true)
         harness.send()
-        #expect(harness.error(2)?.isUnprocessedHTTP2Stream == true, "no new stream after GOAWAY")
+        #expect(harness.error(2)?.isUnprocessedByServer == true, "no new stream after GOAWAY")
         #expect(harness.closes == 0, "stream 1 is still being answered")
         harness.answer(200, on: 1)
         #expect(harness.response(0)?.status == 200)
@@ -198,7 +198,7 @@ struct HTTP2ClientConnectionTests {
         harness.stream.feedEnd()
         harness.loop.fireReadable(harness.fd)
         #expect(harness.error(0)?.detail == "h2 GOAWAY ENHANCE_YOUR_CALM")
-        #expect(harness.error(0)?.isUnprocessedHTTP2Stream == false)
+        #expect(harness.error(0)?.isUnprocessedByServer == false)
     }
 
     @Test("a frame that breaks the protocol ends the connection with GOAWAY and fails its requests naming the code")

@@ -17,7 +17,7 @@ struct HTTP2ResendTests {
         harness.send()
         harness.send()
         harness.arrive(.rstStream(streamID: 1, .refusedStream), .rstStream(streamID: 3, .protocolError))
-        #expect(harness.error(0)?.isUnprocessedHTTP2Stream == true && harness.error(0)?.wasRefusedByServer == true)
+        #expect(harness.error(0)?.isUnprocessedByServer == true && harness.error(0)?.wasRefusedByServer == true)
         #expect(harness.error(1)?.wasRefusedByServer == false)
     }
 
@@ -29,7 +29,7 @@ struct HTTP2ResendTests {
         #expect(harness.written().compactMap { harness.fields(of: $0) }.count == 2, "two streams open, one request waiting")
         harness.arrive(.goAway(lastStreamID: 1, .noError))
         harness.send()
-        #expect((0..<4).map { harness.error($0)?.isUnprocessedHTTP2Stream } == [nil, true, true, true])
+        #expect((0..<4).map { harness.error($0)?.isUnprocessedByServer } == [nil, true, true, true])
         #expect(harness.error(1)?.wasRefusedByServer == true, "stream 3, above the last")
         #expect(harness.error(2)?.wasRefusedByServer == false, "it was waiting for a stream")
         #expect(harness.error(3)?.wasRefusedByServer == false, "handed over after the GOAWAY")

@@ -61,7 +61,7 @@ final class HTTP2Client: HTTPClient {
                     throw error.resent(resent)
                 }
             } catch let error as TransportError {
-                guard error.isUnprocessedHTTP2Stream, attempt < Self.attempts else { throw error.resent(resent) }
+                guard error.isUnprocessedByServer, attempt < Self.attempts else { throw error.resent(resent) }
                 attempt += 1
                 if error.wasRefusedByServer { resent += 1 }
             }

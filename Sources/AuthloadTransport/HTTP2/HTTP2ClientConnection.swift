@@ -12,7 +12,7 @@ import CSystem
 /// the exchanges by stream. Writes that one event calls for go out together.
 ///
 /// A stream the server refused or did not take before its GOAWAY fails with an error the client sends again
-/// (``TransportError/isUnprocessedHTTP2Stream``); with no h2 by ALPN the requests come back as
+/// (``TransportError/isUnprocessedByServer``); with no h2 by ALPN the requests come back as
 /// ``HTTP2Detour/serverSpeaksOnlyHTTP1`` when the client may fall back, or fail. Touched only on its loop's thread.
 final class HTTP2ClientConnection: EventHandler {
     enum Phase { case connecting, handshaking, open, closed }

@@ -120,7 +120,4 @@ extension TransportError {
     static func http2GoAway(_ code: HTTP2ErrorCode, sentByServer: Bool) -> TransportError {
         TransportError(.http2(code: code.rawValue, goAway: true), sentByServer ? "h2 GOAWAY \(code)" : "h2 connection error \(code)")
     }
-
-    /// Whether the request was not processed and may be sent again on another connection.
-    var isUnprocessedHTTP2Stream: Bool { isUnprocessedByServer }
 }
