@@ -9,6 +9,12 @@ enum OpenSSLError {
     /// Empties the calling thread's queue, so the next failure is not blamed on an old one.
     static func clear() { ERR_clear_error() }
 
+    /// Checks, in debug builds, that the calling thread's queue is empty: where a caller relies on every earlier
+    /// call having cleared or drained it instead of clearing it itself.
+    static func assertEmpty(file: StaticString = #fileID, line: UInt = #line) {
+        assert(ERR_peek_error() == 0, "OpenSSL's error queue holds a stale entry", file: file, line: line)
+    }
+
     /// One error OpenSSL queued: the library and reason codes (`ERR_LIB_SSL`, `SSL_R_…`), which code decides on,
     /// and the reason's text, which people read.
     struct Reason: Equatable {

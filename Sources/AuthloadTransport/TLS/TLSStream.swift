@@ -7,8 +7,10 @@ import Foundation
 ///
 /// OpenSSL reads and writes the socket itself (`SSL_set_fd`) and says which readiness it waits for:
 /// a read may need the socket writable and a write readable, so the interest comes from OpenSSL,
-/// never from the call. Every call first clears the loop thread's error queue, since one thread
-/// serves many sessions and a stale entry would blame the wrong one.
+/// never from the call. One loop thread serves many sessions, so its error queue must be empty before each call:
+/// a stale entry would blame the wrong session, and turn a mere "wants more bytes" into a fatal error. A handshake
+/// clears the queue before and after; every failed call drains what it queued. So the queue is empty whenever a
+/// session reads or writes, and those, once a request per call, skip the clearing (checked in debug builds).
 ///
 /// ```swift
 /// let stream = try context.makeStream(fd: fd, host: "auth.example.com")
@@ -63,6 +65,8 @@ final class TLSStream: ByteStream {
         let status = SSL_do_handshake(ssl)
         if status == 1 {
             established = true
+            // A handshake that succeeds may still leave entries behind (a certificate check's tries, say).
+            OpenSSLError.clear()
             return .done(0)
         }
         return outcome(of: status, on: ssl, during: "TLS handshake")
@@ -87,7 +91,7 @@ final class TLSStream: ByteStream {
 
     func read(into buffer: UnsafeMutableRawBufferPointer) -> StreamResult {
         guard let ssl else { return .end }
-        OpenSSLError.clear()
+        OpenSSLError.assertEmpty()
         let count = SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count))
         if count > 0 { return .done(Int(count)) }
         return outcome(of: count, on: ssl, during: "TLS read")
@@ -98,7 +102,7 @@ final class TLSStream: ByteStream {
     func write(_ bytes: UnsafeRawBufferPointer) -> StreamResult {
         guard let ssl else { return .failed(TransportError(.closed)) }
         guard !bytes.isEmpty else { return .done(0) }
-        OpenSSLError.clear()
+        OpenSSLError.assertEmpty()
         let count = SSL_write(ssl, bytes.baseAddress, Int32(clamping: bytes.count))
         if count > 0 { return .done(Int(count)) }
         return outcome(of: count, on: ssl, during: "TLS write")
