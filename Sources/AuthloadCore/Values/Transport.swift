@@ -93,6 +93,9 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         /// An HTTP/2 stream ended with an RFC 9113 §7 error code: reset by either side (`goAway` false), or the
         /// connection failed or was closed by the server's GOAWAY (`goAway` true). The detail names the code.
         case http2(code: UInt32, goAway: Bool)
+        /// An HTTP/2 request was still waiting for a stream when its connection went away (the server's GOAWAY, or a
+        /// close): it never left, and may be sent on another connection.
+        case http2Unsent
 
         /// The kind a failure of this reason is grouped under.
         var kind: Kind {
@@ -104,7 +107,7 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
             case .timedOut(.awaitingResponse), .timedOut(.readingResponse): .timeout
             case .tlsFailed: .tls
             case .staleConnection: .closed
-            case .badResponse, .http2: .protocolViolation
+            case .badResponse, .http2, .http2Unsent: .protocolViolation
             case .http2NotNegotiated: .tls
             case .noFreeLocalPort, .outOfFileDescriptors, .outOfSocketMemory: .generatorLimit
             case .unspecified, .unreachable, .sourceAddressNotLocal, .systemCallFailed: .other
@@ -225,7 +228,11 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     /// Whether the server said it did not process the request: an HTTP/2 stream it refused (RST_STREAM REFUSED_STREAM,
     /// or above the last stream of its GOAWAY; RFC 9113 §8.7), or one a connection going away never sent. Such a
     /// request may be sent again, and is in no access log.
-    public var isUnprocessedByServer: Bool { reason == .http2(code: 0x7, goAway: false) }
+    public var isUnprocessedByServer: Bool { wasRefusedByServer || reason == .http2Unsent }
+
+    /// Whether an unprocessed request had its stream opened and refused by the server (``isUnprocessedByServer``, less
+    /// the requests that never left): sending it again is a resend.
+    public var wasRefusedByServer: Bool { reason == .http2(code: 0x7, goAway: false) }
 
     /// Whether the request never reached a server that answers: the connection was refused, timed out or could not
     /// be routed, the host name did not resolve, or TLS failed. A user backs off after one (`ConnectionBackoff`),

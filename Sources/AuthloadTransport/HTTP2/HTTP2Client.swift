@@ -102,11 +102,6 @@ final class HTTP2Client: HTTPClient {
 }
 
 extension TransportError {
-    /// Whether an unprocessed request had its stream opened and refused by the server (RST_STREAM REFUSED_STREAM, or
-    /// above the last stream of its GOAWAY), so that sending it again is a resend; not when it was still waiting for a
-    /// stream on a connection that went away, and had never left. Both have the same reason; the detail tells them.
-    var wasRefusedByServer: Bool { self == .http2Refused(goAway: false) }
-
     /// This error, for a request sent `count` times again because the server had not processed it.
     fileprivate func resent(_ count: Int) -> TransportError {
         var error = self

@@ -99,7 +99,7 @@ final class HTTP2ClientConnection: EventHandler {
     ///   batch's frames go out in one write.
     func send(_ exchange: HTTP2Exchange, settling: Bool = true) {
         guard takesRequests else {
-            exchange.finish(.failure(TransportError.http2Refused(goAway: true)))
+            exchange.finish(.failure(TransportError.http2Unsent))
             return
         }
         idleSince = nil
@@ -208,7 +208,7 @@ final class HTTP2ClientConnection: EventHandler {
             do {
                 opened = try machine.sendHeaders(exchange.fields, endStream: exchange.body.isEmpty)
             } catch {
-                exchange.finish(.failure(TransportError.http2Refused(goAway: true)))
+                exchange.finish(.failure(TransportError.http2Unsent))
                 continue
             }
             exchange.endWaits(at: now)
@@ -291,13 +291,13 @@ final class HTTP2ClientConnection: EventHandler {
             case .streamReset(let id, let code):
                 guard let exchange = active.removeValue(forKey: id) else { continue }
                 exchange.finish(
-                    .failure(code == .refusedStream ? TransportError.http2Refused(goAway: false) : TransportError.http2StreamError(code)))
+                    .failure(code == .refusedStream ? TransportError.http2Refused : TransportError.http2StreamError(code)))
             case .pingAcknowledged: break
             case .goAway(_, let code, _):
                 goAwayCode = code
                 events.goingAway(self)
                 // Not yet sent: they go to another connection.
-                while let exchange = popWaiting() { exchange.finish(.failure(TransportError.http2Refused(goAway: true))) }
+                while let exchange = popWaiting() { exchange.finish(.failure(TransportError.http2Unsent)) }
             case .closeConnection(let code):
                 flushOutbox()
                 closeSocket(reset: false, failing: TransportError.http2GoAway(code, sentByServer: false))
@@ -434,7 +434,7 @@ final class HTTP2ClientConnection: EventHandler {
         active = [:]
         holding = []
         for exchange in sent { exchange.finish(.failure(error)) }
-        let unsent: any Error = wasOpen ? TransportError.http2Refused(goAway: true) : error
+        let unsent: any Error = wasOpen ? TransportError.http2Unsent : error
         while let exchange = popWaiting() { exchange.finish(.failure(unsent)) }
         events.closed(self)
     }

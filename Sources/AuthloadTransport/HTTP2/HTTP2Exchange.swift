@@ -103,13 +103,13 @@ enum HTTP2Detour: Error {
 }
 
 extension TransportError {
-    /// A stream the server refused (RST_STREAM REFUSED_STREAM) or did not take before its GOAWAY: it was not processed,
-    /// and is sent again on a connection that will take it (RFC 9113 §8.7), as a stale HTTP/1.1 connection's is.
-    static func http2Refused(goAway: Bool) -> TransportError {
-        TransportError(
-            .http2(code: HTTP2ErrorCode.refusedStream.rawValue, goAway: false),
-            goAway ? "h2 GOAWAY before the stream was processed" : "h2 stream error REFUSED_STREAM")
-    }
+    /// A stream the server refused (RST_STREAM REFUSED_STREAM, or above the last stream of its GOAWAY): it was not
+    /// processed, and is sent again on a connection that will take it (RFC 9113 §8.7), as a stale HTTP/1.1 connection's is.
+    static let http2Refused = TransportError(
+        .http2(code: HTTP2ErrorCode.refusedStream.rawValue, goAway: false), "h2 stream error REFUSED_STREAM")
+
+    /// A request still waiting for a stream when its connection went away: it never left, and goes to another connection.
+    static let http2Unsent = TransportError(.http2Unsent, "h2 GOAWAY before the stream was processed")
 
     /// A stream reset with `code` by the server, or by this side after the server broke a stream rule.
     static func http2StreamError(_ code: HTTP2ErrorCode) -> TransportError {
