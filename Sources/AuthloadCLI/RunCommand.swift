@@ -22,17 +22,13 @@ struct RunCommand {
 
         let (endpoint, targetDescription, server) = try startTarget(plan: plan, staging: profile.staging, group: group)
         defer { server?.close() }
-        // A certificate that every connection would fail over ends the run before it starts, in one line that names
-        // the cause and the profile key to set: a soak should not spend its hours collecting the same TLS error.
-        if case .url = plan.target,
-            let failure = await TLSProbe.failure(
-                connectingTo: endpoint, configuration: profile.tls, timeout: plan.connections.connectTimeout)
-        {
-            throw CLIError("TLS to \(endpoint) failed: \(failure) (\(failure.profileAdvice))", exitCode: .runError)
-        }
-
         let transport = SocketTransport(
             group: group, configuration: SocketTransportConfiguration(connections: plan.connections, tls: profile.tls))
+        // A certificate that every connection would fail over ends the run before it starts, in one line that names
+        // the cause and the profile key to set: a soak should not spend its hours collecting the same TLS error.
+        if case .url = plan.target, let failure = await transport.probeTLS(endpoint, timeout: plan.connections.connectTimeout) {
+            throw CLIError("TLS to \(endpoint) failed: \(failure) (\(failure.profileAdvice))", exitCode: .runError)
+        }
         let verificationOff = endpoint.tls && plan.connections.tls.insecureSkipTLSVerify
         if verificationOff {
             console.err("warning: TLS certificate verification is off for \(endpoint) (insecureSkipTLSVerify)\n")

@@ -50,10 +50,32 @@ public final class SocketTransport: Transport {
     private func loop(forUser user: Int) -> EventLoop { group.loops[user % group.loops.count] }
 
     public func makeClient(for endpoint: Endpoint) -> any HTTPClient {
-        if configuration.connections.http == .http2 || (configuration.connections.http == .auto && endpoint.tls) {
-            return makeHTTP2Client(for: endpoint)
+        let http2 =
+            switch configuration.connections.http {
+            case .http1: false
+            case .http2: true
+            // Once the endpoint is known to speak only HTTP/1.1, its clients are HTTP/1.1 ones, with no HTTP/2 client's
+            // step in front of every request.
+            case .auto: endpoint.tls && route(to: endpoint).usesHTTP2
+            }
+        return http2 ? makeHTTP2Client(for: endpoint) : makeHTTP1Client(for: endpoint)
+    }
+
+    /// One TLS handshake with `endpoint` before the load (``TLSProbe``), offering by ALPN what the run's connections
+    /// will: a certificate every connection would fail over is then reported once, at the start; and under
+    /// `target.http` "auto", a server that does not choose h2 is known to speak only HTTP/1.1 before the first client
+    /// is made, so a shared pool's requests go straight to HTTP/1.1 connections.
+    ///
+    /// - Returns: why TLS failed, when it did for a reason a ``TLSFailure`` names; nil otherwise (a target that
+    ///   refuses or does not answer is left for the run, which reports it per request).
+    public func probeTLS(_ endpoint: Endpoint, timeout: Duration) async -> TLSFailure? {
+        let auto = configuration.connections.http == .auto
+        let outcome = await TLSProbe.handshake(
+            connectingTo: endpoint, configuration: configuration.tls, offering: auto ? ["h2", "http/1.1"] : [], timeout: timeout)
+        if auto, outcome.completed, outcome.failure == nil, outcome.negotiatedProtocol != "h2" {
+            route(to: endpoint).learnedServerSpeaksOnlyHTTP1()
         }
-        return makeHTTP1Client(for: endpoint)
+        return outcome.failure
     }
 
     private func makeHTTP1Client(for endpoint: Endpoint) -> any HTTPClient {
