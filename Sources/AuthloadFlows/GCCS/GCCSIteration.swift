@@ -73,23 +73,33 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
         let deadline = stepDeadline
         let query = [("clientKey", options.clientKey), ("deviceId", deviceID), ("channelKey", channelKey), ("userKey", userKey)]
             .map { "\($0)=\(PercentEncoding.encode($1))" }.joined(separator: "&")
-        let outcome: Outcome
-        do {
-            let context = self.context
-            let request = HTTPRequest(method: "GET", target: "\(flow.basePath)\(paths.socket)?\(query)")
-            let (protocols, timeout) = (options.subprotocols, start.duration(to: deadline))
-            let socket = try await Self.apartThrowing { try await context.openWebSocket(request, protocols: protocols, timeout: timeout) }
+        let (context, clock, options, paths) = (self.context, self.clock, self.options, self.paths)
+        let request = HTTPRequest(method: "GET", target: "\(flow.basePath)\(paths.socket)?\(query)")
+        // The opening's call chain (the upgrade, CONNECT and SUBSCRIBE with their waits) runs in a child task, whose
+        // memory goes when it ends: the flow's own task keeps only what the status stream's wait takes.
+        let opened = await Self.apart { () async -> (session: StompClient<C>?, error: (any Error)?) in
+            let socket: any WebSocketConnection
+            do {
+                socket = try await context.openWebSocket(request, protocols: options.subprotocols, timeout: start.duration(to: deadline))
+            } catch {
+                return (nil, error)
+            }
             var session = StompClient(socket: socket, clock: clock)
-            stomp = session
-            try await session.connect(.connect(heartBeat: options.heartBeat), until: deadline)
-            try await session.subscribe(destination: paths.queue, id: paths.queue, receipt: options.subscribeReceipt, until: deadline)
-            stomp = session
-            outcome = .ok
-        } catch let rejected as WebSocketUpgradeRejected {
-            outcome = Outcome(.httpError, "handshake \(rejected.response.status)")
-        } catch let error as StompClientError {
-            outcome = error.outcome
-        } catch {
+            do {
+                try await session.connect(.connect(heartBeat: options.heartBeat), until: deadline)
+                try await session.subscribe(destination: paths.queue, id: paths.queue, receipt: options.subscribeReceipt, until: deadline)
+            } catch {
+                return (session, error)
+            }
+            return (session, nil)
+        }
+        stomp = opened.session
+        let outcome: Outcome
+        switch opened.error {
+        case nil: outcome = .ok
+        case let rejected as WebSocketUpgradeRejected: outcome = Outcome(.httpError, "handshake \(rejected.response.status)")
+        case let error as StompClientError: outcome = error.outcome
+        case let error?:
             outcome = deadline <= clock.now ? Outcome(.timeout, "no WebSocket within the step timeout") : Outcome(error)
         }
         context.record(step: GCCSAuthFlow.index(.connect), start: start, outcome: outcome)
@@ -164,7 +174,7 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
 
     /// UNSUBSCRIBE and DISCONNECT after a clean run (timed as `disconnect`), or a plain close after a failure.
     private func finish(_ outcome: Outcome) async -> Outcome {
-        guard var session = stomp else { return outcome }
+        guard let session = stomp else { return outcome }
         stomp = nil
         guard outcome.isOK else {
             await session.socket.close(code: 1000, reason: "", timeout: .seconds(1))
@@ -172,13 +182,20 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
         }
         let start = clock.now
         let deadline = stepDeadline
-        var ended: Outcome = .ok
-        do {
-            try await session.send(.unsubscribe(id: paths.queue))
-        } catch {
-            ended = error.outcome
+        let queue = paths.queue
+        // In a child task, as a request is: the wait for the receipt is as deep as the opening's.
+        let (unsubscribed, late, error) = await Self.apart { () async -> (StompClientError?, [StompFrame], StompClientError?) in
+            var session = session
+            var unsubscribed: StompClientError?
+            do throws(StompClientError) {
+                try await session.send(.unsubscribe(id: queue))
+            } catch {
+                unsubscribed = error
+            }
+            let (late, error) = await session.disconnect(until: deadline)
+            return (unsubscribed, late, error)
         }
-        let (late, error) = await session.disconnect(until: deadline)
+        var ended = unsubscribed?.outcome ?? .ok
         if ended.isOK, let error { ended = error.outcome }
         // A terminal status after the end the flow acted on means the server sent two ends.
         for frame in late where frame.command == .message {
@@ -203,8 +220,8 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
         guard stomp != nil else { return Outcome(.protocolError, "no status stream") }
         let outcome: Outcome
         do {
-            // In place: a copy of the generic session would take task memory for as long as the status stream is followed.
-            outcome = try await follow(&stomp!, until: targets, deadline: deadline)
+            // Once for the whole stream: the socket hands each frame to `observe` where it reads it.
+            outcome = try await stomp!.follow(until: deadline) { [unowned self] in self.observe($0, until: targets) }
         } catch .timeout {
             outcome = expiry
         } catch {
@@ -216,37 +233,33 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
         return outcome
     }
 
-    private func follow(
-        _ session: inout StompClient<C>, until targets: Set<GCCSStatus>,
-        deadline: C.Instant
-    ) async throws(StompClientError) -> Outcome {
-        while true {
-            let received = try await session.next(until: deadline)
-            guard received.frame.command == .message else { continue }
-            guard let status = GCCSStatus(messageBody: received.frame.body) else {
-                return Outcome(.protocolError, "status message without a known status")
+    /// Takes one frame of the status stream: records a status, and says whether the stream reached one of `targets`
+    /// or another end (nil: go on).
+    private func observe(_ received: StompClient<C>.Received, until targets: Set<GCCSStatus>) -> Outcome? {
+        guard received.frame.command == .message else { return nil }
+        guard let status = GCCSStatus(messageBody: received.frame.body) else {
+            return Outcome(.protocolError, "status message without a known status")
+        }
+        for _ in tracker.takeMissing(before: status) { countEvent(.missingStatus) }
+        switch tracker.receive(status, at: received.arrived) {
+        case .progress(let status, let sinceStart, let gap):
+            if let steps = GCCSAuthFlow.indices(of: status) {
+                context.record(step: steps.sinceStart, start: tracker.flowStart, outcome: .ok, latency: sinceStart)
+                context.record(step: steps.gap, start: received.arrived.advanced(by: .zero - gap), outcome: .ok, latency: gap)
             }
-            for _ in tracker.takeMissing(before: status) { countEvent(.missingStatus) }
-            switch tracker.receive(status, at: received.arrived) {
-            case .progress(let status, let sinceStart, let gap):
-                if let steps = GCCSAuthFlow.indices(of: status) {
-                    context.record(step: steps.sinceStart, start: tracker.flowStart, outcome: .ok, latency: sinceStart)
-                    context.record(step: steps.gap, start: received.arrived.advanced(by: .zero - gap), outcome: .ok, latency: gap)
-                }
-            case .conflictingEnd(let first, let then):
-                return Outcome(.protocolError, "both \(first.rawValue) and \(then.rawValue) arrived")
-            case .duplicate:
-                countEvent(.duplicateStatus)
-            case .untracked:
-                break
-            }
-            if targets.contains(status) { return .ok }
-            switch status {
-            case .authFailed: return Outcome(.authFailure, "AuthFailed")
-            case .authTimeout: return Outcome(.timeout, "AuthTimeout from the server")
-            case .authCanceled, .authCompleted: return Outcome(.protocolError, "unexpected \(status.rawValue)")
-            default: continue
-            }
+        case .conflictingEnd(let first, let then):
+            return Outcome(.protocolError, "both \(first.rawValue) and \(then.rawValue) arrived")
+        case .duplicate:
+            countEvent(.duplicateStatus)
+        case .untracked:
+            break
+        }
+        if targets.contains(status) { return .ok }
+        switch status {
+        case .authFailed: return Outcome(.authFailure, "AuthFailed")
+        case .authTimeout: return Outcome(.timeout, "AuthTimeout from the server")
+        case .authCanceled, .authCompleted: return Outcome(.protocolError, "unexpected \(status.rawValue)")
+        default: return nil
         }
     }
 
@@ -273,12 +286,6 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
     private static func apart<T: Sendable>(_ work: @escaping @Sendable () async -> T) async -> T {
         async let result = work()
         return await result
-    }
-
-    /// ``apart(_:)`` for work that throws.
-    private static func apartThrowing<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
-        async let result = work()
-        return try await result
     }
 
     /// The `enCode*` parameters, encrypted under this authentication's channel key as the SDK does.

@@ -16,28 +16,20 @@ import AuthloadWire
 /// await stomp.disconnect(until: deadline)
 /// ```
 struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
-    /// A frame and the instant its WebSocket message arrived (before the flow asked, if it was busy).
-    struct Received: Sendable {
-        var frame: StompFrame
-        var arrived: C.Instant
-    }
+    typealias Received = StompSession<C.Instant>.Received
 
     let socket: any WebSocketConnection
     let clock: C
-    /// What both sides agreed in CONNECT/CONNECTED; nothing is sent or expected until then.
-    private(set) var heartBeat = StompHeartBeat.Negotiated(clientToServerMilliseconds: 0, serverToClientMilliseconds: 0)
-    private var decoder = StompFrameDecoder()
-    private var ready: [Received] = []
-    private var lastSent: C.Instant
-    private var lastHeard: C.Instant
-    private var receipts = 0
+    private var session: StompSession<C.Instant>
 
     init(socket: any WebSocketConnection, clock: C) {
         self.socket = socket
         self.clock = clock
-        lastSent = clock.now
-        lastHeard = clock.now
+        session = StompSession(now: clock.now)
     }
+
+    /// What both sides agreed in CONNECT/CONNECTED; nothing is sent or expected until then.
+    var heartBeat: StompHeartBeat.Negotiated { session.heartBeat }
 
     /// Sends `frame` (a CONNECT or STOMP) and waits for CONNECTED, then starts the negotiated heart-beats.
     ///
@@ -49,9 +41,7 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
         guard reply.frame.command == .connected else {
             throw .unexpected("expected CONNECTED, got \(reply.frame.command.rawValue)")
         }
-        let offered = frame.headers["heart-beat"].flatMap(StompHeartBeat.init) ?? .disabled
-        let answered = reply.frame.headers["heart-beat"].flatMap(StompHeartBeat.init) ?? .disabled
-        heartBeat = StompHeartBeat.negotiate(client: offered, server: answered)
+        session.connected(offered: frame.headers["heart-beat"].flatMap(StompHeartBeat.init) ?? .disabled, reply: reply.frame)
         return reply.frame
     }
 
@@ -62,7 +52,7 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
     mutating func subscribe(destination: String, id: String, receipt: Bool, until deadline: C.Instant) async throws(StompClientError) {
         var frame = StompFrame.subscribe(destination: destination, id: id)
         guard receipt else { return try await send(frame) }
-        let receiptID = nextReceiptID()
+        let receiptID = session.nextReceiptID()
         frame.headers.append("receipt", receiptID)
         try await send(frame)
         try await awaitReceipt(receiptID, until: deadline)
@@ -82,18 +72,26 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
     ///   `.malformed` for bytes that are not STOMP; `.heartBeatMissed`; `.cancelled`.
     mutating func next(until deadline: C.Instant) async throws(StompClientError) -> Received {
         while true {
-            if !ready.isEmpty {
-                let received = ready.removeFirst()
-                // The session waits seconds for its next status: an empty queue keeps no storage meanwhile.
-                if ready.isEmpty { ready = [] }
-                if received.frame.command == .error {
-                    throw .serverError(
-                        received.frame.headers["message"] ?? String(decoding: received.frame.body.prefix(200), as: UTF8.self))
-                }
-                return received
-            }
+            if let received = try session.nextFrame() { return received }
             try await receiveMessage(until: deadline)
         }
+    }
+
+    /// Hands every frame to `handle`, in order, until it returns a result or `deadline` passes, with the heart-beats of
+    /// ``next(until:)``: where the socket reads, the caller's task waiting once for the whole stream.
+    ///
+    /// - Parameter handle: nil to go on, or the result; called where the socket reads while the caller waits.
+    /// - Throws: what ``next(until:)`` throws.
+    mutating func follow(until deadline: C.Instant, _ handle: @escaping (Received) -> Outcome?) async throws(StompClientError) -> Outcome {
+        let follower = StompFollower(session: session, clock: clock, deadline: deadline, handle: handle)
+        do {
+            try await socket.consume(follower)
+        } catch {
+            session = follower.session
+            throw StompClientError(error)
+        }
+        session = follower.session
+        return try follower.result.get()
     }
 
     /// Sends DISCONNECT with a receipt, waits for it (or `deadline`), then closes the socket with 1000.
@@ -101,7 +99,7 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
     /// - Returns: frames that arrived after the last ``next(until:)`` and before the receipt (a late status
     ///   the caller may want to check), or the reason the goodbye was not clean.
     mutating func disconnect(until deadline: C.Instant) async -> (late: [StompFrame], error: StompClientError?) {
-        let receiptID = nextReceiptID()
+        let receiptID = session.nextReceiptID()
         var error: StompClientError?
         var late: [StompFrame] = []
         do {
@@ -117,28 +115,11 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
 
     // MARK: Internals
 
-    private mutating func nextReceiptID() -> String {
-        receipts += 1
-        return "r-\(receipts)"
-    }
-
     /// Waits for `RECEIPT receipt-id:<id>`; returns the other frames that came first, which stay queued too.
     @discardableResult
     private mutating func awaitReceipt(_ id: String, until deadline: C.Instant) async throws(StompClientError) -> [StompFrame] {
-        var scanned = 0
         while true {
-            while scanned < ready.count {
-                let frame = ready[scanned].frame
-                if frame.command == .error {
-                    throw .serverError(frame.headers["message"] ?? "")
-                }
-                if frame.command == .receipt, frame.headers["receipt-id"] == id {
-                    let before = ready[..<scanned].map(\.frame)
-                    ready.remove(at: scanned)
-                    return before
-                }
-                scanned += 1
-            }
+            if let before = try session.takeReceipt(id) { return before }
             try await receiveMessage(until: deadline)
         }
     }
@@ -149,19 +130,14 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
         } catch {
             throw StompClientError(error)
         }
-        lastSent = clock.now
+        session.sent(at: clock.now)
     }
 
-    /// Reads one WebSocket message into the decoder, sending or expecting heart-beats while it waits.
-    ///
-    /// What to do next and what came are worked out in synchronous helpers, so that only a `Duration` and the message
-    /// cross the wait: a task keeps its async frames' memory until it ends, and this wait is where a held session spends
-    /// its minute. Generic instants kept across it took task memory of their own, and a frame over the task allocator's
-    /// 1,000-byte slab took a slab to itself.
+    /// Reads one WebSocket message into the session, sending or expecting heart-beats while it waits.
     private mutating func receiveMessage(until deadline: C.Instant) async throws(StompClientError) {
         while true {
             let timeout: Duration
-            switch nextWait(until: deadline) {
+            switch session.nextWait(until: deadline, now: clock.now) {
             case .sendHeartBeat:
                 try await sendRaw(.text("\n"))
                 continue
@@ -169,35 +145,9 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
             case .wait(let duration): timeout = duration
             }
             guard let received = try await receiveQueued(timeout: timeout) else { continue }
-            try take(received)
+            try session.take(received, now: clock.now)
             return
         }
-    }
-
-    /// What ``receiveMessage(until:)`` does next.
-    private enum Wait {
-        case sendHeartBeat
-        case fail(StompClientError)
-        /// Wait this long for a message (the deadline, the next heart-beat or the server's silence limit).
-        case wait(Duration)
-    }
-
-    @inline(never)
-    private func nextWait(until deadline: C.Instant) -> Wait {
-        let now = clock.now
-        var wake = deadline
-        if let interval = heartBeat.clientToServer {
-            let due = lastSent.advanced(by: interval)
-            if due <= now { return .sendHeartBeat }
-            wake = min(wake, due)
-        }
-        if let interval = heartBeat.serverToClient {
-            let limit = lastHeard.advanced(by: interval * 2)
-            if limit <= now { return .fail(.heartBeatMissed) }
-            wake = min(wake, limit)
-        }
-        if deadline <= now { return .fail(.timeout) }
-        return .wait(now.duration(to: wake))
     }
 
     /// The next message, or nil when `timeout` passed without one (a heart-beat may be due).
@@ -210,33 +160,53 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
             throw StompClientError(error)
         }
     }
+}
 
-    /// Feeds a message to the decoder and queues the frames it completes, stamped with when the message arrived.
-    @inline(never)
-    private mutating func take(_ received: ReceivedWebSocketMessage) throws(StompClientError) {
-        let arrivedNow = clock.now
-        let arrived = arrivedNow.advanced(by: .zero - received.queued)
-        lastHeard = arrivedNow
-        switch received.message {
-        case .text(let text): decoder.feed(text.utf8)
-        case .binary(let bytes): decoder.feed(bytes)
-        }
-        try drainDecoder(arrived: arrived)
+/// A ``StompSession`` that a socket runs as it reads (``WebSocketConnection/consume(_:)``): it hands each frame to the
+/// flow's `handle` until that returns a result, and sends heart-beats and gives up as the session says.
+///
+/// `@unchecked Sendable`: the task that makes it hands it to the socket and is suspended until the socket is done
+/// with it; the socket calls it from one thread at a time, so its fields (and what `handle` touches) have one user at
+/// a time, and resuming the task orders the socket's last call before the task reads ``session`` and ``result``.
+final class StompFollower<C: Clock>: WebSocketMessageConsumer, @unchecked Sendable where C.Duration == Duration {
+    private(set) var session: StompSession<C.Instant>
+    /// The flow's result, or why the session could not go on; `.timeout` until one or the other.
+    private(set) var result: Result<Outcome, StompClientError> = .failure(.timeout)
+    private let clock: C
+    private let deadline: C.Instant
+    private let handle: (StompSession<C.Instant>.Received) -> Outcome?
+
+    init(session: StompSession<C.Instant>, clock: C, deadline: C.Instant, handle: @escaping (StompSession<C.Instant>.Received) -> Outcome?)
+    {
+        self.session = session
+        self.clock = clock
+        self.deadline = deadline
+        self.handle = handle
     }
 
-    private mutating func drainDecoder(arrived: C.Instant) throws(StompClientError) {
-        while true {
-            let event: StompFrameDecoder.Event
-            do {
-                event = try decoder.next()
-            } catch {
-                throw .malformed(error)
+    func next(after received: ReceivedWebSocketMessage?) -> WebSocketConsumerStep {
+        do {
+            if let received { try session.take(received, now: clock.now) }
+            while let frame = try session.nextFrame() {
+                if let outcome = handle(frame) {
+                    result = .success(outcome)
+                    return .finish
+                }
             }
-            switch event {
-            case .frame(let frame): ready.append(Received(frame: frame, arrived: arrived))
-            case .heartBeat: continue
-            case .needMoreData: return
-            }
+        } catch {
+            result = .failure(error)
+            return .finish
+        }
+        let now = clock.now
+        switch session.nextWait(until: deadline, now: now) {
+        case .sendHeartBeat:
+            session.sent(at: now)
+            return .send(.text("\n"))
+        case .fail(let error):
+            result = .failure(error)
+            return .finish
+        case .wait(let timeout):
+            return .wait(timeout)
         }
     }
 }
