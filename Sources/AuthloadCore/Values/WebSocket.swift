@@ -98,7 +98,8 @@ public protocol WebSocketConnection: Sendable {
 /// `Sendable` because a transport may call it on its own thread; it is called by one thread at a time, never
 /// concurrently, and the task that handed it over is suspended until the transport is done with it.
 public protocol WebSocketMessageConsumer: AnyObject, Sendable {
-    /// What to do next, given the message just read; nil at the start and after a wait that ended without one.
+    /// What to do next, given the message just read; nil at the start, after a send, and after a wait that ended
+    /// without a message.
     func next(after received: ReceivedWebSocketMessage?) -> WebSocketConsumerStep
 }
 
