@@ -83,14 +83,30 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
     /// - Parameter handle: nil to go on, or the result; called where the socket reads while the caller waits.
     /// - Throws: what ``next(until:)`` throws.
     mutating func follow(until deadline: C.Instant, _ handle: @escaping (Received) -> Outcome?) async throws(StompClientError) -> Outcome {
-        let follower = StompFollower(session: session, clock: clock, deadline: deadline, handle: handle)
+        let follower = follower(until: deadline, handle)
+        var failure: (any Error)?
         do {
             try await socket.consume(follower)
         } catch {
-            session = follower.session
-            throw StompClientError(error)
+            failure = error
         }
+        return try followed(follower, failure: failure)
+    }
+
+    /// The session, handed to a follower for ``follow(until:_:)``'s wait; ``followed(_:failure:)`` takes it back.
+    ///
+    /// Apart from the wait so that a caller with a small frame can make the wait itself (a task keeps its frames'
+    /// memory until it ends, and this wait is where a GCCS user spends its minute).
+    func follower(until deadline: C.Instant, _ handle: @escaping (Received) -> Outcome?) -> StompFollower<C> {
+        StompFollower(session: session, clock: clock, deadline: deadline, handle: handle)
+    }
+
+    /// Takes the session back from `follower` once the socket is done with it, and gives the result of its wait.
+    ///
+    /// - Parameter failure: what the socket's ``WebSocketConnection/consume(_:)`` threw, if it threw.
+    mutating func followed(_ follower: StompFollower<C>, failure: (any Error)?) throws(StompClientError) -> Outcome {
         session = follower.session
+        if let failure { throw StompClientError(failure) }
         return try follower.result.get()
     }
 
