@@ -103,6 +103,22 @@ struct StompSessionTests {
     }
 }
 
+extension StompClient {
+    /// The follower's whole wait, as ``GCCSIteration`` runs it.
+    fileprivate mutating func follow(until deadline: C.Instant, _ handle: @escaping (Received) -> Outcome?) async throws(StompClientError)
+        -> Outcome
+    {
+        let follower = follower(until: deadline, handle)
+        var failure: (any Error)?
+        do {
+            try await socket.consume(follower)
+        } catch {
+            failure = error
+        }
+        return try followed(follower, failure: failure)
+    }
+}
+
 @Suite("STOMP follower, as a socket's loop drives it")
 struct StompFollowerTests {
     let clock = ManualClock()

@@ -77,26 +77,14 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
         }
     }
 
-    /// Hands every frame to `handle`, in order, until it returns a result or `deadline` passes, with the heart-beats of
-    /// ``next(until:)``: where the socket reads, the caller's task waiting once for the whole stream.
+    /// The session, handed to a follower that hands every frame to `handle`, in order, until it returns a result or
+    /// `deadline` passes, with the heart-beats of ``next(until:)``; ``followed(_:failure:)`` takes it back.
+    ///
+    /// The caller runs the wait itself, once for the whole stream: `try await socket.consume(follower)`. It is not a
+    /// method here so that the caller's frame, small, is the one the wait keeps (a task keeps its frames' memory until
+    /// it ends, and this wait is where a GCCS user spends its minute).
     ///
     /// - Parameter handle: nil to go on, or the result; called where the socket reads while the caller waits.
-    /// - Throws: what ``next(until:)`` throws.
-    mutating func follow(until deadline: C.Instant, _ handle: @escaping (Received) -> Outcome?) async throws(StompClientError) -> Outcome {
-        let follower = follower(until: deadline, handle)
-        var failure: (any Error)?
-        do {
-            try await socket.consume(follower)
-        } catch {
-            failure = error
-        }
-        return try followed(follower, failure: failure)
-    }
-
-    /// The session, handed to a follower for ``follow(until:_:)``'s wait; ``followed(_:failure:)`` takes it back.
-    ///
-    /// Apart from the wait so that a caller with a small frame can make the wait itself (a task keeps its frames'
-    /// memory until it ends, and this wait is where a GCCS user spends its minute).
     func follower(until deadline: C.Instant, _ handle: @escaping (Received) -> Outcome?) -> StompFollower<C> {
         StompFollower(session: session, clock: clock, deadline: deadline, handle: handle)
     }
