@@ -118,44 +118,80 @@ extension Runner {
         _ user: isolated VirtualUser, waiting: WaitingUsers<C.Instant>, arrived: C.Instant?, runStart: C.Instant, end: C.Instant
     ) async -> Int {
         let staged = !plan.load.stages.isEmpty
-        let level = Double(user.index + 1)
         var iterations = 0
         // One reading of the clock a turn: it decides whether the run goes on and is the flow's start.
         var now = clock.now
-        while now < end, !Task.isCancelled {
-            if staged, plan.load.schedule.level(at: runStart.duration(to: now)) < level - 1e-9 {
-                control.userFinished()
-                leave(user)
-                // A level that sits exactly on this user's number at a segment's end brings it straight back: never spin on it.
-                if iterations == 0, arrived == now { return 0 }
-                if let due = firstArrival(user.index, after: now, runStart: runStart), due < end {
-                    _ = waiting.push(.init(due: due, index: user.index, user: user, active: false))
-                }
-                return iterations
+        turns: while now < end, !Task.isCancelled {
+            if staged,
+                let flows = leaveBelowLevel(
+                    user, waiting: waiting, iterations: iterations, arrived: arrived, now: now, runStart: runStart, end: end)
+            {
+                return flows
             }
             guard control.beginFlow() else { break }
             let finished = await iterate(pickFlow(&user.random), user: user, runStart: runStart, now: now)
             control.endFlow()
             iterations += 1
-            // A user whose flows find no server waits longer each time, or it would spin on the failure.
-            var think = user.random.duration(in: plan.load.thinkTime)
-            if user.connectionFailures > 0 { think += ConnectionBackoff.delay(afterFailures: user.connectionFailures, using: &user.random) }
-            // No think time: go straight on (a benchmark's tight loop) rather than through the heap, from the
-            // instant the flow ended, which was read just now: another reading would cost every flow a clock call.
-            guard think > .zero else {
+            switch afterFlow(user, waiting: waiting, finished: finished, end: end) {
+            case .next:
                 now = finished
-                continue
-            }
-            // A flow that ran past the end leaves nothing to wake for.
-            guard finished < end else { break }
-            // Waits until the end at most: still counted active, as a user thinking until then would be.
-            if waiting.push(.init(due: min(finished.advanced(by: think), end), index: user.index, user: user, active: true)) {
+            case .waits:
                 return iterations
+            case .leaves:
+                break turns
             }
-            break
         }
         control.userFinished()
         leave(user)
         return iterations
+    }
+
+    // The decisions around a user's flows are synchronous functions of their own: inlined, their temporaries took room
+    // in `live`'s async frame, whose memory the user's task keeps for as long as it runs a flow (a GCCS user: a minute).
+
+    /// Ends the user's life when the staged schedule's level is below its number, and puts it back in `waiting` for
+    /// when the level reaches it again.
+    ///
+    /// - Returns: nil when the user stays; when it left, the flows its turn ran (`iterations`).
+    @inline(never)
+    private func leaveBelowLevel(
+        _ user: isolated VirtualUser, waiting: WaitingUsers<C.Instant>, iterations: Int, arrived: C.Instant?, now: C.Instant,
+        runStart: C.Instant, end: C.Instant
+    ) -> Int? {
+        guard plan.load.schedule.level(at: runStart.duration(to: now)) < Double(user.index + 1) - 1e-9 else { return nil }
+        control.userFinished()
+        leave(user)
+        // A level that sits exactly on this user's number at a segment's end brings it straight back: never spin on it.
+        if iterations == 0, arrived == now { return 0 }
+        if let due = firstArrival(user.index, after: now, runStart: runStart), due < end {
+            _ = waiting.push(.init(due: due, index: user.index, user: user, active: false))
+        }
+        return iterations
+    }
+
+    /// What a user does after a flow that ended at `finished`.
+    private enum AfterFlow {
+        /// Straight on to its next flow (no think time).
+        case next
+        /// It thinks, waiting in `waiting`; the turn is over.
+        case waits
+        /// Its life ends (the run's end).
+        case leaves
+    }
+
+    @inline(never)
+    private func afterFlow(_ user: isolated VirtualUser, waiting: WaitingUsers<C.Instant>, finished: C.Instant, end: C.Instant) -> AfterFlow
+    {
+        // A user whose flows find no server waits longer each time, or it would spin on the failure.
+        var think = user.random.duration(in: plan.load.thinkTime)
+        if user.connectionFailures > 0 { think += ConnectionBackoff.delay(afterFailures: user.connectionFailures, using: &user.random) }
+        // No think time: go straight on (a benchmark's tight loop) rather than through the heap, from the
+        // instant the flow ended, which was read just now: another reading would cost every flow a clock call.
+        guard think > .zero else { return .next }
+        // A flow that ran past the end leaves nothing to wake for.
+        guard finished < end else { return .leaves }
+        // Waits until the end at most: still counted active, as a user thinking until then would be.
+        return waiting.push(.init(due: min(finished.advanced(by: think), end), index: user.index, user: user, active: true))
+            ? .waits : .leaves
     }
 }

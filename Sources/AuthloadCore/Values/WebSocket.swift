@@ -80,6 +80,59 @@ public protocol WebSocketConnection: Sendable {
 
     /// Sends a close frame and waits at most `timeout` for the server's close, then drops the connection.
     func close(code: Int, reason: String, timeout: Duration) async
+
+    /// Hands every message to `consumer` until it says it is done, sending what it asks and waiting as long as it says.
+    ///
+    /// For a wait that spans many messages (a status stream held for a minute): a transport with a loop of its own
+    /// runs `consumer` there as each message is read, and the calling task is suspended once, not once a message; the
+    /// default receives message by message on the calling task. Messages queued before the call come first.
+    ///
+    /// - Throws: what ``receiveQueued(timeout:)`` and ``send(_:)`` throw, except a receive's timeout, which the
+    ///   consumer hears as a turn without a message.
+    func consume(_ consumer: any WebSocketMessageConsumer) async throws
+}
+
+/// Reads a socket's messages as ``WebSocketConnection/consume(_:)`` hands them over: a state machine that says, after
+/// each message or each wait that ended without one, what to do next.
+///
+/// `Sendable` because a transport may call it on its own thread; it is called by one thread at a time, never
+/// concurrently, and the task that handed it over is suspended until the transport is done with it.
+public protocol WebSocketMessageConsumer: AnyObject, Sendable {
+    /// What to do next, given the message just read; nil at the start, after a send, and after a wait that ended
+    /// without a message.
+    func next(after received: ReceivedWebSocketMessage?) -> WebSocketConsumerStep
+}
+
+/// What a ``WebSocketMessageConsumer`` asks of its socket.
+public enum WebSocketConsumerStep: Sendable, Equatable {
+    /// Wait at most this long for a message, then ask again.
+    case wait(Duration)
+    /// Send this message, then ask again.
+    case send(WebSocketMessage)
+    /// Done: ``WebSocketConnection/consume(_:)`` returns.
+    case finish
+}
+
+extension WebSocketConnection {
+    /// Message by message on the calling task, with ``receiveQueued(timeout:)`` and ``send(_:)``.
+    public func consume(_ consumer: any WebSocketMessageConsumer) async throws {
+        var received: ReceivedWebSocketMessage?
+        while true {
+            switch consumer.next(after: received) {
+            case .finish:
+                return
+            case .send(let message):
+                try await send(message)
+                received = nil
+            case .wait(let timeout):
+                do {
+                    received = try await receiveQueued(timeout: timeout)
+                } catch let error as TransportError where error.kind == .timeout {
+                    received = nil
+                }
+            }
+        }
+    }
 }
 
 extension WebSocketConnection {

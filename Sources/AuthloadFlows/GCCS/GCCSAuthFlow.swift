@@ -102,10 +102,16 @@ public struct GCCSAuthFlow: Flow {
     }
 
     public func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome where C.Duration == Duration {
+        await iteration(context, user: user).run()
+    }
+
+    /// The iteration ``run(_:user:)`` runs; made apart, so that the run's async frame (which the user's task keeps
+    /// for the minute a status stream is held) holds only the iteration.
+    @inline(never)
+    private func iteration<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) -> sending GCCSIteration<C> {
         let cancels = options.cancelRatio > 0 && Double.random(in: 0..<1, using: &user.random) < options.cancelRatio
-        let iteration = GCCSIteration(
+        return GCCSIteration(
             flow: self, context: context, userKey: user.identity.username, deviceID: "authload-device-\(user.index)", cancels: cancels)
-        return await iteration.run()
     }
 
     /// How a REST answer counts: the envelope's `rtCode` decides, whatever the HTTP status (as in the SDK);

@@ -16,28 +16,20 @@ import AuthloadWire
 /// await stomp.disconnect(until: deadline)
 /// ```
 struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
-    /// A frame and the instant its WebSocket message arrived (before the flow asked, if it was busy).
-    struct Received: Sendable {
-        var frame: StompFrame
-        var arrived: C.Instant
-    }
+    typealias Received = StompSession<C.Instant>.Received
 
     let socket: any WebSocketConnection
     let clock: C
-    /// What both sides agreed in CONNECT/CONNECTED; nothing is sent or expected until then.
-    private(set) var heartBeat = StompHeartBeat.Negotiated(clientToServerMilliseconds: 0, serverToClientMilliseconds: 0)
-    private var decoder = StompFrameDecoder()
-    private var ready: [Received] = []
-    private var lastSent: C.Instant
-    private var lastHeard: C.Instant
-    private var receipts = 0
+    private var session: StompSession<C.Instant>
 
     init(socket: any WebSocketConnection, clock: C) {
         self.socket = socket
         self.clock = clock
-        lastSent = clock.now
-        lastHeard = clock.now
+        session = StompSession(now: clock.now)
     }
+
+    /// What both sides agreed in CONNECT/CONNECTED; nothing is sent or expected until then.
+    var heartBeat: StompHeartBeat.Negotiated { session.heartBeat }
 
     /// Sends `frame` (a CONNECT or STOMP) and waits for CONNECTED, then starts the negotiated heart-beats.
     ///
@@ -49,9 +41,7 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
         guard reply.frame.command == .connected else {
             throw .unexpected("expected CONNECTED, got \(reply.frame.command.rawValue)")
         }
-        let offered = frame.headers["heart-beat"].flatMap(StompHeartBeat.init) ?? .disabled
-        let answered = reply.frame.headers["heart-beat"].flatMap(StompHeartBeat.init) ?? .disabled
-        heartBeat = StompHeartBeat.negotiate(client: offered, server: answered)
+        session.connected(offered: frame.headers["heart-beat"].flatMap(StompHeartBeat.init) ?? .disabled, reply: reply.frame)
         return reply.frame
     }
 
@@ -62,7 +52,7 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
     mutating func subscribe(destination: String, id: String, receipt: Bool, until deadline: C.Instant) async throws(StompClientError) {
         var frame = StompFrame.subscribe(destination: destination, id: id)
         guard receipt else { return try await send(frame) }
-        let receiptID = nextReceiptID()
+        let receiptID = session.nextReceiptID()
         frame.headers.append("receipt", receiptID)
         try await send(frame)
         try await awaitReceipt(receiptID, until: deadline)
@@ -82,18 +72,30 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
     ///   `.malformed` for bytes that are not STOMP; `.heartBeatMissed`; `.cancelled`.
     mutating func next(until deadline: C.Instant) async throws(StompClientError) -> Received {
         while true {
-            if !ready.isEmpty {
-                let received = ready.removeFirst()
-                // The session waits seconds for its next status: an empty queue keeps no storage meanwhile.
-                if ready.isEmpty { ready = [] }
-                if received.frame.command == .error {
-                    throw .serverError(
-                        received.frame.headers["message"] ?? String(decoding: received.frame.body.prefix(200), as: UTF8.self))
-                }
-                return received
-            }
+            if let received = try session.nextFrame() { return received }
             try await receiveMessage(until: deadline)
         }
+    }
+
+    /// The session, handed to a follower that hands every frame to `handle`, in order, until it returns a result or
+    /// `deadline` passes, with the heart-beats of ``next(until:)``; ``followed(_:failure:)`` takes it back.
+    ///
+    /// The caller runs the wait itself, once for the whole stream: `try await socket.consume(follower)`. It is not a
+    /// method here so that the caller's frame, small, is the one the wait keeps (a task keeps its frames' memory until
+    /// it ends, and this wait is where a GCCS user spends its minute).
+    ///
+    /// - Parameter handle: nil to go on, or the result; called where the socket reads while the caller waits.
+    func follower(until deadline: C.Instant, _ handle: @escaping (Received) -> Outcome?) -> StompFollower<C> {
+        StompFollower(session: session, clock: clock, deadline: deadline, handle: handle)
+    }
+
+    /// Takes the session back from `follower` once the socket is done with it, and gives the result of its wait.
+    ///
+    /// - Parameter failure: what the socket's ``WebSocketConnection/consume(_:)`` threw, if it threw.
+    mutating func followed(_ follower: StompFollower<C>, failure: (any Error)?) throws(StompClientError) -> Outcome {
+        session = follower.session
+        if let failure { throw StompClientError(failure) }
+        return try follower.result.get()
     }
 
     /// Sends DISCONNECT with a receipt, waits for it (or `deadline`), then closes the socket with 1000.
@@ -101,7 +103,7 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
     /// - Returns: frames that arrived after the last ``next(until:)`` and before the receipt (a late status
     ///   the caller may want to check), or the reason the goodbye was not clean.
     mutating func disconnect(until deadline: C.Instant) async -> (late: [StompFrame], error: StompClientError?) {
-        let receiptID = nextReceiptID()
+        let receiptID = session.nextReceiptID()
         var error: StompClientError?
         var late: [StompFrame] = []
         do {
@@ -117,28 +119,11 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
 
     // MARK: Internals
 
-    private mutating func nextReceiptID() -> String {
-        receipts += 1
-        return "r-\(receipts)"
-    }
-
     /// Waits for `RECEIPT receipt-id:<id>`; returns the other frames that came first, which stay queued too.
     @discardableResult
     private mutating func awaitReceipt(_ id: String, until deadline: C.Instant) async throws(StompClientError) -> [StompFrame] {
-        var scanned = 0
         while true {
-            while scanned < ready.count {
-                let frame = ready[scanned].frame
-                if frame.command == .error {
-                    throw .serverError(frame.headers["message"] ?? "")
-                }
-                if frame.command == .receipt, frame.headers["receipt-id"] == id {
-                    let before = ready[..<scanned].map(\.frame)
-                    ready.remove(at: scanned)
-                    return before
-                }
-                scanned += 1
-            }
+            if let before = try session.takeReceipt(id) { return before }
             try await receiveMessage(until: deadline)
         }
     }
@@ -149,19 +134,14 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
         } catch {
             throw StompClientError(error)
         }
-        lastSent = clock.now
+        session.sent(at: clock.now)
     }
 
-    /// Reads one WebSocket message into the decoder, sending or expecting heart-beats while it waits.
-    ///
-    /// What to do next and what came are worked out in synchronous helpers, so that only a `Duration` and the message
-    /// cross the wait: a task keeps its async frames' memory until it ends, and this wait is where a held session spends
-    /// its minute. Generic instants kept across it took task memory of their own, and a frame over the task allocator's
-    /// 1,000-byte slab took a slab to itself.
+    /// Reads one WebSocket message into the session, sending or expecting heart-beats while it waits.
     private mutating func receiveMessage(until deadline: C.Instant) async throws(StompClientError) {
         while true {
             let timeout: Duration
-            switch nextWait(until: deadline) {
+            switch session.nextWait(until: deadline, now: clock.now) {
             case .sendHeartBeat:
                 try await sendRaw(.text("\n"))
                 continue
@@ -169,35 +149,9 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
             case .wait(let duration): timeout = duration
             }
             guard let received = try await receiveQueued(timeout: timeout) else { continue }
-            try take(received)
+            try session.take(received, now: clock.now)
             return
         }
-    }
-
-    /// What ``receiveMessage(until:)`` does next.
-    private enum Wait {
-        case sendHeartBeat
-        case fail(StompClientError)
-        /// Wait this long for a message (the deadline, the next heart-beat or the server's silence limit).
-        case wait(Duration)
-    }
-
-    @inline(never)
-    private func nextWait(until deadline: C.Instant) -> Wait {
-        let now = clock.now
-        var wake = deadline
-        if let interval = heartBeat.clientToServer {
-            let due = lastSent.advanced(by: interval)
-            if due <= now { return .sendHeartBeat }
-            wake = min(wake, due)
-        }
-        if let interval = heartBeat.serverToClient {
-            let limit = lastHeard.advanced(by: interval * 2)
-            if limit <= now { return .fail(.heartBeatMissed) }
-            wake = min(wake, limit)
-        }
-        if deadline <= now { return .fail(.timeout) }
-        return .wait(now.duration(to: wake))
     }
 
     /// The next message, or nil when `timeout` passed without one (a heart-beat may be due).
@@ -208,35 +162,6 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
             return nil
         } catch {
             throw StompClientError(error)
-        }
-    }
-
-    /// Feeds a message to the decoder and queues the frames it completes, stamped with when the message arrived.
-    @inline(never)
-    private mutating func take(_ received: ReceivedWebSocketMessage) throws(StompClientError) {
-        let arrivedNow = clock.now
-        let arrived = arrivedNow.advanced(by: .zero - received.queued)
-        lastHeard = arrivedNow
-        switch received.message {
-        case .text(let text): decoder.feed(text.utf8)
-        case .binary(let bytes): decoder.feed(bytes)
-        }
-        try drainDecoder(arrived: arrived)
-    }
-
-    private mutating func drainDecoder(arrived: C.Instant) throws(StompClientError) {
-        while true {
-            let event: StompFrameDecoder.Event
-            do {
-                event = try decoder.next()
-            } catch {
-                throw .malformed(error)
-            }
-            switch event {
-            case .frame(let frame): ready.append(Received(frame: frame, arrived: arrived))
-            case .heartBeat: continue
-            case .needMoreData: return
-            }
         }
     }
 }

@@ -35,6 +35,10 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
     private var messages: [(message: WebSocketMessage, arrived: MonotonicInstant)] = []
     private var messageHead = 0
     private var receivers: [LoopWaiter<StampedMessage>] = []
+    /// A consumer that reads every message here as it arrives (``consume(_:waiter:)``), its caller and its wait's timer.
+    private var consumer: (any WebSocketMessageConsumer)?
+    private var consumerWaiter: LoopWaiter<Void>?
+    private var consumerTimer: TimerID?
     private var closers: [CheckedContinuation<Void, Never>] = []
     private(set) var closure: WebSocketClosed?
     /// `closure` for callers off the loop, so a send to a closed socket fails without a hop.
@@ -136,6 +140,71 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
         }
     }
 
+    /// Runs `consumer` on the loop, message by message as they arrive (the queued ones first), until it is done,
+    /// then resumes `waiter`; the socket's end or a failed send resumes it with the error.
+    ///
+    /// The caller waits once for the whole exchange: a task suspended for every message keeps the frames of that
+    /// chain of calls for its whole life.
+    func consume(_ consumer: any WebSocketMessageConsumer, waiter: LoopWaiter<Void>) {
+        guard self.consumer == nil else {
+            return waiter.resume(.failure(TransportError(.other, "the WebSocket already has a consumer")))
+        }
+        self.consumer = consumer
+        consumerWaiter = waiter
+        drive(nil)
+    }
+
+    /// Ends `waiter`'s consumer early (its task was cancelled) with `error`.
+    func stopConsumer(of waiter: LoopWaiter<Void>, _ error: any Error) {
+        guard consumerWaiter === waiter else { return waiter.resume(.failure(error)) }
+        endConsumer(.failure(error))
+    }
+
+    /// Asks the consumer what next, after `received`, and does it, until it waits or is done.
+    private func drive(_ received: ReceivedWebSocketMessage?) {
+        var received = received
+        while let consumer {
+            switch consumer.next(after: received) {
+            case .finish:
+                return endConsumer(.success(()))
+            case .send(let message):
+                do {
+                    try send(message)
+                } catch {
+                    return endConsumer(.failure(error))
+                }
+                received = nil
+            case .wait(let timeout):
+                if messageHead < messages.count {
+                    let (message, arrived) = messages[messageHead]
+                    messageHead += 1
+                    if messageHead == messages.count {
+                        messages.removeAll(keepingCapacity: messages.capacity <= 16)
+                        messageHead = 0
+                    }
+                    received = ReceivedWebSocketMessage(message, queued: MonotonicInstant.now - arrived)
+                    continue
+                }
+                if let closure { return endConsumer(.failure(closure)) }
+                consumerTimer = loop.schedule(at: loop.now + timeout) { [weak self] in
+                    guard let self else { return }
+                    consumerTimer = nil
+                    drive(nil)
+                }
+                return
+            }
+        }
+    }
+
+    private func endConsumer(_ result: Result<Void, any Error>) {
+        if let consumerTimer { loop.cancel(consumerTimer) }
+        consumerTimer = nil
+        consumer = nil
+        let waiter = consumerWaiter
+        consumerWaiter = nil
+        waiter?.resume(result)
+    }
+
     /// Forgets receivers that timed out or were cancelled, so an idle socket polled often does not grow.
     func pruneReceivers() {
         receivers.removeAll { !$0.isPending }
@@ -163,6 +232,11 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
     /// shell reads no clock of its own.
     func received(_ message: WebSocketMessage) {
         let arrived = loop.wokeAt
+        if consumer != nil {
+            if let consumerTimer { loop.cancel(consumerTimer) }
+            consumerTimer = nil
+            return drive(ReceivedWebSocketMessage(message, queued: MonotonicInstant.now - arrived))
+        }
         while !receivers.isEmpty {
             let receiver = receivers.removeFirst()
             if receiver.isPending {
@@ -190,6 +264,7 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
         self.receivers = []
         self.closers = []
         for receiver in receivers { receiver.resume(.failure(closed)) }
+        if consumer != nil { endConsumer(.failure(closed)) }
         for closer in closers { closer.resume() }
     }
 }

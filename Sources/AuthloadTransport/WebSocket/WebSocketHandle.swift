@@ -30,6 +30,15 @@ struct WebSocketHandle: WebSocketConnection {
         return ReceivedWebSocketMessage(stamped.message, queued: MonotonicInstant.now - stamped.arrived)
     }
 
+    func consume(_ consumer: any WebSocketMessageConsumer) async throws {
+        let connection = self.connection
+        try await connection.loop.suspend { waiter in
+            connection.consume(consumer, waiter: waiter)
+        } onCancel: { waiter in
+            connection.stopConsumer(of: waiter, CancellationError())
+        }
+    }
+
     func close(code: Int, reason: String, timeout: Duration) async {
         let connection = self.connection
         let deadline = MonotonicInstant.now + timeout

@@ -1,0 +1,50 @@
+import AuthloadCore
+
+/// A ``StompSession`` that a socket runs as it reads (``WebSocketConnection/consume(_:)``): it hands each frame to the
+/// flow's `handle` until that returns a result, and sends heart-beats and gives up as the session says.
+///
+/// `@unchecked Sendable`: the task that makes it hands it to the socket and is suspended until the socket is done
+/// with it; the socket calls it from one thread at a time, so its fields (and what `handle` touches) have one user at
+/// a time, and resuming the task orders the socket's last call before the task reads ``session`` and ``result``.
+final class StompFollower<C: Clock>: WebSocketMessageConsumer, @unchecked Sendable where C.Duration == Duration {
+    private(set) var session: StompSession<C.Instant>
+    /// The flow's result, or why the session could not go on; `.timeout` until one or the other.
+    private(set) var result: Result<Outcome, StompClientError> = .failure(.timeout)
+    private let clock: C
+    private let deadline: C.Instant
+    private let handle: (StompSession<C.Instant>.Received) -> Outcome?
+
+    init(session: StompSession<C.Instant>, clock: C, deadline: C.Instant, handle: @escaping (StompSession<C.Instant>.Received) -> Outcome?)
+    {
+        self.session = session
+        self.clock = clock
+        self.deadline = deadline
+        self.handle = handle
+    }
+
+    func next(after received: ReceivedWebSocketMessage?) -> WebSocketConsumerStep {
+        do {
+            if let received { try session.take(received, now: clock.now) }
+            while let frame = try session.nextFrame() {
+                if let outcome = handle(frame) {
+                    result = .success(outcome)
+                    return .finish
+                }
+            }
+        } catch {
+            result = .failure(error)
+            return .finish
+        }
+        let now = clock.now
+        switch session.nextWait(until: deadline, now: now) {
+        case .sendHeartBeat:
+            session.sent(at: now)
+            return .send(.text("\n"))
+        case .fail(let error):
+            result = .failure(error)
+            return .finish
+        case .wait(let timeout):
+            return .wait(timeout)
+        }
+    }
+}
