@@ -61,12 +61,14 @@ public final class RunControl: Sendable {
         observer?()
     }
 
-    /// Counts an open-model arrival in as a user unless `limit` users are alive; false also once draining.
+    /// Counts an open-model arrival in as a user, and its visit as a live task, unless `limit` users are alive; not
+    /// once draining. One lock for both: it is taken for every arrival.
     func admitUser(limit: Int) -> AdmitResult {
         state.withLock { state in
             guard state.phase == .running else { return .draining }
             guard state.activeUsers < limit else { return .atCap }
             state.activeUsers += 1
+            state.liveTasks += 1
             return .admitted
         }
     }

@@ -4,7 +4,8 @@
 /// its flow's time counts from that due instant: when the server stalls, or the generator starts the
 /// user late, the wait shows in full (no coordinated omission). An arrival is dropped — counted, not
 /// started — when `maxUsers` users are alive, when the generator gets to it more than `generator.dropAfter` late,
-/// or when the thread that would carry it is saturated. Every arrival runs in a task of its own (``UserTasks``).
+/// or when the thread that would carry it is saturated. An admitted arrival goes to a worker, a long-lived task that
+/// runs arrivals one after another (``ArrivalWorkers``); the workers are held by the run's ``UserTasks``.
 extension Runner {
     func runArrivals(start: C.Instant, end: C.Instant) async -> Int {
         let started = Locked(0)
@@ -20,12 +21,12 @@ extension Runner {
                     if await !self.keepTime(end: end, generated: generated) { tasks.cancelAll() }
                 }
                 // The generator runs on the thread that carries its first arrival, and pauses on that thread's timers: it
-                // then starts each arrival's task where the task will run, with no lock and no other thread woken.
+                // then hands each arrival to a worker parked on that thread, with no other thread woken.
                 let first = plan.shard?.index ?? 0
                 let home = transport.executor(forUser: first)
                 await withTaskExecutorPreference(home) {
                     await generate(
-                        start: start, end: end, tasks: tasks, started: started, home: home, timer: transport.timer(forUser: first))
+                        start: start, end: end, tasks: tasks, started: started, timer: transport.timer(forUser: first))
                 }
                 generated.set()
                 await tasks.waitUntilNoneRun()
@@ -36,19 +37,23 @@ extension Runner {
         return started.withLock { $0 }
     }
 
-    /// Starts each arrival in a task of its own as it falls due, until the end or a stop request.
+    /// Hands each arrival to a worker as it falls due, until the end or a stop request, then ends the workers as
+    /// they finish.
     ///
     /// Ends the live count ``runArrivals(start:end:)`` took for the generator when it stops generating, not when
     /// its arrivals end.
     ///
     /// - Parameters:
-    ///   - home: the executor the generator runs on (its task prefers it), nil for Swift's pool.
     ///   - timer: the timers of the thread the generator runs on, for its short pauses; nil to sleep on the clock.
     private func generate(
-        start: C.Instant, end: C.Instant, tasks: UserTasks, started: Locked<Int>, home: (any SerialExecutor & TaskExecutor)?,
-        timer: (any LoopTimer)?
+        start: C.Instant, end: C.Instant, tasks: UserTasks, started: Locked<Int>, timer: (any LoopTimer)?
     ) async {
         defer { control.taskEnded() }
+        // The workers of each executor the arrivals run on (one per event loop), made as the first arrival needs them.
+        var pools: [ArrivalWorkers<Arrival>] = []
+        var workerCount = 0
+        // Generation has ended: a worker that finishes its visit from now on ends rather than park.
+        defer { for workers in pools { workers.close() } }
         let schedule = plan.load.schedule
         let hook = hooks.beforeArrival
         // A shard takes arrivals index, index + count, …: each arrival of the schedule goes to one shard.
@@ -89,23 +94,20 @@ extension Runner {
                 case .atCap:
                     health.dropped(lag: lag, due: offset, because: .atCap)
                 case .admitted:
-                    let arrival = number
-                    control.taskStarted()
                     // On a socket transport the visit runs on the event loop that carries its requests.
-                    let executor = transport.executor(forUser: arrival)
-                    if let executor, executor === home {
-                        // The user's loop is the one this runs on: its task starts isolated to the user, and stays so.
-                        let user = VirtualUser(
-                            index: arrival, identity: plan.users.identity(for: arrival), seed: plan.seed, executor: executor)
-                        tasks.start(arrival, on: user, preferring: executor) { user in
-                            defer { self.control.taskEnded() }
-                            if await self.visit(user, due: due, runStart: start) { started.withLock { $0 += 1 } }
-                        }
+                    let executor = transport.executor(forUser: number)
+                    let workers: ArrivalWorkers<Arrival>
+                    if let found = pools.first(where: { $0.executor === executor }) {
+                        workers = found
                     } else {
-                        tasks.start(arrival, executorPreference: executor) {
-                            defer { self.control.taskEnded() }
-                            if await self.visit(arrival, due: due, runStart: start, executor: executor) { started.withLock { $0 += 1 } }
-                        }
+                        workers = ArrivalWorkers(executor: executor)
+                        pools.append(workers)
+                    }
+                    // admitUser counted the visit as a live task; the worker ends the count once parked again.
+                    let arrival = Arrival(number: number, due: due)
+                    if !workers.hand(arrival) {
+                        startWorker(arrival, workers: workers, key: workerCount, tasks: tasks, started: started, runStart: start)
+                        workerCount += 1
                     }
                 }
             }
@@ -123,7 +125,7 @@ extension Runner {
         }
     }
 
-    /// The generator's shortest sleep between arrivals (see ``generate(start:end:tasks:started:home:timer:)``).
+    /// The generator's shortest sleep between arrivals (see ``generate(start:end:tasks:started:timer:)``).
     static var arrivalBatch: Duration { .milliseconds(1) }
 
     /// The longest pause the generator takes on its thread's timers, which a stop request does not cut short.
@@ -151,15 +153,46 @@ extension Runner {
         return !Task.isCancelled && !control.wasStopRequested
     }
 
-    /// One arrival's life: a new user runs one flow, timed from its due instant, and leaves.
-    ///
-    /// - Returns: whether the flow started (not when the run began draining first).
-    private func visit(_ number: Int, due: C.Instant, runStart: C.Instant, executor: (any SerialExecutor & TaskExecutor)?) async -> Bool {
-        let user = VirtualUser(index: number, identity: plan.users.identity(for: number), seed: plan.seed, executor: executor)
-        return await visit(user, due: due, runStart: runStart)
+    /// An admitted arrival, as the generator hands it to a worker.
+    struct Arrival: Sendable {
+        let number: Int
+        let due: C.Instant
     }
 
-    /// ``visit(_:due:runStart:executor:)`` for a user made already, on the user's actor.
+    /// Starts a worker on `workers`' executor with `first` as its first arrival; it adds the flows it started to
+    /// `started` when it ends.
+    private func startWorker(
+        _ first: Arrival, workers: ArrivalWorkers<Arrival>, key: Int, tasks: UserTasks, started: Locked<Int>, runStart: C.Instant
+    ) {
+        hooks.workerStarted?(first.number)
+        // The task's first job runs nonisolated and then enters the workers' isolation: one more enqueue, once per worker.
+        tasks.start(key, executorPreference: workers.executor) {
+            let count = await self.work(first, workers: workers, isolation: workers.isolation, runStart: runStart)
+            started.withLock { $0 += count }
+        }
+    }
+
+    /// A worker's life: it visits as each arrival handed to it, parked between them, until it is handed none.
+    ///
+    /// - Returns: the flows it started.
+    private func work(_ first: Arrival, workers: ArrivalWorkers<Arrival>, isolation: isolated (any Actor)?, runStart: C.Instant)
+        async -> Int
+    {
+        var arrival = first
+        var started = 0
+        while true {
+            // A new user per arrival, as ever: only the task is reused.
+            let user = VirtualUser(
+                index: arrival.number, identity: plan.users.identity(for: arrival.number), seed: plan.seed, executor: workers.executor)
+            if await visit(user, due: arrival.due, runStart: runStart) { started += 1 }
+            guard let next = await workers.next(parked: control.taskEnded) else { return started }
+            arrival = next
+        }
+    }
+
+    /// One arrival's life, on its new user's actor: the user runs one flow, timed from its due instant, and leaves.
+    ///
+    /// - Returns: whether the flow started (not when the run began draining first).
     private func visit(_ user: isolated VirtualUser, due: C.Instant, runStart: C.Instant) async -> Bool {
         defer { control.userFinished() }
         health.started(lag: due.duration(to: clock.now), due: runStart.duration(to: due), shard: user.index)

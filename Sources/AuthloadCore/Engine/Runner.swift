@@ -279,7 +279,15 @@ public struct RunHooks: Sendable {
     /// the start). A test sleeps here on its clock to stall the generator as an overloaded process would.
     public var beforeArrival: (@Sendable (_ number: Int, _ due: Duration) async -> Void)?
 
-    public init(beforeArrival: (@Sendable (_ number: Int, _ due: Duration) async -> Void)? = nil) {
+    /// Called when the open model starts a worker, a task that runs arrivals one after another, with the number of
+    /// the arrival it starts with: a test counts the tasks a run's arrivals took.
+    public var workerStarted: (@Sendable (_ number: Int) -> Void)?
+
+    public init(
+        beforeArrival: (@Sendable (_ number: Int, _ due: Duration) async -> Void)? = nil,
+        workerStarted: (@Sendable (_ number: Int) -> Void)? = nil
+    ) {
         self.beforeArrival = beforeArrival
+        self.workerStarted = workerStarted
     }
 }

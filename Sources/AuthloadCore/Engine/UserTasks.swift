@@ -1,5 +1,5 @@
-/// The tasks that run users' flows: unstructured tasks, held by key so the run can cancel them together when its
-/// grace period runs out, and wait for them to end.
+/// The tasks that run users' flows (the closed model's turns, the open model's workers): unstructured tasks, held by
+/// key so the run can cancel them together when its grace period runs out, and wait for them to end.
 ///
 /// Not children of a task group: a group keeps its children in a list that each ending child is looked up in,
 /// so with thousands of users mid-flow every flow's end walked thousands of entries, and that came to dominate the
@@ -17,7 +17,7 @@ final class UserTasks: Sendable {
 
     private let state = Locked(State())
 
-    /// Runs `operation` in a task of its own, preferring `executor`; `key` (a user's or an arrival's number) must
+    /// Runs `operation` in a task of its own, preferring `executor`; `key` (a user's or a worker's number) must
     /// not be running already.
     func start(_ key: Int, executorPreference executor: (any TaskExecutor)?, _ operation: @escaping @Sendable () async -> Void) {
         state.withLock { $0.running += 1 }
@@ -25,27 +25,6 @@ final class UserTasks: Sendable {
             self.cancelIfLate()
             await operation()
             self.ended(key)
-        }
-        hold(task, key: key)
-    }
-
-    /// Runs `operation` in a task of its own, isolated to `user` from its first line to its last and preferring
-    /// `executor` (the user's); called on the user's executor (the event loop the caller runs on).
-    ///
-    /// The task's first job goes straight to the user's executor, and no nonisolated frame lies between its start and
-    /// the flow: on a loop every entry to nonisolated async code queued the task again (a job runs isolated to the
-    /// loop, and nonisolated code counts as another executor to the runtime), two or three times a flow.
-    func start(
-        _ key: Int, on user: VirtualUser, preferring executor: any TaskExecutor,
-        _ operation: @escaping @Sendable (isolated VirtualUser) async -> Void
-    ) {
-        state.withLock { $0.running += 1 }
-        let task = user.assumeIsolated { user in
-            user.startTask(preferring: executor) { user in
-                self.cancelIfLate()
-                await operation(user)
-                self.ended(key)
-            }
         }
         hold(task, key: key)
     }

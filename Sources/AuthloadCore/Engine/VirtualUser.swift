@@ -44,16 +44,6 @@ public actor VirtualUser {
     }
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor }
-
-    /// Runs `body` in a new task isolated to this user from its first line, its first job sent to the user's executor.
-    ///
-    /// The task prefers `executor` once started: a continuation resumes its task on the generic executor, which the
-    /// preference sends back to the loop rather than to Swift's pool (see `EventLoop+Executor.swift`).
-    func startTask(preferring executor: any TaskExecutor, _ body: @escaping @Sendable (isolated VirtualUser) async -> Void)
-        -> Task<Void, Never>
-    {
-        Task { await withTaskExecutorPreference(executor, isolation: self) { await body(self) } }
-    }
 }
 
 /// The isolation of a user whose transport offers no executor: an actor with nothing in it but its executor.

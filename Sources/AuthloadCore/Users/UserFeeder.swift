@@ -155,7 +155,9 @@ public struct UserFeeder: Sendable, Equatable {
     /// Replaces `{n}` with `n`, `{iteration}` with `iteration`, and `{n:W}`, `{iteration:W}` with them
     /// zero-padded to W digits.
     static func fill(_ template: String, n: Int, iteration: Int = 0) -> String {
-        guard template.contains("{") else { return template }
+        // Bytes, not characters: a template is filled for every open-model arrival, and walking it by character
+        // (grapheme breaking) cost more than the filling.
+        guard template.utf8.contains(UInt8(ascii: "{")) else { return template }
         var result = ""
         func padded(_ value: Int, _ width: Int) -> String {
             let digits = String(value)
@@ -183,9 +185,9 @@ public struct UserFeeder: Sendable, Equatable {
     /// Splits a template into literal text and tokens; a `{` that starts no token is text.
     private static func forEachPart(of template: String, _ body: (TemplatePart) -> Void) {
         var rest = Substring(template)
-        while let brace = rest.firstIndex(of: "{") {
+        while let brace = rest.utf8.firstIndex(of: UInt8(ascii: "{")) {
             body(.text(rest[..<brace]))
-            let token = rest[brace...].prefix { $0 != "}" }
+            let token = rest[brace..<(rest[brace...].utf8.firstIndex(of: UInt8(ascii: "}")) ?? rest.endIndex)]
             let tokenBody = token.dropFirst() // "n", "n:9", "iteration" or "iteration:3"
             if token.endIndex < rest.endIndex {
                 let parts = tokenBody.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
