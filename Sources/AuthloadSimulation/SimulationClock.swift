@@ -108,28 +108,36 @@ public final class SimulationClock: Clock, Sendable {
     }
 
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+        try await wait(until: deadline, isolation: nil)
+    }
+
+    /// ``sleep(until:tolerance:)`` on the caller's isolation: an in-process request waiting for its reply from its
+    /// user's actor stays on the actor, where a nonisolated sleep would hop off it and back (two more jobs).
+    public func wait(until deadline: Instant, isolation: isolated (any Actor)? = #isolation) async throws {
         try Task.checkCancellation()
         let sleeper = Sleeper()
-        try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
-                let resume: Result<Void, any Error>? = state.withLock { state in
-                    if sleeper.cancelled { return .failure(CancellationError()) }
-                    if deadline <= state.now { return .success(()) }
-                    sleeper.continuation = continuation
-                    state.push(deadline, .sleeper(sleeper))
-                    return nil
+        try await withTaskCancellationHandler(
+            operation: {
+                try await withUnsafeThrowingContinuation(isolation: isolation) { (continuation: UnsafeContinuation<Void, any Error>) in
+                    let resume: Result<Void, any Error>? = state.withLock { state in
+                        if sleeper.cancelled { return .failure(CancellationError()) }
+                        if deadline <= state.now { return .success(()) }
+                        sleeper.continuation = continuation
+                        state.push(deadline, .sleeper(sleeper))
+                        return nil
+                    }
+                    if let resume { continuation.resume(with: resume) }
                 }
-                if let resume { continuation.resume(with: resume) }
-            }
-        } onCancel: {
-            let continuation = state.withLock { state -> UnsafeContinuation<Void, any Error>? in
-                sleeper.cancelled = true
-                defer { sleeper.continuation = nil }
-                if sleeper.continuation != nil { state.live -= 1 }
-                return sleeper.continuation
-            }
-            continuation?.resume(throwing: CancellationError())
-        }
+            },
+            onCancel: {
+                let continuation = state.withLock { state -> UnsafeContinuation<Void, any Error>? in
+                    sleeper.cancelled = true
+                    defer { sleeper.continuation = nil }
+                    if sleeper.continuation != nil { state.live -= 1 }
+                    return sleeper.continuation
+                }
+                continuation?.resume(throwing: CancellationError())
+            }, isolation: isolation)
     }
 
     /// Runs `work` on the driver's thread once the clock reaches `deadline` (at once in the next advance when it
