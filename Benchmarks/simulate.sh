@@ -7,12 +7,15 @@
 # hour in both runs over the same minutes of the schedule; they must agree within 2 %. Release build;
 # bounded in time (the simulation by `timeout`, the real run by its duration plus its grace) and to 127.0.0.1.
 #
-#   bash Benchmarks/simulate.sh [virtual hours] [real minutes, 0: none] [users]
+# The simulation runs as `--threads` shards (default 2: both cores), merged into one report as `authload merge` does.
+#
+#   bash Benchmarks/simulate.sh [virtual hours] [real minutes, 0: none] [users] [simulation threads]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 hours=${1:-24}
 minutes=${2:-10}
 users=${3:-2000}
+threads=${4:-2}
 budget_seconds=60
 
 swift build -c release --product authload >/dev/null
@@ -44,7 +47,7 @@ JSON
 profile "{ \"embedded\": $(cat "$work/serve.json") }" "${hours}h" > "$work/simulated.json"
 
 start=$(date +%s.%N)
-timeout $((budget_seconds * 20)) .build/release/authload simulate "$work/simulated.json" --out "$work/simulated" --quiet \
+timeout $((budget_seconds * 20)) .build/release/authload simulate "$work/simulated.json" --threads "$threads" --out "$work/simulated" --quiet \
     > "$work/sim.out" 2>&1 &
 pid=$!
 : > "$work/rss"
@@ -56,7 +59,7 @@ done
 wait "$pid" || true
 wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
 peak_kb=$(sort -n "$work/rss" | tail -1)
-echo "simulated ${hours}h of $users users in ${wall}s (budget ${budget_seconds}s for 24h); peak RSS $((${peak_kb:-0} / 1024)) MB"
+echo "simulated ${hours}h of $users users on $threads threads in ${wall}s (budget ${budget_seconds}s for 24h); peak RSS $((${peak_kb:-0} / 1024)) MB"
 tail -3 "$work/sim.out"
 awk '{ r[NR] = $1 } END { n = NR; if (n < 10) exit; printf "RSS peak per tenth of the run (MB):"; for (t = 0; t < 10; t++) { p = 0; for (i = int(t * n / 10) + 1; i <= int((t + 1) * n / 10); i++) if (r[i] > p) p = r[i]; printf " %d", p / 1024 }; print "" }' "$work/rss"
 

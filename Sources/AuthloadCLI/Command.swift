@@ -31,6 +31,8 @@ public enum Command: Equatable, Sendable {
         public var simulate = false
         /// The embedded services' models for a simulation (`--config`, as for `serve`), over the profile's `target.embedded`.
         public var config: String?
+        /// Run a simulation as this many in-process shards, one thread each, merged (`--threads N`).
+        public var threads: Int?
     }
 
     public struct CompareOptions: Equatable, Sendable {
@@ -86,6 +88,12 @@ public enum Command: Equatable, Sendable {
                 switch argument {
                 case "--simulate": options.simulate = true
                 case "--config", "-c": options.config = try rest.value(for: argument)
+                case "--threads":
+                    let text = try rest.value(for: argument)
+                    guard let threads = Int(text), (1...64).contains(threads) else {
+                        throw CLIError.usage("--threads: must be a whole number from 1 to 64, found \"\(text)\"", command: first)
+                    }
+                    options.threads = threads
                 case "--out", "-o": options.output = try rest.value(for: argument)
                 case "--duration", "-d":
                     let text = try rest.value(for: argument)
@@ -135,6 +143,15 @@ public enum Command: Equatable, Sendable {
             }
             if options.simulate, options.startAt != nil {
                 throw CLIError.usage("--start-at: a simulation runs on virtual time and starts at once", command: first)
+            }
+            if let threads = options.threads, threads > 1 {
+                guard options.simulate else { throw CLIError.usage("--threads needs --simulate (it shards a simulation)", command: first) }
+                guard options.shard == nil, !options.shardFromEnvironment else {
+                    throw CLIError.usage("--threads: give it or --shard/--shard-from-env, not both", command: first)
+                }
+                guard options.metricsListen == nil else {
+                    throw CLIError.usage("--threads: live metrics serve one run; leave out --metrics-listen", command: first)
+                }
             }
             return .run(options)
         case "validate":

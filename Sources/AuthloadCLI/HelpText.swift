@@ -49,7 +49,7 @@ public enum HelpText {
 
     static let run = """
         USAGE: authload run PROFILE [--out DIR] [--duration D] [--users N] [--quiet] [--metrics-listen ADDR]
-                            [--shard I/N | --shard-from-env] [--start-at TIME] [--simulate [--config FILE]]
+                            [--shard I/N | --shard-from-env] [--start-at TIME] [--simulate [--config FILE] [--threads N]]
                authload simulate PROFILE [options]   (the same as run --simulate)
 
         Runs the load described by PROFILE (JSON) and writes report.html, summary.csv,
@@ -113,6 +113,9 @@ public enum HelpText {
                               Deterministic for a given seed.
           -c, --config FILE   With --simulate: the services' latency, error and capacity models,
                               as for serve (default: target.embedded, else serve's defaults)
+          --threads N         With --simulate: N shards of the run on N threads, each against
+                              services of its own, merged as authload merge does (not with a
+                              capacity model, which one set of workers must serve)
 
         LOAD MODELS: "closed" (default): load.users loop flow → think → flow.
         "open": load.arrivalRate ("100/s", "600/m") starts a new user per arrival, who

@@ -9,6 +9,8 @@ import Foundation
 struct RunCommand {
     let options: Command.RunOptions
     let console: Console
+    /// A simulation's start, when shards on threads share one (see ``simulateOnThreads(_:profile:staging:)``).
+    var simulationStart: Date?
 
     func execute() async throws(CLIError) -> ExitCode {
         var profile = try LoadedProfile.load(options.profile)
@@ -62,13 +64,18 @@ struct RunCommand {
         let plan = profile.plan
         var staging = profile.staging ?? StagingConfiguration()
         if let path = options.config { staging = try ServeCommand.readConfiguration(path) }
+        if let threads = options.threads, threads > 1 { return try await simulateOnThreads(threads, profile: profile, staging: staging) }
+        if let shard = plan.shard {
+            // Each shard's services are its own: their draws must not repeat the other shards' (shard 0 keeps the seed).
+            staging.seed = staging.seed &+ UInt64(shard.index) &* 0x9E37_79B9_7F4A_7C15
+        }
         let wanted: String
         switch plan.target {
         case .url(let url): wanted = "instead of \(url)"
         case .embedded: wanted = "in process"
         }
         let models = options.config.map { "models from \($0)" } ?? (profile.staging != nil ? "target.embedded's models" : "default models")
-        let simulation = SimulatedRun(plan: plan, flows: profile.flows, staging: staging)
+        let simulation = SimulatedRun(plan: plan, flows: profile.flows, staging: staging, startedAt: simulationStart ?? Date())
         let group: EventLoopGroup?
         if options.metricsListen ?? plan.metricsListen != nil {
             do { group = try EventLoopGroup() } catch { throw CLIError("cannot start event loops: \(error)", exitCode: .runError) }
@@ -127,7 +134,8 @@ struct RunCommand {
         let startedAt = simulation?.startedAt ?? Date()
         let record = PlanRecord(
             profileDigest: profile.digest, overrides: overrides, seed: plan.seed, windowsFromSeconds: plan.load.steadyFrom.seconds,
-            windowsUntilSeconds: plan.load.duration.seconds, commonStartEpochSeconds: commonStart?.timeIntervalSince1970,
+            windowsUntilSeconds: plan.load.duration.seconds,
+            commonStartEpochSeconds: (commonStart ?? simulationStart)?.timeIntervalSince1970,
             startedAtEpochSeconds: startedAt.timeIntervalSince1970, load: PlannedLoad(plan.load))
         let directory = options.output ?? Self.defaultDirectory(for: plan.name, at: startedAt)
         let cpuAtStart = ProcessCPU.seconds()

@@ -43,7 +43,7 @@ final class SimulatedWebSocket: WebSocketConnection {
 
     /// Returns when a message or the server's close arrives, at `deadline`, or on cancellation.
     private func waitForMessage(until deadline: SimulationClock.Instant) async {
-        var timer: UInt64?
+        var timer: SimulationClock.Timer?
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state in

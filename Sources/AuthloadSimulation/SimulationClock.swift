@@ -1,38 +1,91 @@
 import AuthloadCore
 
-/// Virtual time for a simulated run: it stands still while anything can run, and the ``SimulationDriver`` moves it
+/// Virtual time for a simulated run: it stands still while anything can run, and the ``SimulationExecutor`` moves it
 /// to the next deadline once nothing can.
 ///
 /// Sleeping tasks and timers (a staging service's paced WebSocket messages, a receive's timeout) wait in one
 /// min-heap ordered by deadline and then by the order they were registered, so events due at the same instant
 /// always come out in the same order: with every job on one thread, a run is a pure function of its seed.
 ///
+/// An entry in the heap holds what it wakes (the sleeper's continuation or the timer's work) itself: a sleep costs
+/// one heap entry and one small box its cancellation handler can reach, not a table entry besides. Cancelled
+/// sleepers and timers stay in the heap until they surface, and are skipped then.
+///
 /// Unlike `ManualClock` (AuthloadTesting), nothing here watches for a quiet run: the driver knows, because
 /// its job queue is empty.
 public final class SimulationClock: Clock, Sendable {
     public typealias Instant = VirtualInstant
 
+    /// A sleeping task's continuation, reachable from its cancellation handler on whatever thread cancels it.
+    private final class Sleeper: @unchecked Sendable {
+        // Unchecked Sendable: both fields are read and written only under the clock's lock.
+        var continuation: UnsafeContinuation<Void, any Error>?
+        var cancelled = false
+    }
+
+    /// A timer from ``schedule(at:_:)``, the handle ``cancel(_:)`` takes.
+    public final class Timer: @unchecked Sendable {
+        // Unchecked Sendable: read and written only under the clock's lock; nil once run or cancelled.
+        fileprivate var work: (@Sendable () -> Void)?
+
+        fileprivate init(_ work: @escaping @Sendable () -> Void) { self.work = work }
+    }
+
     private enum Wake {
-        case sleeper(CheckedContinuation<Void, any Error>)
-        case work(@Sendable () -> Void)
+        case sleeper(Sleeper)
+        case timer(Timer)
+    }
+
+    /// What a deadline does once it is taken off the heap, outside the lock.
+    private enum Fire {
+        case resume(UnsafeContinuation<Void, any Error>)
+        case run(@Sendable () -> Void)
     }
 
     private struct Due: Comparable {
         var deadline: Instant
         var id: UInt64
+        var wake: Wake
 
         static func < (a: Due, b: Due) -> Bool { a.deadline < b.deadline || (a.deadline == b.deadline && a.id < b.id) }
+        static func == (a: Due, b: Due) -> Bool { a.deadline == b.deadline && a.id == b.id }
+
+        /// Whether it still has something to wake: a sleeper not cancelled, a timer neither run nor cancelled.
+        var isLive: Bool {
+            switch wake {
+            case .sleeper(let sleeper): sleeper.continuation != nil
+            case .timer(let timer): timer.work != nil
+            }
+        }
+
+        /// Takes what it wakes, so that a cancellation from now on finds nothing to do.
+        func take() -> Fire? {
+            switch wake {
+            case .sleeper(let sleeper):
+                defer { sleeper.continuation = nil }
+                return sleeper.continuation.map(Fire.resume)
+            case .timer(let timer):
+                defer { timer.work = nil }
+                return timer.work.map(Fire.run)
+            }
+        }
     }
 
     private struct State {
         var now = Instant(offset: .zero)
         var nextID: UInt64 = 0
-        var wakes: [UInt64: Wake] = [:]
-        /// Entries of cancelled sleepers and timers stay until they surface, and are skipped then.
         var heap = MinHeap<Due>()
+        /// Sleepers and timers in the heap, neither cancelled nor woken.
+        var live = 0
+
+        mutating func push(_ deadline: Instant, _ wake: Wake) {
+            heap.push(Due(deadline: deadline, id: nextID, wake: wake))
+            nextID += 1
+            live += 1
+        }
 
         mutating func pruneTop() {
-            while let top = heap.top, wakes[top.id] == nil { heap.pop() }
+            while let top = heap.top, !top.isLive { heap.pop() }
         }
     }
 
@@ -44,7 +97,7 @@ public final class SimulationClock: Clock, Sendable {
     public var minimumResolution: Duration { .zero }
 
     /// Sleepers and timers not yet due.
-    public var pending: Int { state.withLock { $0.wakes.count } }
+    public var pending: Int { state.withLock { $0.live } }
 
     /// The earliest deadline of a live sleeper or timer.
     public var nextDeadline: Instant? {
@@ -55,66 +108,77 @@ public final class SimulationClock: Clock, Sendable {
     }
 
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+        try await wait(until: deadline, isolation: nil)
+    }
+
+    /// ``sleep(until:tolerance:)`` on the caller's isolation: an in-process request waiting for its reply from its
+    /// user's actor stays on the actor, where a nonisolated sleep would hop off it and back (two more jobs).
+    public func wait(until deadline: Instant, isolation: isolated (any Actor)? = #isolation) async throws {
         try Task.checkCancellation()
-        let id = state.withLock { state in
-            defer { state.nextID += 1 }
-            return state.nextID
-        }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let resumeNow = state.withLock { state in
-                    if deadline <= state.now || Task.isCancelled { return true }
-                    state.wakes[id] = .sleeper(continuation)
-                    state.heap.push(Due(deadline: deadline, id: id))
-                    return false
+        let sleeper = Sleeper()
+        try await withTaskCancellationHandler(
+            operation: {
+                try await withUnsafeThrowingContinuation(isolation: isolation) { (continuation: UnsafeContinuation<Void, any Error>) in
+                    let resume: Result<Void, any Error>? = state.withLock { state in
+                        if sleeper.cancelled { return .failure(CancellationError()) }
+                        if deadline <= state.now { return .success(()) }
+                        sleeper.continuation = continuation
+                        state.push(deadline, .sleeper(sleeper))
+                        return nil
+                    }
+                    if let resume { continuation.resume(with: resume) }
                 }
-                if resumeNow {
-                    if Task.isCancelled { continuation.resume(throwing: CancellationError()) } else { continuation.resume() }
+            },
+            onCancel: {
+                let continuation = state.withLock { state -> UnsafeContinuation<Void, any Error>? in
+                    sleeper.cancelled = true
+                    defer { sleeper.continuation = nil }
+                    if sleeper.continuation != nil { state.live -= 1 }
+                    return sleeper.continuation
                 }
-            }
-        } onCancel: {
-            let wake = state.withLock { $0.wakes.removeValue(forKey: id) }
-            if case .sleeper(let continuation) = wake { continuation.resume(throwing: CancellationError()) }
-        }
+                continuation?.resume(throwing: CancellationError())
+            }, isolation: isolation)
     }
 
     /// Runs `work` on the driver's thread once the clock reaches `deadline` (at once in the next advance when it
     /// has passed). Returns a handle for ``cancel(_:)``.
     @discardableResult
-    public func schedule(at deadline: Instant, _ work: @escaping @Sendable () -> Void) -> UInt64 {
-        state.withLock { state in
-            let id = state.nextID
-            state.nextID += 1
-            state.wakes[id] = .work(work)
-            state.heap.push(Due(deadline: max(deadline, state.now), id: id))
-            return id
-        }
+    public func schedule(at deadline: Instant, _ work: @escaping @Sendable () -> Void) -> Timer {
+        let timer = Timer(work)
+        state.withLock { state in state.push(max(deadline, state.now), .timer(timer)) }
+        return timer
     }
 
     /// Calls off a timer from ``schedule(at:_:)`` that has not run yet.
-    public func cancel(_ timer: UInt64) {
-        _ = state.withLock { $0.wakes.removeValue(forKey: timer) }
+    public func cancel(_ timer: Timer) {
+        state.withLock { state in
+            guard timer.work != nil else { return }
+            timer.work = nil
+            state.live -= 1
+        }
     }
 
     /// Moves the clock to the earliest deadline and wakes everyone due then, in the order they were registered:
     /// sleepers are resumed (their jobs go to the executor's queue), timers run here. False when nobody waits.
     @discardableResult
     public func advanceToNextDeadline() -> Bool {
-        let due = state.withLock { state -> [Wake] in
+        let due = state.withLock { state -> [Fire] in
             state.pruneTop()
             guard let first = state.heap.top else { return [] }
             state.now = max(state.now, first.deadline)
-            var due: [Wake] = []
+            var due: [Fire] = []
             while let top = state.heap.top, top.deadline <= state.now {
                 state.heap.pop()
-                if let wake = state.wakes.removeValue(forKey: top.id) { due.append(wake) }
+                guard let fire = top.take() else { continue }
+                state.live -= 1
+                due.append(fire)
             }
             return due
         }
-        for wake in due {
-            switch wake {
-            case .sleeper(let continuation): continuation.resume()
-            case .work(let work): work()
+        for fire in due {
+            switch fire {
+            case .resume(let continuation): continuation.resume()
+            case .run(let work): work()
             }
         }
         return !due.isEmpty

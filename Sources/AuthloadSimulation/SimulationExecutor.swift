@@ -1,5 +1,12 @@
 import AuthloadCore
 import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The one thread a simulated run executes on: a FIFO queue of jobs, run in order, and the virtual clock moved to
 /// its next deadline whenever the queue is empty.
@@ -11,35 +18,95 @@ import Foundation
 /// thread, one job at a time in the order they became ready, so an empty queue means the run is waiting and the
 /// order of events is a function of the seed alone.
 ///
-/// Jobs may be enqueued from any thread (a signal's stop request resumes a waiter from the signal's thread); only
-/// the driver's thread runs them.
+/// Almost every job is enqueued by the driver's own thread (a job that resumes another, a timer that wakes a
+/// sleeper): those go to a queue only that thread touches, with no lock. Jobs may also come from any other thread
+/// (the first job of ``run(clock:_:)``, a signal's stop request resuming a waiter): those go to a locked inbox that
+/// the driver empties into its queue whenever the queue runs dry, and that it sleeps on when nothing else is left.
 public final class SimulationExecutor: SerialExecutor, TaskExecutor, @unchecked Sendable {
-    private let condition = NSCondition()
-    // Guarded by `condition`.
-    private var jobs: [UnownedJob] = []
-    private var head = 0
-    private var stopped = false
+    /// The driver's queue. Unchecked Sendable: only the thread in ``drive(_:)`` (the one `driver` names) reads or
+    /// writes it, and enqueues from any other thread go to `inbox` instead.
+    private var queue = JobQueue()
+    /// The driving thread's id, 0 until ``drive(_:)`` starts.
+    private let driver = Atomic<UInt>(0)
+    private let inbox = Inbox()
     /// Jobs run so far, for the progress line and tests.
-    private let ran = Locked(0)
+    private let ran = Atomic<Int>(0)
 
     public init() {}
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        condition.lock()
-        jobs.append(job)
-        condition.signal()
-        condition.unlock()
+        if driver.load(ordering: .relaxed) == Self.currentThread {
+            queue.append(job)
+        } else {
+            inbox.post(job)
+        }
     }
 
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
 
     /// Jobs run so far.
-    public var jobsRun: Int { ran.withLock { $0 } }
+    public var jobsRun: Int { ran.load(ordering: .relaxed) }
 
-    private func nextJob() -> UnownedJob? {
-        condition.lock()
-        defer { condition.unlock() }
+    /// Runs jobs on the calling thread, moving `clock` whenever none is ready, until ``stop()``.
+    ///
+    /// When neither a job nor a deadline is left, it waits for a job from another thread (or the stop).
+    public func drive(_ clock: SimulationClock) {
+        driver.store(Self.currentThread, ordering: .releasing)
+        defer { driver.store(0, ordering: .releasing) }
+        let serial = asUnownedSerialExecutor()
+        let task = asUnownedTaskExecutor()
+        var count = 0
+        while true {
+            while let job = queue.next() {
+                job.runSynchronously(isolatedTo: serial, taskExecutor: task)
+                count += 1
+            }
+            ran.store(count, ordering: .relaxed)
+            // Jobs from other threads come after the ones this thread queued; the order among them is theirs.
+            let posted = inbox.take()
+            if !posted.jobs.isEmpty {
+                for job in posted.jobs { queue.append(job) }
+                continue
+            }
+            if posted.stopped { return }
+            if clock.advanceToNextDeadline() { continue }
+            inbox.waitForPost()
+        }
+    }
+
+    /// Ends ``drive(_:)`` once its queue is empty; deadlines still pending are left where they are.
+    public func stop() { inbox.stop() }
+
+    /// Runs `body` on a thread of its own driving this executor and `clock`, with every task `body` starts preferring
+    /// this executor, and returns its value once it ends.
+    public func run<T: Sendable>(clock: SimulationClock, _ body: @escaping @Sendable () async -> T) async -> T {
+        let thread = Thread { [self] in drive(clock) }
+        thread.name = "authload-simulation"
+        thread.start()
+        let task = Task(executorPreference: self) { await body() }
+        let value = await task.value
+        stop()
+        return value
+    }
+
+    private static var currentThread: UInt {
+        #if canImport(Darwin)
+        UInt(bitPattern: pthread_self())
+        #else
+        UInt(pthread_self())
+        #endif
+    }
+}
+
+/// A FIFO of jobs that one thread appends to and takes from.
+private struct JobQueue {
+    private var jobs: [UnownedJob] = []
+    private var head = 0
+
+    mutating func append(_ job: UnownedJob) { jobs.append(job) }
+
+    mutating func next() -> UnownedJob? {
         guard head < jobs.count else { return nil }
         let job = jobs[head]
         head += 1
@@ -52,50 +119,42 @@ public final class SimulationExecutor: SerialExecutor, TaskExecutor, @unchecked 
         }
         return job
     }
+}
 
-    /// Runs jobs on the calling thread, moving `clock` whenever none is ready, until ``stop()``.
-    ///
-    /// When neither a job nor a deadline is left, it waits for a job from another thread (or the stop).
-    public func drive(_ clock: SimulationClock) {
-        let serial = asUnownedSerialExecutor()
-        let task = asUnownedTaskExecutor()
-        var count = 0
-        while true {
-            if let job = nextJob() {
-                job.runSynchronously(isolatedTo: serial, taskExecutor: task)
-                count += 1
-                if count & 0xFFF == 0 { ran.withLock { $0 = count } }
-                continue
-            }
-            ran.withLock { $0 = count }
-            condition.lock()
-            let done = stopped
-            condition.unlock()
-            if done { return }
-            if clock.advanceToNextDeadline() { continue }
-            condition.lock()
-            while head == jobs.count && !stopped { condition.wait() }
-            condition.unlock()
-        }
+/// Jobs enqueued from threads other than the driver's, and the stop request, under a condition the idle driver
+/// waits on.
+private final class Inbox: @unchecked Sendable {
+    // Unchecked Sendable: `jobs` and `stopped` are read and written only with `condition` locked.
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var stopped = false
+
+    func post(_ job: UnownedJob) {
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
     }
 
-    /// Ends ``drive(_:)`` once its queue is empty; deadlines still pending are left where they are.
-    public func stop() {
+    func stop() {
         condition.lock()
         stopped = true
         condition.signal()
         condition.unlock()
     }
 
-    /// Runs `body` on a thread of its own driving this executor and `clock`, with every task `body` starts preferring
-    /// this executor, and returns its value once it ends.
-    public func run<T: Sendable>(clock: SimulationClock, _ body: @escaping @Sendable () async -> T) async -> T {
-        let thread = Thread { [self] in drive(clock) }
-        thread.name = "authload-simulation"
-        thread.start()
-        let task = Task(executorPreference: self) { await body() }
-        let value = await task.value
-        stop()
-        return value
+    /// Everything posted so far, and whether a stop was asked for.
+    func take() -> (jobs: [UnownedJob], stopped: Bool) {
+        condition.lock()
+        defer { condition.unlock() }
+        defer { jobs.removeAll() }
+        return (jobs, stopped)
+    }
+
+    /// Returns once a job or the stop is posted (at once when one waits already).
+    func waitForPost() {
+        condition.lock()
+        while jobs.isEmpty && !stopped { condition.wait() }
+        condition.unlock()
     }
 }

@@ -41,7 +41,7 @@ public final class SimulationTransport: Transport, Sendable {
             let reply = transport.service.respond(to: request)
             // A fault that leaves the client waiting ends at its timeout; the others where the answer would have come.
             let arrival = reply.fault?.endsInTimeout == true ? timeout : reply.latency
-            try await clock.sleep(until: start.advanced(by: min(arrival, timeout)), tolerance: nil)
+            try await clock.wait(until: start.advanced(by: min(arrival, timeout)), isolation: isolation)
             if let fault = reply.fault { throw fault.clientError }
             if reply.latency > timeout { throw TransportError(.timeout) }
             return try reply.delivered(after: reply.latency)

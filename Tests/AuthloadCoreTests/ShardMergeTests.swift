@@ -183,6 +183,7 @@ struct ShardMergeTests {
             ("profile", "shard-1: profile \"q\" differs from shard-0's \"p\": these are shards of different runs"),
             ("file", "shard-1: profile file (digest def) differs from shard-0's (abc): these are shards of different runs"),
             ("duplicate", "shard-1 and shard-0 are both shard 0/4: each index must run once"),
+            ("simulated", "shard-1: kind of run simulated differs from shard-0's real: these are shards of different runs"),
             ("unsharded", "shard-1: not a shard of a sharded run (it was run without --shard or --shard-from-env)")
         ])
     func mismatches(kind: String, message: String) throws {
@@ -199,6 +200,10 @@ struct ShardMergeTests {
             other.plan?.profileDigest = "def"
             second = other
         case "duplicate": second = try Self.result(samples, thresholds: [], shard: "0/4")
+        case "simulated":
+            var simulated = try Self.result(samples, thresholds: [], shard: "1/4")
+            simulated.environment.simulated = true
+            second = simulated
         default: second = try Self.result(samples, thresholds: [])
         }
         #expect(throws: MergeMismatch(message)) { try Self.merge([first, second], partial: true) }

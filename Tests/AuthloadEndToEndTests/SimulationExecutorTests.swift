@@ -1,5 +1,6 @@
 import AuthloadCore
 import AuthloadSimulation
+import Foundation
 import Testing
 
 /// The discrete-event driver under `run --simulate`: one thread, FIFO, and a clock that moves only when nothing can run.
@@ -55,5 +56,62 @@ struct SimulationExecutorTests {
         #expect(outcome.0, "the cancelled sleeper threw CancellationError")
         #expect(outcome.1 == SimulationClock.Instant(offset: .seconds(3)), "the clock stopped at the last deadline anyone waited for")
         #expect(outcome.2 == 0)
+    }
+
+    @Test("Jobs the driver's own thread enqueues run in the order they were enqueued, without its inbox")
+    func driverQueueIsFIFO() async {
+        let clock = SimulationClock()
+        let executor = SimulationExecutor()
+        let order = Locked<[Int]>([])
+        let jobs = await executor.run(clock: clock) {
+            // Every child is enqueued by the driver's thread (the group runs there): they start in the order added.
+            await withTaskGroup(of: Void.self) { group in
+                for child in 0..<200 { group.addTask { order.withLock { $0.append(child) } } }
+            }
+            // The count is published whenever the queue runs dry, which it does before the clock moves.
+            try? await clock.sleep(until: .init(offset: .seconds(1)))
+            return executor.jobsRun
+        }
+        #expect(order.withLock { $0 } == Array(0..<200))
+        #expect(jobs >= 200, "every child ran as a job of this executor")
+    }
+
+    @Test("A job from another thread wakes the idle driver, which waits for it rather than ending")
+    func foreignJobWakesTheDriver() async {
+        let clock = SimulationClock()
+        let executor = SimulationExecutor()
+        let gate = AsyncFlag()
+        let woke = await executor.run(clock: clock) {
+            // Nothing is ready and no deadline waits: the driver sleeps on its inbox until the other thread resumes
+            // the waiter (its continuation's job comes from that thread), as a signal's stop request does.
+            Thread.detachNewThread { gate.set() }
+            await gate.wait()
+            return clock.now
+        }
+        #expect(woke == SimulationClock.Instant(offset: .zero), "the clock did not move for a wake from outside")
+    }
+
+    @Test("A timer cancelled after it ran, or twice, changes nothing, and pending counts only live waits")
+    func timerHandles() async {
+        let clock = SimulationClock()
+        let executor = SimulationExecutor()
+        let fired = Locked(0)
+        let counts = await executor.run(clock: clock) {
+            let first = clock.schedule(at: .init(offset: .seconds(1))) { fired.withLock { $0 += 1 } }
+            let second = clock.schedule(at: .init(offset: .seconds(2))) { fired.withLock { $0 += 1 } }
+            let third = clock.schedule(at: .init(offset: .seconds(3))) { fired.withLock { $0 += 1 } }
+            let before = clock.pending
+            clock.cancel(second)
+            clock.cancel(second)
+            let afterCancel = clock.pending
+            try? await clock.sleep(until: .init(offset: .seconds(1)))
+            clock.cancel(first)
+            let afterFirst = clock.pending
+            try? await clock.sleep(until: .init(offset: .seconds(5)))
+            clock.cancel(third)
+            return [before, afterCancel, afterFirst, clock.pending]
+        }
+        #expect(fired.withLock { $0 } == 2, "the first and third ran, the second did not")
+        #expect(counts == [3, 2, 1, 0])
     }
 }

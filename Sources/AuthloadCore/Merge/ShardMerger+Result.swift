@@ -120,6 +120,8 @@ extension ShardMerger {
             hostname: hosts.count <= 4 ? hosts.joined(separator: ", ") : "\(hosts.count) hosts",
             cores: cores, target: first.environment.target)
         environment.startLateSeconds = shards.compactMap(\.startLateSeconds).max()
+        // Shards of a simulation (`simulate --threads N`, or `--shard` under `--simulate`) merge into a simulation.
+        environment.simulated = first.environment.simulated
         return environment
     }
 

@@ -113,6 +113,10 @@ public struct ShardMerger: Sendable {
             throw differ("command-line options", text(plan.overrides), text(reference.plan.overrides))
         }
         guard plan.seed == reference.plan.seed else { throw differ("seed", String(plan.seed), String(reference.plan.seed)) }
+        guard result.environment.simulated == first.environment.simulated else {
+            let kind = { (simulated: Bool?) in simulated == true ? "simulated" : "real" }
+            throw differ("kind of run", kind(result.environment.simulated), kind(first.environment.simulated))
+        }
         guard shard.count == reference.count else {
             throw differ("shard count", "\(shard.count) (shard \(shard))", "\(reference.count)")
         }

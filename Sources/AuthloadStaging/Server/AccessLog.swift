@@ -26,7 +26,9 @@ public final class AccessLog: Sendable {
     }
 
     func record(_ request: HTTPRequest) {
-        let route = "\(request.method) \(Self.route(of: request.path))"
+        var route = request.method
+        route.append(" ")
+        Self.appendRoute(of: request.path, to: &route)
         counts.withLock { counts in
             if counts[route] == nil, counts.count >= capacity {
                 counts[Self.otherRoute, default: 0] += 1
@@ -43,19 +45,64 @@ public final class AccessLog: Sendable {
     public var total: Int { counts.withLock { $0.values.reduce(0, +) } }
 
     static func route(of path: some StringProtocol) -> String {
-        // Split on bytes: a path is ASCII, and splitting by `Character` was most of the log's cost per request.
-        String(path).utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-            .map { bytes in
-                let segment = Substring(bytes)
-                if isNumber(segment) { return "{n}" }
-                if isIdentifier(segment) { return "{id}" }
-                return String(segment)
-            }
-            .joined(separator: "/")
+        var route = ""
+        appendRoute(of: Substring(path), to: &route)
+        return route
     }
 
-    private static func isNumber(_ segment: some StringProtocol) -> Bool {
-        !segment.isEmpty && segment.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    /// Appends the route of `path` to `route`, reading each segment once: this runs for every request a
+    /// simulated soak sends, where splitting, mapping and joining strings was 4 % of its CPU.
+    private static func appendRoute(of path: Substring, to route: inout String) {
+        let bytes = path.utf8
+        var start = bytes.startIndex
+        while true {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+            let segment = path[start..<end]
+            switch Segment(segment.utf8) {
+            case .number: route.append("{n}")
+            case .identifier: route.append("{id}")
+            case .word: route.append(contentsOf: segment)
+            }
+            guard end < bytes.endIndex else { return }
+            route.append("/")
+            start = bytes.index(after: end)
+        }
+    }
+
+    /// What a path segment names, read in one pass over its bytes.
+    private enum Segment {
+        case number, identifier, word
+
+        init(_ bytes: Substring.UTF8View) {
+            var count = 0
+            var digits = 0
+            var hex = true
+            var base64URL = true
+            var uuid = true
+            for byte in bytes {
+                let digit = isDigit(byte)
+                if digit { digits += 1 }
+                let isHexByte =
+                    digit || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+                hex = hex && isHexByte
+                base64URL = base64URL && (isHexByte || isBase64URL(byte))
+                let dash = count == 8 || count == 13 || count == 18 || count == 23
+                uuid = uuid && (dash ? byte == UInt8(ascii: "-") : isHexByte)
+                count += 1
+            }
+            if count > 0 && digits == count {
+                self = .number
+            } else if count >= 8 && hex && (digits > 0 || count >= 16) {
+                self = .identifier
+            } else if count == 36 && uuid {
+                self = .identifier
+            } else if count >= 16 && digits > 0 && base64URL {
+                self = .identifier
+            } else {
+                self = .word
+            }
+        }
     }
 
     /// Whether a segment looks like an id rather than a word of an API: a UUID, hex of 8 characters or more with a
@@ -63,24 +110,11 @@ public final class AccessLog: Sendable {
     /// 16 characters or more with a digit in it. Words such as `select-authenticator-enroll` or `openid-configuration`
     /// have no digit; `v1`, `oauth2` and `ws` are short.
     static func isIdentifier(_ segment: some StringProtocol) -> Bool {
-        let bytes = Array(segment.utf8)
-        guard bytes.count >= 8 else { return false }
-        let digits = bytes.filter(isDigit).count
-        if bytes.allSatisfy(isHex) { return digits > 0 || bytes.count >= 16 }
-        if isUUID(bytes) { return true }
-        return bytes.count >= 16 && digits > 0 && bytes.allSatisfy(isBase64URL)
-    }
-
-    private static func isUUID(_ bytes: [UInt8]) -> Bool {
-        guard bytes.count == 36 else { return false }
-        return bytes.indices.allSatisfy { [8, 13, 18, 23].contains($0) ? bytes[$0] == UInt8(ascii: "-") : isHex(bytes[$0]) }
+        if case .identifier = Segment(Substring(segment).utf8) { return true }
+        return false
     }
 
     private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
-
-    private static func isHex(_ byte: UInt8) -> Bool {
-        isDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
-    }
 
     private static func isBase64URL(_ byte: UInt8) -> Bool {
         isDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
