@@ -3,17 +3,26 @@ import Foundation
 
 /// Turns SIGINT and SIGTERM into calls of a handler with the count so far (1 = first signal).
 ///
-/// While it lives, the default action (terminate) is off, so the run can drain and write its report.
+/// While one lives, the default action (terminate) is off, so the run can drain and write its report. Relays may
+/// overlap (`simulate --threads` runs a shard per thread, each with its own): the default action comes back when the
+/// last one is cancelled, so a shard that ends first does not leave the others to be killed by the next signal.
 /// `@unchecked Sendable`: `sources` is set once in `init` and only cancelled afterwards, which
 /// Dispatch allows from any thread.
 final class SignalRelay: @unchecked Sendable {
     private let sources: [any DispatchSourceSignal]
+    private let cancelled = Locked(false)
+    /// Relays alive in the process; the signals' dispositions change under this lock.
+    private static let live = Locked(0)
 
     init(handler: @escaping @Sendable (Int) -> Void) {
         let count = Locked(0)
         let armed = DispatchSemaphore(value: 0)
+        Self.live.withLock { live in
+            live += 1
+            signal(SIGINT, SIG_IGN)
+            signal(SIGTERM, SIG_IGN)
+        }
         sources = [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 handler(
@@ -30,9 +39,22 @@ final class SignalRelay: @unchecked Sendable {
         for _ in sources { _ = armed.wait(timeout: .now() + .seconds(2)) }
     }
 
+    /// Stops relaying; the last relay alive gives the signals their default action back. Once is enough.
     func cancel() {
+        let first = cancelled.withLock { wasCancelled in
+            defer { wasCancelled = true }
+            return !wasCancelled
+        }
+        guard first else { return }
         for source in sources { source.cancel() }
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
+        Self.live.withLock { live in
+            live -= 1
+            guard live == 0 else { return }
+            signal(SIGINT, SIG_DFL)
+            signal(SIGTERM, SIG_DFL)
+        }
     }
+
+    /// Relays alive now, for tests.
+    static var liveCount: Int { live.withLock { $0 } }
 }
