@@ -120,13 +120,7 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
 
     /// Hands the caller the oldest queued message, or waits for one until `deadline`.
     func receive(_ waiter: LoopWaiter<StampedMessage>, deadline: MonotonicInstant, timeout: Duration) {
-        if messageHead < messages.count {
-            let (message, arrived) = messages[messageHead]
-            messageHead += 1
-            if messageHead == messages.count {
-                messages.removeAll(keepingCapacity: messages.capacity <= 16)
-                messageHead = 0
-            }
+        if let (message, arrived) = popQueued() {
             waiter.resume(.success(StampedMessage(message: message, arrived: arrived)))
             return
         }
@@ -138,6 +132,19 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
         waiter.expire(at: deadline, with: TransportError(.timeout, "no WebSocket message arrived within \(timeout)")) { [weak self] in
             self?.pruneReceivers()
         }
+    }
+
+    /// The oldest message that arrived with nobody waiting, and when it arrived; the queue's storage is let go once
+    /// emptied, unless small.
+    private func popQueued() -> (WebSocketMessage, MonotonicInstant)? {
+        guard messageHead < messages.count else { return nil }
+        let oldest = messages[messageHead]
+        messageHead += 1
+        if messageHead == messages.count {
+            messages.removeAll(keepingCapacity: messages.capacity <= 16)
+            messageHead = 0
+        }
+        return oldest
     }
 
     /// Runs `consumer` on the loop, message by message as they arrive (the queued ones first), until it is done,
@@ -175,13 +182,7 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
                 }
                 received = nil
             case .wait(let timeout):
-                if messageHead < messages.count {
-                    let (message, arrived) = messages[messageHead]
-                    messageHead += 1
-                    if messageHead == messages.count {
-                        messages.removeAll(keepingCapacity: messages.capacity <= 16)
-                        messageHead = 0
-                    }
+                if let (message, arrived) = popQueued() {
                     received = ReceivedWebSocketMessage(message, queued: MonotonicInstant.now - arrived)
                     continue
                 }
