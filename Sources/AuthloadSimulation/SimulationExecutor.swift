@@ -24,8 +24,9 @@ import Darwin
 /// the driver empties into its queue whenever the queue runs dry, and that it sleeps on when nothing else is left.
 public final class SimulationExecutor: SerialExecutor, TaskExecutor, @unchecked Sendable {
     /// The driver's queue. Unchecked Sendable: only the thread in ``drive(_:)`` (the one `driver` names) reads or
-    /// writes it, and enqueues from any other thread go to `inbox` instead.
-    private var queue = JobQueue()
+    /// writes it, and enqueues from any other thread go to `inbox` instead. It empties all the time, so it keeps its
+    /// storage.
+    private var queue = FIFOQueue<UnownedJob>(keptCapacity: .max)
     /// The driving thread's id, 0 until ``drive(_:)`` starts.
     private let driver = Atomic<UInt>(0)
     private let inbox = Inbox()
@@ -58,7 +59,7 @@ public final class SimulationExecutor: SerialExecutor, TaskExecutor, @unchecked 
         let task = asUnownedTaskExecutor()
         var count = 0
         while true {
-            while let job = queue.next() {
+            while let job = queue.popFirst() {
                 job.runSynchronously(isolatedTo: serial, taskExecutor: task)
                 count += 1
             }
@@ -96,28 +97,6 @@ public final class SimulationExecutor: SerialExecutor, TaskExecutor, @unchecked 
         #else
         UInt(pthread_self())
         #endif
-    }
-}
-
-/// A FIFO of jobs that one thread appends to and takes from.
-private struct JobQueue {
-    private var jobs: [UnownedJob] = []
-    private var head = 0
-
-    mutating func append(_ job: UnownedJob) { jobs.append(job) }
-
-    mutating func next() -> UnownedJob? {
-        guard head < jobs.count else { return nil }
-        let job = jobs[head]
-        head += 1
-        if head == jobs.count {
-            jobs.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 4096, head * 2 >= jobs.count {
-            jobs.removeFirst(head)
-            head = 0
-        }
-        return job
     }
 }
 

@@ -37,9 +37,8 @@ final class HTTP2ClientConnection: EventHandler {
     var events: Events
     /// Exchanges sent, by stream.
     private var active: [UInt32: HTTP2Exchange] = [:]
-    /// Exchanges waiting for the connection to open or for a stream slot, oldest first, from `waitingHead` on.
-    private var waiting: [HTTP2Exchange] = []
-    private var waitingHead = 0
+    /// Exchanges waiting for the connection to open or for a stream slot, oldest first.
+    private var waiting = FIFOQueue<HTTP2Exchange>(keptCapacity: .max)
     /// Exchanges whose body waits for window.
     private var holding: [HTTP2Exchange] = []
     /// Bytes the machine asked to write during this event, written once at its end.
@@ -88,7 +87,7 @@ final class HTTP2ClientConnection: EventHandler {
     var takesRequests: Bool { phase != .closed && goAwayCode == nil }
 
     /// Requests sent or waiting.
-    var load: Int { active.count + waiting.count - waitingHead }
+    var load: Int { active.count + waiting.count }
 
     /// The server's SETTINGS_MAX_CONCURRENT_STREAMS, once it said one.
     var maxConcurrentStreams: Int { machine.peerMaxConcurrentStreams }
@@ -187,7 +186,7 @@ final class HTTP2ClientConnection: EventHandler {
         phase = .open
         connectDeadline = nil
         // Their wait for a stream starts now: the wait so far was for the connection, timed as connecting.
-        for exchange in waiting[waitingHead...] {
+        for exchange in waiting {
             exchange.connected = connectedAt
             exchange.secured = securedAt
             exchange.waitingSince = now
@@ -202,7 +201,7 @@ final class HTTP2ClientConnection: EventHandler {
     private func openStreams() {
         guard phase == .open else { return }
         let now = loop.now
-        while machine.canOpenStream, let exchange = popWaiting() {
+        while machine.canOpenStream, let exchange = waiting.popFirst() {
             if exchange.isFinished { continue }
             let opened: (streamID: UInt32, actions: [HTTP2Connection.Action])
             do {
@@ -227,20 +226,6 @@ final class HTTP2ClientConnection: EventHandler {
                 }
             }
         }
-    }
-
-    private func popWaiting() -> HTTP2Exchange? {
-        guard waitingHead < waiting.count else { return nil }
-        let exchange = waiting[waitingHead]
-        waitingHead += 1
-        if waitingHead == waiting.count {
-            waiting.removeAll(keepingCapacity: true)
-            waitingHead = 0
-        } else if waitingHead > 64 && waitingHead * 2 > waiting.count {
-            waiting.removeFirst(waitingHead)
-            waitingHead = 0
-        }
-        return exchange
     }
 
     /// Stops the window wait of bodies now sent.
@@ -297,7 +282,7 @@ final class HTTP2ClientConnection: EventHandler {
                 goAwayCode = code
                 events.goingAway(self)
                 // Not yet sent: they go to another connection.
-                while let exchange = popWaiting() { exchange.finish(.failure(TransportError.http2Unsent)) }
+                while let exchange = waiting.popFirst() { exchange.finish(.failure(TransportError.http2Unsent)) }
             case .closeConnection(let code):
                 flushOutbox()
                 closeSocket(reset: false, failing: TransportError.http2GoAway(code, sentByServer: false))
@@ -363,7 +348,7 @@ final class HTTP2ClientConnection: EventHandler {
     private var nextDue: MonotonicInstant? {
         var due = phase == .open ? nil : connectDeadline
         for exchange in active.values { due = min(due ?? exchange.deadline, exchange.deadline) }
-        for exchange in waiting[waitingHead...] where !exchange.isFinished { due = min(due ?? exchange.deadline, exchange.deadline) }
+        for exchange in waiting where !exchange.isFinished { due = min(due ?? exchange.deadline, exchange.deadline) }
         if let idleSince { due = min(due ?? idleSince + idleTimeout, idleSince + idleTimeout) }
         return due
     }
@@ -398,11 +383,10 @@ final class HTTP2ClientConnection: EventHandler {
                         ? TransportError(.timedOut(.awaitingResponse))
                         : TransportError(.timedOut(.readingResponse), TransportError.incompleteDetail)))
         }
-        for exchange in waiting[waitingHead...] where now >= exchange.deadline {
+        for exchange in waiting where now >= exchange.deadline {
             exchange.finish(.failure(TransportError(.timedOut(.awaitingResponse), "waiting for an HTTP/2 stream")))
         }
-        waiting = waiting[waitingHead...].filter { !$0.isFinished }
-        waitingHead = 0
+        waiting.removeAll { $0.isFinished }
         if let idleSince, load == 0, now >= idleSince + idleTimeout {
             return close(reset: true)
         }
@@ -435,7 +419,7 @@ final class HTTP2ClientConnection: EventHandler {
         holding = []
         for exchange in sent { exchange.finish(.failure(error)) }
         let unsent: any Error = wasOpen ? TransportError.http2Unsent : error
-        while let exchange = popWaiting() { exchange.finish(.failure(unsent)) }
+        while let exchange = waiting.popFirst() { exchange.finish(.failure(unsent)) }
         events.closed(self)
     }
 }

@@ -32,8 +32,7 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
 
     private var frames: WebSocketFrameConnection?
     /// Messages nobody was waiting for, with the instant each arrived.
-    private var messages: [(message: WebSocketMessage, arrived: MonotonicInstant)] = []
-    private var messageHead = 0
+    private var messages = FIFOQueue<(message: WebSocketMessage, arrived: MonotonicInstant)>()
     private var receivers: [LoopWaiter<StampedMessage>] = []
     /// A consumer that reads every message here as it arrives (``consume(_:waiter:)``), its caller and its wait's timer.
     private var consumer: (any WebSocketMessageConsumer)?
@@ -120,7 +119,7 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
 
     /// Hands the caller the oldest queued message, or waits for one until `deadline`.
     func receive(_ waiter: LoopWaiter<StampedMessage>, deadline: MonotonicInstant, timeout: Duration) {
-        if let (message, arrived) = popQueued() {
+        if let (message, arrived) = messages.popFirst() {
             waiter.resume(.success(StampedMessage(message: message, arrived: arrived)))
             return
         }
@@ -132,19 +131,6 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
         waiter.expire(at: deadline, with: TransportError(.timeout, "no WebSocket message arrived within \(timeout)")) { [weak self] in
             self?.pruneReceivers()
         }
-    }
-
-    /// The oldest message that arrived with nobody waiting, and when it arrived; the queue's storage is let go once
-    /// emptied, unless small.
-    private func popQueued() -> (WebSocketMessage, MonotonicInstant)? {
-        guard messageHead < messages.count else { return nil }
-        let oldest = messages[messageHead]
-        messageHead += 1
-        if messageHead == messages.count {
-            messages.removeAll(keepingCapacity: messages.capacity <= 16)
-            messageHead = 0
-        }
-        return oldest
     }
 
     /// Runs `consumer` on the loop, message by message as they arrive (the queued ones first), until it is done,
@@ -182,7 +168,7 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
                 }
                 received = nil
             case .wait(let timeout):
-                if let (message, arrived) = popQueued() {
+                if let (message, arrived) = messages.popFirst() {
                     received = ReceivedWebSocketMessage(message, queued: MonotonicInstant.now - arrived)
                     continue
                 }
