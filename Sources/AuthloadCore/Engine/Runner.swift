@@ -183,7 +183,10 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
     /// Runs one flow; with `due`, its time and deadline count from that instant rather than from now.
     ///
     /// Inlined into its callers: every async call costs an executor check that takes the task's status lock
-    /// when the task prefers an executor (as users on a socket transport do).
+    /// when the task prefers an executor (as users on a socket transport do). What the flow needs is made before it
+    /// and recorded after it in synchronous functions of their own, and kept across it in one object (``FlowTurn``):
+    /// inlined, the client, the context and their temporaries took about 600 bytes of the caller's async frame,
+    /// memory the user's task keeps for as long as the flow runs (a GCCS user: a minute).
     ///
     /// - Parameter now: the clock's reading the caller has just taken, the flow's start when it has no `due`.
     /// - Returns: when the flow ended, read once for its latency and handed back for the caller's next decision.
@@ -191,6 +194,16 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
     @discardableResult
     func iterate(_ flowIndex: Int, user: isolated VirtualUser, runStart: C.Instant, now: C.Instant? = nil, due: C.Instant? = nil)
         async -> C.Instant
+    {
+        let turn = beginTurn(flowIndex, user: user, runStart: runStart, now: now, due: due)
+        let outcome = await flows[flowIndex].run(turn.context, user: user)
+        return endTurn(turn, outcome: outcome, user: user)
+    }
+
+    /// A flow's client and context, made for one iteration.
+    @inline(never)
+    private func beginTurn(_ flowIndex: Int, user: isolated VirtualUser, runStart: C.Instant, now: C.Instant?, due: C.Instant?)
+        -> FlowTurn<C>
     {
         let client: any HTTPClient
         if let sharedClient {
@@ -202,7 +215,6 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         } else {
             client = transport.makeClient(for: endpoint)
         }
-        defer { if plan.connections.lifetime == .iteration { client.shutdown() } }
         // Data a server accepts once (an invitation code) differs per iteration only when its template says so.
         if identityVariesByIteration, user.iterations > 0 {
             user.identity = plan.users.identity(for: user.index, iteration: user.iterations)
@@ -213,7 +225,14 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
             clock: clock, client: client, stepTimeout: plan.timeouts.step, deadline: flowStart.advanced(by: plan.timeouts.flow),
             recorder: recorder, firstStepMetric: catalog.stepMetric(flow: flowIndex, step: 0), shard: user.index,
             runStart: runStart, due: due, now: flowStart)
-        let outcome = await flows[flowIndex].run(context, user: user)
+        return FlowTurn(flowIndex: flowIndex, client: client, context: context)
+    }
+
+    /// Records the flow that `turn` ran and closes a client made for it alone.
+    ///
+    /// - Returns: when the flow ended.
+    @inline(never)
+    private func endTurn(_ turn: FlowTurn<C>, outcome: Outcome, user: isolated VirtualUser) -> C.Instant {
         let end = clock.now
         // Consecutive flows that found no server: the closed model backs off on them (``ConnectionBackoff``).
         if outcome.isConnectionFailure {
@@ -221,9 +240,11 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         } else if outcome.kind != .cancelled {
             user.connectionFailures = 0
         }
+        let flowStart = turn.context.flowStart
         recorder.record(
-            metric: catalog.flowMetric(flowIndex), startOffset: runStart.duration(to: flowStart),
+            metric: catalog.flowMetric(turn.flowIndex), startOffset: turn.context.runStart.duration(to: flowStart),
             latency: flowStart.duration(to: end), outcome: outcome, shard: user.index)
+        if plan.connections.lifetime == .iteration { turn.client.shutdown() }
         return end
     }
 
@@ -289,5 +310,18 @@ public struct RunHooks: Sendable {
     ) {
         self.beforeArrival = beforeArrival
         self.workerStarted = workerStarted
+    }
+}
+
+/// What one flow iteration keeps from its start to its record, in one object rather than in its caller's async frame.
+final class FlowTurn<C: Clock>: Sendable where C.Duration == Duration {
+    let flowIndex: Int
+    let client: any HTTPClient
+    let context: FlowContext<C>
+
+    init(flowIndex: Int, client: any HTTPClient, context: FlowContext<C>) {
+        self.flowIndex = flowIndex
+        self.client = client
+        self.context = context
     }
 }
