@@ -17,16 +17,5 @@ PATH=$PATH:/usr/sbin
 swift build -c release --product authload >/dev/null
 
 source Benchmarks/nginx-h2-target.sh
-data=${TMPDIR:-/tmp}/authload-h2-perf.data
-perf record -q -e cpu-clock -g -o "$data" -- \
-    taskset -c 1 .build/release/authload run "$work/bench.json" --out "$work/report" --quiet > /dev/null
-count=$(awk -F, '$1 == "get" && $2 == "request" { print $3 }' "$work/report/summary.csv")
-echo "requests: $count in ${duration}s"
-
-report() { perf report -i "$data" --stdio -g none "$@" 2>/dev/null | grep -v '^#' | grep -v '^$' | cut -c1-160; }
-echo "== self time by shared object"
-report --no-children --sort dso | head -10
-echo "== self time by symbol"
-report --no-children --sort symbol | head -45
-echo "== inclusive time of authload's functions"
-report --children --sort symbol | grep -E 'Authload|authload' | head -40
+source Benchmarks/perf-authload.sh
+profile_authload "${TMPDIR:-/tmp}/authload-h2-perf.data" .build/release/authload 45 40

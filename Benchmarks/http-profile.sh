@@ -16,17 +16,5 @@ command -v perf >/dev/null || { echo "perf is not installed (linux-perf or linux
 
 [ "$binary" != .build/release/authload ] || swift build -c release --product authload >/dev/null
 source Benchmarks/nginx-target.sh
-data=${TMPDIR:-/tmp}/authload-perf.data
-
-perf record -q -e cpu-clock -g -o "$data" -- \
-    taskset -c 1 "$binary" run "$work/bench.json" --out "$work/report" --quiet > /dev/null
-count=$(awk -F, '$1 == "get" && $2 == "request" { print $3 }' "$work/report/summary.csv")
-echo "requests: $count in ${duration}s"
-
-report() { perf report -i "$data" --stdio -g none "$@" 2>/dev/null | grep -v '^#' | grep -v '^$' | cut -c1-160; }
-echo "== self time by shared object"
-report --no-children --sort dso | head -10
-echo "== self time by symbol"
-report --no-children --sort symbol | head -40
-echo "== inclusive time of authload's functions"
-report --children --sort symbol | grep -E 'Authload|authload' | head -30
+source Benchmarks/perf-authload.sh
+profile_authload "${TMPDIR:-/tmp}/authload-perf.data" "$binary" 40 30
