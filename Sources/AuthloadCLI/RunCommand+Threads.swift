@@ -25,6 +25,11 @@ extension RunCommand {
                     + "(users and arrivals n with n mod \(threads) = I in shard I), merged into one report")
         }
         let wallStart = ContinuousClock.now
+        let board = ShardProgress()
+        let progress =
+            options.quiet
+            ? nil
+            : ProgressReporter(console: console, plan: profile.plan, simulated: true) { ProgressFigures(combining: board.figures) }.start()
         let results = await withTaskGroup(of: ShardEnd.self) { group in
             for (index, shardDirectory) in shards.enumerated() {
                 var shardOptions = options
@@ -32,13 +37,14 @@ extension RunCommand {
                 shardOptions.shard = Shard(index: index, count: threads)!
                 shardOptions.output = shardDirectory
                 shardOptions.quiet = true
-                let command = RunCommand(options: shardOptions, console: console, simulationStart: startedAt)
+                let command = RunCommand(options: shardOptions, console: console, simulationStart: startedAt, shardProgress: board)
                 group.addTask { await ShardEnd(index: index, running: command) }
             }
             var errors = [CLIError?](repeating: nil, count: threads)
             for await end in group { errors[end.index] = end.error }
             return errors
         }
+        progress?.cancel()
         if let error = results.lazy.compactMap({ $0 }).first { throw error }
         if !options.quiet {
             let wall = wallStart.duration(to: ContinuousClock.now).seconds
@@ -65,5 +71,20 @@ private struct ShardEnd: Sendable {
         } catch {
             self.error = error
         }
+    }
+}
+
+/// The shards of a simulation on threads, as each shows its progress once its runner exists.
+final class ShardProgress: Sendable {
+    private let shards = Locked<[Int: @Sendable () -> ProgressFigures]>([:])
+
+    /// Shows shard `index`'s progress by `figures` from now on.
+    func show(_ index: Int, by figures: @escaping @Sendable () -> ProgressFigures) {
+        shards.withLock { $0[index] = figures }
+    }
+
+    /// The figures of the shards shown so far, in shard order.
+    var figures: [ProgressFigures] {
+        shards.withLock { $0 }.sorted { $0.key < $1.key }.map { $0.value() }
     }
 }

@@ -11,6 +11,8 @@ struct RunCommand {
     let console: Console
     /// A simulation's start, when shards on threads share one (see ``simulateOnThreads(_:profile:staging:)``).
     var simulationStart: Date?
+    /// Where a shard of a simulation on threads shows its progress, for the one line of all the shards.
+    var shardProgress: ShardProgress?
 
     func execute() async throws(CLIError) -> ExitCode {
         var profile = try LoadedProfile.load(options.profile)
@@ -148,6 +150,7 @@ struct RunCommand {
             } ?? nil
         defer { metrics?.close() }
         let progress = options.quiet ? nil : ProgressReporter(console: console, plan: plan, runner: runner, simulated: simulated).start()
+        if let shardProgress, let shard = plan.shard { shardProgress.show(shard.index) { ProgressFigures(runner) } }
         let checkpoints = Checkpointer(
             runner: runner, clock: clock, plan: plan, record: record, directory: directory, startedAt: startedAt,
             target: targetDescription, tlsVerificationOff: verificationOff,
