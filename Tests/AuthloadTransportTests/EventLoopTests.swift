@@ -42,4 +42,29 @@ struct EventLoopTests {
         #expect(result == 42)
         #expect(loop.hasStopped)
     }
+
+    @Test("a pause on the loop's timers ends when the loop stops before its deadline: its timers never fire again")
+    func pauseEndsAtStop() async throws {
+        let loop = try EventLoop(name: "test-loop")
+        let paused = await Task(executorPreference: loop) { () async -> Bool in
+            precondition(loop.inLoop)
+            // The stop runs after this job, with the pause's timer an hour away.
+            loop.shutdown()
+            await loop.pause(for: .seconds(3_600))
+            return true
+        }.value
+        loop.waitUntilStopped()
+        #expect(paused)
+    }
+
+    @Test("a pause asked for from another thread ends when the loop stops before starting it, or has stopped")
+    func pauseFromElsewhereEndsAtStop() async throws {
+        let loop = try EventLoop(name: "test-loop")
+        // Queued behind the stop: the loop stops with the pause not yet started.
+        loop.shutdown()
+        await loop.pause(for: .seconds(3_600))
+        loop.waitUntilStopped()
+        #expect(loop.hasStopped)
+        await loop.pause(for: .seconds(3_600))
+    }
 }

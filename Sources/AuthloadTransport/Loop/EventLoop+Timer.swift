@@ -6,17 +6,9 @@ import AuthloadCore
 extension EventLoop: LoopTimer {
     public func pause(for delay: Duration) async {
         let due = MonotonicInstant.now + delay
+        // A loop that stops first ends the pause then: its timers never fire again.
         await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-            // A stopped loop fires no timer: the pause ends at once rather than never.
-            guard !hasStopped else {
-                continuation.resume()
-                return
-            }
-            if inLoop {
-                _ = schedule(at: due) { continuation.resume() }
-            } else {
-                execute { _ = self.schedule(at: due) { continuation.resume() } }
-            }
+            if inLoop { pause(until: due, continuation) } else { submit(.pause(until: due, continuation)) }
         }
     }
 }

@@ -25,6 +25,10 @@ public final class EventLoop: @unchecked Sendable {
     /// dense: a bounds check per event where a dictionary hashed the descriptor on every event, registration and close.
     private var handlers: [(any EventHandler)?] = []
     private var timers = TimerQueue()
+    /// The tasks paused on this loop's timers (``pause(until:_:)``), by a number of their own; loop-thread only. A
+    /// loop that stops resumes them: its timers never fire again.
+    private var pauses: [Int: UnsafeContinuation<Void, Never>] = [:]
+    private var pausesStarted = 0
     private let submitted = Locked(Submitted())
     /// Work the loop's own thread submitted (a user's task resuming, a job its flow enqueued): no lock, no wake-up.
     /// Loop-thread only, as are the two batches below, which keep their capacity from round to round.
@@ -60,10 +64,12 @@ public final class EventLoop: @unchecked Sendable {
         var stopped = false
     }
 
-    /// Something to run on the loop's thread: a closure, or a job of a task that prefers this loop.
+    /// Something to run on the loop's thread: a closure, a job of a task that prefers this loop, or a pause to start
+    /// (see `EventLoop+Timer.swift`).
     enum Work {
         case closure(@Sendable () -> Void)
         case job(UnownedJob)
+        case pause(until: MonotonicInstant, UnsafeContinuation<Void, Never>)
     }
 
     init(name: String) throws(TransportError) {
@@ -121,7 +127,7 @@ public final class EventLoop: @unchecked Sendable {
         }
         guard accepted else {
             // A stopped loop runs nothing more; its closures are dropped, but a task must still finish.
-            if case .job(let job) = work { runAfterStop(job) }
+            finishAfterStop(work)
             return
         }
         if wake {
@@ -213,6 +219,14 @@ public final class EventLoop: @unchecked Sendable {
         timers.cancel(timer)
     }
 
+    /// Resumes `continuation` at `deadline`, or when the loop stops if that comes first.
+    func pause(until deadline: MonotonicInstant, _ continuation: UnsafeContinuation<Void, Never>) {
+        let number = pausesStarted
+        pausesStarted += 1
+        pauses[number] = continuation
+        _ = schedule(at: deadline) { [self] in pauses.removeValue(forKey: number)?.resume() }
+    }
+
     private func runLoop() {
         let capacity = 256
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
@@ -223,8 +237,10 @@ public final class EventLoop: @unchecked Sendable {
                 defer { state.work = [] }
                 return state.work
             }
-            for case .job(let job) in leftover + submittedHere { runAfterStop(job) }
+            for work in leftover + submittedHere { finishAfterStop(work) }
             submittedHere = []
+            for continuation in pauses.values { continuation.resume() }
+            pauses = [:]
             events.deallocate()
             for (fd, handler) in handlers.enumerated() where handler != nil { SystemCalls.close(Int32(fd)) }
             handlers.removeAll()
@@ -326,6 +342,17 @@ public final class EventLoop: @unchecked Sendable {
         switch work {
         case .closure(let closure): closure()
         case .job(let job): run(job)
+        case .pause(let deadline, let continuation): pause(until: deadline, continuation)
+        }
+    }
+
+    /// What becomes of work the stopped loop will not run: a job still runs, so that its task can end; a pause
+    /// ends at once; a closure is dropped.
+    private func finishAfterStop(_ work: Work) {
+        switch work {
+        case .closure: break
+        case .job(let job): runAfterStop(job)
+        case .pause(_, let continuation): continuation.resume()
         }
     }
 }
