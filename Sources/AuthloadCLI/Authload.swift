@@ -1,6 +1,9 @@
+import AuthloadTransport
+
 /// The `authload` command: parse, then validate, then run; every failure becomes a line and an exit code.
 public enum Authload {
     public static func main(_ arguments: [String], console: Console = .standard) async -> ExitCode {
+        OpenSSLProcess.start()
         do throws(CLIError) {
             switch try Command.parse(arguments) {
             case .help(let topic):
