@@ -30,6 +30,12 @@ struct MergeCommand {
                 do { try merger.add(result, from: batch[position].0) } catch { throw CLIError(error.description, exitCode: .usage) }
             }
         }
+        return try report(merger, shards: shards.count)
+    }
+
+    /// Writes the report of what `merger` holds, from `shards` shards, and says so: the exit status is the merged
+    /// run's.
+    func report(_ merger: ShardMerger, shards: Int) throws(CLIError) -> ExitCode {
         let merged: RunResult
         do { merged = try merger.merged(partial: options.partial) } catch { throw CLIError(error.description, exitCode: .usage) }
         let directory = options.output ?? RunCommand.defaultDirectory(for: merged.profileName + "-merged", at: Date())
@@ -38,7 +44,7 @@ struct MergeCommand {
             throw CLIError("cannot write the merged report to \(directory): \(error)", exitCode: .runError)
         }
         if !options.quiet {
-            console.line("merged \(shards.count) shards of \(merged.profileName)")
+            console.line("merged \(shards) shards of \(merged.profileName)")
             console.summary(merged)
         }
         console.line("report: \(files.html)")

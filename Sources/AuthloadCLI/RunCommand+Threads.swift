@@ -4,7 +4,8 @@ import Foundation
 
 extension RunCommand {
     /// `simulate --threads N`: the simulation as N shards of the run (`--shard I/N`), each on a thread of its own
-    /// against services of its own, then one report merged from them as `authload merge` does.
+    /// against services of its own, then one report merged from them as `authload merge` does: from the results the
+    /// shards wrote, as `authload merge` would read them back, without reading back each shard's `result.json`.
     ///
     /// Each shard is as deterministic as a whole simulation, and the merge adds them in shard order, so one seed and
     /// one N give byte-identical histograms and counts. A capacity model is refused: its workers serve every user of
@@ -25,7 +26,7 @@ extension RunCommand {
                     + "(users and arrivals n with n mod \(threads) = I in shard I), merged into one report")
         }
         let wallStart = ContinuousClock.now
-        let board = ShardProgress()
+        let board = SimulationShards()
         let progress =
             options.quiet
             ? nil
@@ -37,7 +38,7 @@ extension RunCommand {
                 shardOptions.shard = Shard(index: index, count: threads)!
                 shardOptions.output = shardDirectory
                 shardOptions.quiet = true
-                let command = RunCommand(options: shardOptions, console: console, simulationStart: startedAt, shardProgress: board)
+                let command = RunCommand(options: shardOptions, console: console, simulationStart: startedAt, shards: board)
                 group.addTask { await ShardEnd(index: index, running: command) }
             }
             var errors = [CLIError?](repeating: nil, count: threads)
@@ -54,7 +55,11 @@ extension RunCommand {
         merge.directories = shards
         merge.output = directory
         merge.quiet = options.quiet
-        return try MergeCommand(options: merge, console: console).execute()
+        var merger = ShardMerger()
+        for (index, result) in board.takeResults() {
+            do { try merger.add(result, from: shards[index]) } catch { throw CLIError(error.description, exitCode: .runError) }
+        }
+        return try MergeCommand(options: merge, console: console).report(merger, shards: threads)
     }
 }
 
@@ -74,17 +79,36 @@ private struct ShardEnd: Sendable {
     }
 }
 
-/// The shards of a simulation on threads, as each shows its progress once its runner exists.
-final class ShardProgress: Sendable {
-    private let shards = Locked<[Int: @Sendable () -> ProgressFigures]>([:])
+/// The shards of a simulation on threads: their progress, as each shows it once its runner exists, and their
+/// results, as each leaves the one its report holds.
+final class SimulationShards: Sendable {
+    private let state = Locked(State())
+
+    private struct State {
+        var progress: [Int: @Sendable () -> ProgressFigures] = [:]
+        var results: [Int: RunResult] = [:]
+    }
 
     /// Shows shard `index`'s progress by `figures` from now on.
     func show(_ index: Int, by figures: @escaping @Sendable () -> ProgressFigures) {
-        shards.withLock { $0[index] = figures }
+        state.withLock { $0.progress[index] = figures }
     }
 
     /// The figures of the shards shown so far, in shard order.
     var figures: [ProgressFigures] {
-        shards.withLock { $0 }.sorted { $0.key < $1.key }.map { $0.value() }
+        state.withLock { $0.progress }.sorted { $0.key < $1.key }.map { $0.value() }
+    }
+
+    /// Shard `index` ended with `result`, as its report holds it.
+    func finished(_ index: Int, _ result: RunResult) {
+        state.withLock { $0.results[index] = result }
+    }
+
+    /// The shards' results in shard order, which the board then lets go.
+    func takeResults() -> [(index: Int, result: RunResult)] {
+        state.withLock { state in
+            defer { state.results = [:] }
+            return state.results.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        }
     }
 }

@@ -11,8 +11,9 @@ struct RunCommand {
     let console: Console
     /// A simulation's start, when shards on threads share one (see ``simulateOnThreads(_:profile:staging:)``).
     var simulationStart: Date?
-    /// Where a shard of a simulation on threads shows its progress, for the one line of all the shards.
-    var shardProgress: ShardProgress?
+    /// Where a shard of a simulation on threads shows its progress and leaves its result, for the one line and the
+    /// one report of all the shards.
+    var shards: SimulationShards?
 
     func execute() async throws(CLIError) -> ExitCode {
         var profile = try LoadedProfile.load(options.profile)
@@ -150,7 +151,7 @@ struct RunCommand {
             } ?? nil
         defer { metrics?.close() }
         let progress = options.quiet ? nil : ProgressReporter(console: console, plan: plan, runner: runner, simulated: simulated).start()
-        if let shardProgress, let shard = plan.shard { shardProgress.show(shard.index) { ProgressFigures(runner) } }
+        if let shards, let shard = plan.shard { shards.show(shard.index) { ProgressFigures(runner) } }
         let checkpoints = Checkpointer(
             runner: runner, clock: clock, plan: plan, record: record, directory: directory, startedAt: startedAt,
             target: targetDescription, tlsVerificationOff: verificationOff,
@@ -173,7 +174,9 @@ struct RunCommand {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             // Rows the checkpoints appended stay as written: at full resolution where a long run kept merged ones.
-            files = try ReportWriter.write(result, to: directory, checkpointed: checkpoints.written.withLock { $0 })
+            let written = try ReportWriter.written(result, to: directory, checkpointed: checkpoints.written.withLock { $0 })
+            files = written.files
+            if let shards, let shard = plan.shard { shards.finished(shard.index, written.result) }
         } catch {
             throw CLIError("cannot write the report to \(directory): \(error)", exitCode: .runError)
         }

@@ -64,6 +64,15 @@ public struct ReportWriter {
         _ result: RunResult, to directory: String, checkpointed: Int? = nil,
         keepingTimeseriesCSV: Bool = false
     ) throws -> ReportFiles {
+        try written(result, to: directory, checkpointed: checkpointed, keepingTimeseriesCSV: keepingTimeseriesCSV).files
+    }
+
+    /// ``write(_:to:checkpointed:keepingTimeseriesCSV:)``, returning the result as `result.json` now holds it: with
+    /// the rows the checkpoints saved, as ``load(resultJSON:)`` would read it back.
+    public static func written(
+        _ result: RunResult, to directory: String, checkpointed: Int? = nil,
+        keepingTimeseriesCSV: Bool = false
+    ) throws -> (files: ReportFiles, result: RunResult) {
         let files = try prepare(directory)
         var result = result
         if let checkpointed, checkpointed > 0 {
@@ -86,7 +95,7 @@ public struct ReportWriter {
             try? FileManager.default.removeItem(atPath: files.capacityCSV)
         }
         try writeAtomically(Data(HTMLReport.render(result).utf8), to: files.html)
-        return files
+        return (files, result)
     }
 
     /// Writes `timeseries.csv` whole (`from` 0, or no file yet), or appends the intervals numbered `from` on.

@@ -58,7 +58,7 @@ struct ShardProgressTests {
 
     @Test("the board shows the shards that have started, in shard order")
     func board() {
-        let board = ShardProgress()
+        let board = SimulationShards()
         #expect(board.figures.isEmpty)
         board.show(1) { self.shard(elapsed: 20, users: 5, rate: 0, p95: 0, errors: 0, attempts: 0) }
         board.show(0) { self.shard(elapsed: 10, users: 7, rate: 0, p95: 0, errors: 0, attempts: 0) }

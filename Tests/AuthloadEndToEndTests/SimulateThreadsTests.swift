@@ -36,6 +36,31 @@ struct SimulateThreadsTests {
         }
     }
 
+    @Test("The merged report is what `authload merge` makes of the shards' reports, rows the checkpoints saved included")
+    func mergedAsMergeWould() async throws {
+        // Checkpoints every 2 s of the 20 s: most rows are saved on the side and forgotten by the run before its end.
+        let profile = try temporaryFile(
+            "threads-checkpointed.json",
+            String(contentsOfFile: try simulate.mixedProfile(seed: 8, users: 60), encoding: .utf8)
+                .replacingOccurrences(of: #""timeouts": {"#, with: #""metrics": { "interval": "1s", "checkpoint": "2s" }, "timeouts": {"#))
+        let directory = try scratchDirectory("threads-merge")
+        let captured = Captured()
+        #expect(
+            await Authload.main(["simulate", profile, "--threads", "2", "--out", directory, "--quiet"], console: captured.console)
+                == .success)
+        let again = try scratchDirectory("threads-merge-again")
+        let shards = ["shard-0", "shard-1"].map { (directory as NSString).appendingPathComponent($0) }
+        #expect(
+            await Authload.main(["merge"] + shards + ["--out", again, "--quiet"], console: captured.console) == .success, "\(captured.err)")
+        let threads = try ReportWriter.load(resultJSON: (directory as NSString).appendingPathComponent("result.json"))
+        let merge = try ReportWriter.load(resultJSON: (again as NSString).appendingPathComponent("result.json"))
+        #expect(threads.timeseries.count >= 20, "a row a second")
+        #expect(try simulate.measured(threads) == simulate.measured(merge))
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: (directory as NSString).appendingPathComponent("summary.csv")))
+                == Data(contentsOf: URL(fileURLWithPath: (again as NSString).appendingPathComponent("summary.csv"))))
+    }
+
     @Test("--threads refuses a capacity model, --shard, live metrics and a real run, each saying why")
     func refusals() async throws {
         let config = try temporaryFile("threads-model.json", #"{"capacity": {"workers": 8, "queue": 100}}"#)
