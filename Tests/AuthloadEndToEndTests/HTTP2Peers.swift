@@ -120,6 +120,17 @@ final class NginxPeer: Sendable {
         try Data(bytes).write(to: URL(fileURLWithPath: "\(directory)/\(name)"))
     }
 
+    /// The access log once it holds `count` lines, or as it is after 2 s: nginx logs a request after its response
+    /// has gone, so a client that has the response may look before the line is written.
+    func accessLog(reaching count: Int) async -> [String] {
+        for _ in 0..<100 {
+            let log = accessLog
+            if log.count >= count { return log }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return accessLog
+    }
+
     /// The access log's lines so far.
     var accessLog: [String] {
         ((try? String(contentsOfFile: "\(directory)/access.log", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
