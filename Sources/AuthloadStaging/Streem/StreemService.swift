@@ -68,6 +68,8 @@ public final class StreemService: Sendable {
     static let audience = "https://api.prod-us.streem.cloud/"
 
     private struct VerifiedToken {
+        /// The whole token: the table is keyed by its signature, a sixth of its length to hash.
+        var token: String
         var claims: JSONValue
         /// Its `exp`, nil when it has none (then it is never valid for a call).
         var expires: Duration?
@@ -246,7 +248,7 @@ public final class StreemService: Sendable {
     /// Renews a Streem token within its session (ours: the endpoint and its rules are not public): the token may have expired, but its signature must
     /// hold and its `session_exp` must be ahead.
     private func refresh(_ bearer: String?) -> HTTPResponse {
-        guard let bearer, let claims = JWT.verifyHS256(bearer, key: key),
+        guard let bearer, let claims = verifiedToken(bearer, now: now())?.claims,
             let subject = claims["sub"]?.stringValue, let session = claims["session_exp"]?.numberValue
         else {
             return unauthorized("not a Streem token")
@@ -273,11 +275,16 @@ public final class StreemService: Sendable {
         let issued = now()
         let expires = min(issued + options.tokenLifetime, sessionExpires)
         func seconds(_ d: Duration) -> JSONValue { .number((d.seconds * 1000).rounded() / 1000) }
-        return JWT.signHS256(
-            [
-                "iss": "streem:api:authload", "sub": .string(subject), "aud": .string(Self.audience),
-                "iat": seconds(issued), "exp": seconds(expires), "session_exp": seconds(sessionExpires), "name": .string(subject)
-            ], key: key)
+        let claims: JSONValue = [
+            "iss": "streem:api:authload", "sub": .string(subject), "aud": .string(Self.audience),
+            "iat": seconds(issued), "exp": seconds(expires), "session_exp": seconds(sessionExpires), "name": .string(subject)
+        ]
+        let token = JWT.signHS256(claims, key: key)
+        // What it signed, it knows: the calls made with the token need not verify it again.
+        keep(
+            VerifiedToken(token: token, claims: claims, expires: claims["exp"]?.numberValue.map(Duration.seconds)),
+            signature: Self.signature(of: token), now: issued)
+        return token
     }
 
     /// The claims of a token that verifies, is for us, and has not expired (within the leeway).
@@ -289,16 +296,26 @@ public final class StreemService: Sendable {
         return token.claims
     }
 
-    /// `bearer`'s claims if its signature checks out: from the table of tokens verified before, or verified now and
-    /// kept until it can no longer be valid (its `exp` and the leeway; one without `exp` is not kept).
+    /// `bearer`'s claims if its signature checks out: from the table of tokens minted or verified before, or verified
+    /// now and kept until it can no longer be valid (its `exp` and the leeway; one without `exp` is not kept).
     private func verifiedToken(_ bearer: String, now time: Duration) -> VerifiedToken? {
-        if let known = verified.withLock({ $0.value(bearer, now: time) }) { return known }
+        let signature = Self.signature(of: bearer)
+        if let known = verified.withLock({ $0.value(signature, now: time) }), known.token == bearer { return known }
         guard let claims = JWT.verifyHS256(bearer, key: key) else { return nil }
-        let token = VerifiedToken(claims: claims, expires: claims["exp"]?.numberValue.map(Duration.seconds))
-        if let expires = token.expires {
-            verified.withLock { $0.set(bearer, token, expiresAt: expires + options.leeway, now: time) }
-        }
+        let token = VerifiedToken(token: bearer, claims: claims, expires: claims["exp"]?.numberValue.map(Duration.seconds))
+        keep(token, signature: signature, now: time)
         return token
+    }
+
+    private func keep(_ token: VerifiedToken, signature: String, now time: Duration) {
+        guard let expires = token.expires, expires + options.leeway >= time else { return }
+        verified.withLock { $0.set(signature, token, expiresAt: expires + options.leeway, now: time) }
+    }
+
+    /// The last of a token's three segments; the whole of what is not one.
+    private static func signature(of token: String) -> String {
+        guard let dot = token.utf8.lastIndex(of: UInt8(ascii: ".")) else { return token }
+        return String(token[token.utf8.index(after: dot)...])
     }
 
     private func bearer(_ request: HTTPRequest) -> String? {
