@@ -4,7 +4,7 @@ import AuthloadCore
 /// peer writes. A receive waits for a message, the server's close or its timeout, on the ``SimulationClock``.
 final class SimulatedWebSocket: WebSocketConnection {
     private struct State {
-        var pipe = WebSocketPipe<SimulationClock.Instant>()
+        var pipe = WebSocketPipe()
         /// The receive waiting for a message, if one is.
         var waiter: CheckedContinuation<Void, Never>?
     }
