@@ -4,9 +4,11 @@ import AuthloadCore
 /// peer writes. A receive waits for a message, the server's close or its timeout, on the ``SimulationClock``.
 final class SimulatedWebSocket: WebSocketConnection {
     private struct State {
-        var pipe = WebSocketPipe<SimulationClock.Instant>()
+        var pipe = WebSocketPipe()
         /// The receive waiting for a message, if one is.
         var waiter: CheckedContinuation<Void, Never>?
+        /// The timer that ends a wait at its deadline, kept across waits (see ``waitForMessage(until:)``).
+        var timer: (deadline: SimulationClock.Instant, timer: SimulationClock.Timer)?
     }
 
     let clock: SimulationClock
@@ -41,26 +43,35 @@ final class SimulatedWebSocket: WebSocketConnection {
         }
     }
 
-    /// Returns when a message or the server's close arrives, at `deadline`, or on cancellation.
+    /// Returns when a message or the server's close arrives, at `deadline` (or sooner), or on cancellation.
+    ///
+    /// The timer that ends a wait is not called off when a message comes first: the next wait keeps it while it is
+    /// due no later than its own deadline, and when it comes first, the receive finds nothing and waits again. A
+    /// timer per wait, called off by each status message, left the clock's heap with more dead entries than live ones.
     private func waitForMessage(until deadline: SimulationClock.Instant) async {
-        var timer: SimulationClock.Timer?
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLock { state in
-                    if state.pipe.hasNewsForClient || Task.isCancelled { return true }
+                let (resumeNow, stale) = state.withLock { state -> (Bool, SimulationClock.Timer?) in
+                    if state.pipe.hasNewsForClient || Task.isCancelled { return (true, nil) }
                     state.waiter = continuation
-                    return false
+                    if let armed = state.timer, armed.deadline <= deadline { return (false, nil) }
+                    let stale = state.timer?.timer
+                    state.timer = (deadline, clock.schedule(at: deadline) { [self] in timerFired(deadline) })
+                    return (false, stale)
                 }
-                if resumeNow {
-                    continuation.resume()
-                } else {
-                    timer = clock.schedule(at: deadline) { [self] in wake() }
-                }
+                if let stale { clock.cancel(stale) }
+                if resumeNow { continuation.resume() }
             }
         } onCancel: {
             wake()
         }
-        if let timer { clock.cancel(timer) }
+    }
+
+    private func timerFired(_ deadline: SimulationClock.Instant) {
+        state.withLock { state in
+            if state.timer?.deadline == deadline { state.timer = nil }
+        }
+        wake()
     }
 
     private func wake() {

@@ -18,6 +18,12 @@ import Darwin
 /// thread, one job at a time in the order they became ready, so an empty queue means the run is waiting and the
 /// order of events is a function of the seed alone.
 ///
+/// A job runs as what it was enqueued as. A job for a user's actor runs isolated to the actor's executor (a twin of
+/// this one, ``asUnownedSerialExecutor()``); a job for a task that prefers this executor, with no isolation of its own,
+/// runs on this executor with no serial executor active. Run isolated to a serial executor, nonisolated code finds
+/// itself on the wrong executor at every call into a nonisolated async function and hops (a job each time), and each
+/// hop lands it isolated again: that was about half of a simulated run's jobs (docs/development.md).
+///
 /// Almost every job is enqueued by the driver's own thread (a job that resumes another, a timer that wakes a
 /// sleeper): those go to a queue only that thread touches, with no lock. Jobs may also come from any other thread
 /// (the first job of ``run(clock:_:)``, a signal's stop request resuming a waiter): those go to a locked inbox that
@@ -26,17 +32,25 @@ public final class SimulationExecutor: SerialExecutor, TaskExecutor, @unchecked 
     /// The driver's queue. Unchecked Sendable: only the thread in ``drive(_:)`` (the one `driver` names) reads or
     /// writes it, and enqueues from any other thread go to `inbox` instead. It empties all the time, so it keeps its
     /// storage.
-    private var queue = FIFOQueue<UnownedJob>(keptCapacity: .max)
+    private var queue = FIFOQueue<QueuedJob>(keptCapacity: .max)
     /// The driving thread's id, 0 until ``drive(_:)`` starts.
     private let driver = Atomic<UInt>(0)
     private let inbox = Inbox()
     /// Jobs run so far, for the progress line and tests.
     private let ran = Atomic<Int>(0)
+    /// The serial executor of the actors that run here: its jobs go to this executor's queue, marked isolated.
+    private let isolation = ActorJobs()
 
-    public init() {}
+    public init() {
+        isolation.owner = self
+    }
 
+    /// A task's job: it runs on this executor as its task executor, isolated to nothing.
     public func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
+        enqueue(QueuedJob(job: UnownedJob(job), isolated: false))
+    }
+
+    fileprivate func enqueue(_ job: QueuedJob) {
         if driver.load(ordering: .relaxed) == Self.currentThread {
             queue.append(job)
         } else {
@@ -44,7 +58,8 @@ public final class SimulationExecutor: SerialExecutor, TaskExecutor, @unchecked 
         }
     }
 
-    public func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+    /// The twin that actors run on (a user's ``VirtualUser``): same thread, same queue, but its jobs run isolated.
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: isolation) }
 
     /// Jobs run so far.
     public var jobsRun: Int { ran.load(ordering: .relaxed) }
@@ -59,8 +74,12 @@ public final class SimulationExecutor: SerialExecutor, TaskExecutor, @unchecked 
         let task = asUnownedTaskExecutor()
         var count = 0
         while true {
-            while let job = queue.popFirst() {
-                job.runSynchronously(isolatedTo: serial, taskExecutor: task)
+            while let queued = queue.popFirst() {
+                if queued.isolated {
+                    queued.job.runSynchronously(isolatedTo: serial, taskExecutor: task)
+                } else {
+                    queued.job.runSynchronously(on: task)
+                }
                 count += 1
             }
             ran.store(count, ordering: .relaxed)
@@ -100,15 +119,34 @@ public final class SimulationExecutor: SerialExecutor, TaskExecutor, @unchecked 
     }
 }
 
+/// A job in the driver's queue, and whether it runs isolated to the actors' serial executor.
+private struct QueuedJob {
+    var job: UnownedJob
+    var isolated: Bool
+}
+
+/// The serial executor of the actors on a ``SimulationExecutor``: the same queue and thread, its jobs marked to run
+/// isolated. A class apart because one type's `enqueue` serves both its executor roles, and the driver must tell them apart.
+private final class ActorJobs: SerialExecutor, @unchecked Sendable {
+    // Unchecked Sendable: `owner` is set once, in the owner's initializer, before the executor is handed out.
+    unowned(unsafe) var owner: SimulationExecutor?
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        owner!.enqueue(QueuedJob(job: UnownedJob(job), isolated: true))
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+}
+
 /// Jobs enqueued from threads other than the driver's, and the stop request, under a condition the idle driver
 /// waits on.
 private final class Inbox: @unchecked Sendable {
     // Unchecked Sendable: `jobs` and `stopped` are read and written only with `condition` locked.
     private let condition = NSCondition()
-    private var jobs: [UnownedJob] = []
+    private var jobs: [QueuedJob] = []
     private var stopped = false
 
-    func post(_ job: UnownedJob) {
+    func post(_ job: QueuedJob) {
         condition.lock()
         jobs.append(job)
         condition.signal()
@@ -123,7 +161,7 @@ private final class Inbox: @unchecked Sendable {
     }
 
     /// Everything posted so far, and whether a stop was asked for.
-    func take() -> (jobs: [UnownedJob], stopped: Bool) {
+    func take() -> (jobs: [QueuedJob], stopped: Bool) {
         condition.lock()
         defer { condition.unlock() }
         defer { jobs.removeAll() }

@@ -148,7 +148,7 @@ public final class InProcessHost: Transport, Sendable {
 /// Both ends of one in-process WebSocket: the client's connection, and the state the service's peer writes.
 final class InProcessWebSocket: WebSocketConnection {
     let host: InProcessHost
-    private let pipe = Locked(WebSocketPipe<ManualClock.Instant>())
+    private let pipe = Locked(WebSocketPipe())
 
     init(host: InProcessHost) { self.host = host }
 

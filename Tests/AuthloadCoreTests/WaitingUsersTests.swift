@@ -38,6 +38,38 @@ struct WaitingUsersTests {
         #expect(control.liveTasks == 0)
     }
 
+    @Test("a deadline's timer wakes only the sleep it was set for; a stop wakes whatever sleep there is")
+    func timerWakesItsOwnSleep() {
+        let control = RunControl()
+        let waiting = WaitingUsers<ManualClock.Instant>(control: control)
+        _ = waiting.push(Entry(due: at(30), index: 0, user: nil, active: false))
+        let (_, first) = waiting.nextWake(limit: at(60))
+        waiting.wake(sleepingOn: first)
+        #expect(first.isSet && control.liveTasks == 1)
+        waiting.woke(first)
+        let (_, second) = waiting.nextWake(limit: at(60))
+        // The first sleep's timer, had it not been called off in time: the second sleep goes on.
+        waiting.wake(sleepingOn: first)
+        #expect(!second.isSet && control.liveTasks == 0)
+        waiting.wake(sleepingOn: nil)
+        #expect(second.isSet && control.liveTasks == 1)
+        waiting.woke(second)
+        #expect(control.liveTasks == 0)
+    }
+
+    @Test("a flag runs what waits for it once it is set, after its waiters, and at once when it is set already")
+    func flagActions() {
+        let flag = AsyncFlag()
+        let log = Locked<[String]>([])
+        flag.whenSet { log.withLock { $0.append("first") } }
+        flag.whenSet { log.withLock { $0.append("second") } }
+        #expect(log.withLock { $0 }.isEmpty)
+        flag.set()
+        flag.set()
+        flag.whenSet { log.withLock { $0.append("late") } }
+        #expect(log.withLock { $0 } == ["first", "second", "late"])
+    }
+
     @Test("the last user to go wakes the scheduler; after close a push is refused")
     func lastUserAndClose() {
         let control = RunControl()

@@ -114,4 +114,36 @@ struct SimulationExecutorTests {
         #expect(fired.withLock { $0 } == 2, "the first and third ran, the second did not")
         #expect(counts == [3, 2, 1, 0])
     }
+
+    @Test("An actor on the executor runs isolated to it, and nonisolated code of a task that prefers it runs without hops")
+    func jobsRunAsWhatTheyWereEnqueuedAs() async {
+        let clock = SimulationClock()
+        let executor = SimulationExecutor()
+        let user = VirtualUser(index: 0, identity: UserIdentity(username: "u", password: "p"), seed: 1, executor: executor)
+        let (sleeps, turns) = await executor.run(clock: clock) {
+            // Nonisolated: each sleep is one job, its wake. Run isolated to the executor, every call into a nonisolated
+            // async function hopped (a job), and the hop landed isolated again.
+            let start = executor.jobsRun
+            for second in 1...100 { await Self.nap(clock, until: second) }
+            let sleeps = executor.jobsRun - start
+            // On the user's actor: a hop onto it and one back, and a wake per sleep (which may resume off the actor
+            // and hop back on: a second job).
+            let before = executor.jobsRun
+            await Self.sleepOn(user, clock, from: 101, count: 100)
+            return (sleeps, executor.jobsRun - before)
+        }
+        #expect(sleeps <= 101, "one job a sleep, not \(Double(sleeps) / 100)")
+        #expect(turns <= 203, "at most two jobs a sleep on the actor, not \(Double(turns) / 100)")
+    }
+
+    private static func nap(_ clock: SimulationClock, until second: Int) async {
+        try? await clock.sleep(until: .init(offset: .seconds(second)))
+    }
+
+    private static func sleepOn(_ user: isolated VirtualUser, _ clock: SimulationClock, from first: Int, count: Int) async {
+        for second in first..<(first + count) {
+            try? await clock.wait(until: .init(offset: .seconds(second)))
+            user.assertIsolated("the actor's jobs run isolated to it")
+        }
+    }
 }

@@ -6,6 +6,7 @@ public final class AsyncFlag: Sendable {
         var isSet = false
         var nextID: UInt64 = 0
         var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var actions: [@Sendable () -> Void] = []
     }
 
     private let state = Locked(State())
@@ -15,14 +16,27 @@ public final class AsyncFlag: Sendable {
     public var isSet: Bool { state.withLock { $0.isSet } }
 
     public func set() {
-        let waiters = state.withLock { state in
+        let (waiters, actions) = state.withLock { state in
             state.isSet = true
-            defer { state.waiters = [:] }
-            return state.waiters
+            defer {
+                state.waiters = [:]
+                state.actions = []
+            }
+            return (state.waiters, state.actions)
         }
         // Resumed outside the lock: a resumed task may run inline and come back to this flag. In the order they
         // began to wait, not the dictionary's (seeded per process): a simulated run must replay the same way.
         for id in waiters.keys.sorted() { waiters[id]?.resume() }
+        for action in actions { action() }
+    }
+
+    /// Runs `action` once the flag is set, after the waiters it resumes (at once, here, when it is set already).
+    public func whenSet(_ action: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state in
+            if !state.isSet { state.actions.append(action) }
+            return state.isSet
+        }
+        if now { action() }
     }
 
     /// Returns once the flag is set, or at once when the calling task is (or gets) cancelled.

@@ -87,12 +87,14 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Runs the load to its end (or until stopped) and returns what it measured.
     ///
-    /// Specialized for `ContinuousClock`, which every real run uses: the engine below it (scheduling, turns, flow
-    /// contexts) then runs as concrete code instead of looking up generic metadata every flow iteration. Flows are not:
+    /// Specialized for `ContinuousClock`, which every real run uses, and `SimulationClock`, which every simulation
+    /// uses: the engine below it (scheduling, turns, flow contexts) then runs as concrete code instead of looking up
+    /// generic metadata every flow iteration. Flows are not:
     /// a specialized async frame keeps every local of the function while it waits, so every user waiting inside a flow
     /// (a login's hold, a GCCS status stream) would hold kilobytes more for a small saving of CPU (the figures are in
     /// docs/development.md, "Measured design choices").
     @_specialize(exported:true,where C == ContinuousClock)
+    @_specialize(exported:true,where C == SimulationClock)
     public func run() async -> RunOutcome {
         let start = clock.now
         started.withLock { $0 = start }

@@ -53,6 +53,18 @@ final class WaitingUsers<Instant: InstantProtocol>: Sendable {
         flag.set()
     }
 
+    /// Wakes the scheduler now if it sleeps on `flag` (on whatever it sleeps on, when nil): for the timer of its
+    /// sleep's deadline, which must not wake a later sleep, and for a stop request.
+    func wake(sleepingOn flag: AsyncFlag?) {
+        let taken = state.withLock { state -> AsyncFlag? in
+            guard let current = state.wake, flag.map({ $0 === current }) ?? true else { return nil }
+            state.wake = nil
+            state.target = nil
+            return current
+        }
+        wake(taken)
+    }
+
     /// The scheduler's side of ``wake(_:)``: its sleep is over, and it was woken early if `early` is set.
     func woke(_ early: AsyncFlag) {
         if early.isSet { control.taskEnded() }

@@ -69,6 +69,13 @@ extension JSONValue {
 
     private static func writeString(_ string: String, to output: inout [UInt8]) {
         output.append(.quote)
+        appendEscaped(string, to: &output)
+        output.append(.quote)
+    }
+
+    /// Appends `string` as it reads inside a serialized JSON string, without the quotes: for a caller that fills a
+    /// serialized template with strings, byte for byte what serializing them in place would have written.
+    public static func appendEscaped(_ string: String, to output: inout [UInt8]) {
         var string = string
         string.withUTF8 { bytes in
             // Copy runs that need no escaping in one go; most strings are a single run.
@@ -94,6 +101,5 @@ extension JSONValue {
             }
             output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         }
-        output.append(.quote)
     }
 }

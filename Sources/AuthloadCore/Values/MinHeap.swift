@@ -15,33 +15,55 @@ public struct MinHeap<Element: Comparable> {
     @inlinable
     public mutating func push(_ element: Element) {
         items.append(element)
-        var child = items.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard items[child] < items[parent] else { return }
-            items.swapAt(child, parent)
-            child = parent
-        }
+        items.withUnsafeMutableBufferPointer { Self.siftUp($0, from: $0.count - 1) }
     }
 
     /// Removes and returns the smallest element, if any.
     @inlinable
     @discardableResult
     public mutating func pop() -> Element? {
-        guard !items.isEmpty else { return nil }
-        items.swapAt(0, items.count - 1)
-        let smallest = items.removeLast()
-        var parent = 0
+        guard let last = items.popLast() else { return nil }
+        guard !items.isEmpty else { return last }
+        return items.withUnsafeMutableBufferPointer { Self.replaceTop($0, with: last) }
+    }
+
+    // Sifting moves elements into a hole rather than swapping them, through the storage's pointer: copying an element
+    // out of the array to compare or swap it retained and released every reference it holds, at every level (the
+    // simulation clock's heap holds a sleeper or a timer in each entry, and this was most of its cost).
+
+    @inlinable
+    static func siftUp(_ heap: UnsafeMutableBufferPointer<Element>, from start: Int) {
+        let base = heap.baseAddress!
+        var child = start
+        guard child > 0, base[child] < base[(child - 1) / 2] else { return }
+        let moving = (base + child).move()
+        repeat {
+            let parent = (child - 1) / 2
+            guard moving < base[parent] else { break }
+            (base + child).moveInitialize(from: base + parent, count: 1)
+            child = parent
+        } while child > 0
+        (base + child).initialize(to: moving)
+    }
+
+    /// Puts `element` in place of the top and sifts it down; returns the old top.
+    @inlinable
+    static func replaceTop(_ heap: UnsafeMutableBufferPointer<Element>, with element: Element) -> Element {
+        let base = heap.baseAddress!
+        let count = heap.count
+        let smallest = base.move()
+        var hole = 0
         while true {
-            let left = 2 * parent + 1
+            let left = 2 * hole + 1
+            guard left < count else { break }
             let right = left + 1
-            var next = parent
-            if left < items.count, items[left] < items[next] { next = left }
-            if right < items.count, items[right] < items[next] { next = right }
-            guard next != parent else { return smallest }
-            items.swapAt(parent, next)
-            parent = next
+            let child = right < count && base[right] < base[left] ? right : left
+            guard base[child] < element else { break }
+            (base + hole).moveInitialize(from: base + child, count: 1)
+            hole = child
         }
+        (base + hole).initialize(to: element)
+        return smallest
     }
 }
 

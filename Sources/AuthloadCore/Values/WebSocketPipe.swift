@@ -3,9 +3,10 @@
 ///
 /// The in-process transports (the tests' `InProcessHost`, the simulation's) keep it under their lock and differ only
 /// in how a receive waits for the next message on their clock; the rules of who may still send and what a receive
-/// sees live here once.
-public struct WebSocketPipe<Instant: InstantProtocol>: Sendable where Instant: Sendable, Instant.Duration == Duration {
-    private var inbox: [(message: WebSocketMessage, arrived: Instant)] = []
+/// sees live here once. Both clocks are virtual: generic over their instant, a simulation's every message went through
+/// unspecialized code from its module (metadata look-ups for the inbox's array at every message).
+public struct WebSocketPipe: Sendable {
+    private var inbox: [(message: WebSocketMessage, arrived: VirtualInstant)] = []
     /// Set when the server closed: the client sees it once the inbox is drained.
     private var serverClose: WebSocketClosed?
     /// Set when the client closed or saw the server's close: nothing moves any more.
@@ -29,7 +30,7 @@ public struct WebSocketPipe<Instant: InstantProtocol>: Sendable where Instant: S
 
     /// What a receive at `now` gets: the oldest message (with the time it waited), the close once the inbox is drained,
     /// or nil when the client must wait for more.
-    public mutating func nextForClient(at now: Instant) -> Result<ReceivedWebSocketMessage, WebSocketClosed>? {
+    public mutating func nextForClient(at now: VirtualInstant) -> Result<ReceivedWebSocketMessage, WebSocketClosed>? {
         if !inbox.isEmpty {
             let (message, arrived) = inbox.removeFirst()
             return .success(ReceivedWebSocketMessage(message, queued: arrived.duration(to: now)))
@@ -54,7 +55,7 @@ public struct WebSocketPipe<Instant: InstantProtocol>: Sendable where Instant: S
     }
 
     /// The service sends `message` at `now`; false when either side has closed and it goes nowhere.
-    public mutating func deliverToClient(_ message: WebSocketMessage, at now: Instant) -> Bool {
+    public mutating func deliverToClient(_ message: WebSocketMessage, at now: VirtualInstant) -> Bool {
         guard closed == nil, serverClose == nil else { return false }
         inbox.append((message, now))
         return true

@@ -101,6 +101,9 @@ public struct GCCSAuthFlow: Flow {
         return (index, index + 1)
     }
 
+    // Specialized for a simulation's clock only: there a flow's turns cost CPU and nothing else, while a real run's
+    // flows stay generic for the memory of users waiting in them (Runner.run(), docs/development.md).
+    @_specialize(where C == SimulationClock)
     public func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome where C.Duration == Duration {
         await iteration(context, user: user).run()
     }

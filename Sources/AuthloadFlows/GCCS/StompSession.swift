@@ -108,7 +108,8 @@ struct StompSession<Instant: InstantProtocol>: Sendable where Instant.Duration =
             let frame = received.frame
             if frame.command == .error { throw .serverError(frame.headers["message"] ?? "") }
             if frame.command == .receipt, frame.headers["receipt-id"] == id {
-                let before = ready[..<index].map(\.frame)
+                // A closure, not `\.frame`: in this generic type a key path is instantiated at run time on every call.
+                let before = ready[..<index].map { $0.frame }
                 ready.remove(at: index)
                 return before
             }

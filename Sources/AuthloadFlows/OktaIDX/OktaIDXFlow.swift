@@ -83,6 +83,9 @@ public struct OktaIDXFlow: Flow {
     /// Remediations taken at most per attempt, so a server that answers in circles cannot hold a user forever.
     static let maxRemediations = 12
 
+    // Specialized for a simulation's clock only: there a flow's turns cost CPU and nothing else, while a real run's
+    // flows stay generic for the memory of users waiting in them (Runner.run(), docs/development.md).
+    @_specialize(where C == SimulationClock)
     public func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome where C.Duration == Duration {
         let identity = user.identity
         let answers = IDXWalker.Answers(

@@ -85,6 +85,9 @@ public struct StreemSessionFlow: Flow {
 
     func index(_ step: Step) -> Int { steps.firstIndex(of: step)! }
 
+    // Specialized for a simulation's clock only: there a flow's turns cost CPU and nothing else, while a real run's
+    // flows stay generic for the memory of users waiting in them (Runner.run(), docs/development.md).
+    @_specialize(where C == SimulationClock)
     public func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome where C.Duration == Duration {
         var session = StreemSession(flow: self, context: context, identity: user.identity)
         // The session draws from the user's generator across suspensions, so it works on a copy and hands it back.

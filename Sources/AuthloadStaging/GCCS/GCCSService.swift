@@ -313,10 +313,21 @@ extension SplitMix64 {
     /// True with probability `p`.
     mutating func chance(_ p: Double) -> Bool { p > 0 && Double.random(in: 0..<1, using: &self) < p }
 
-    /// `count` random lowercase hex digits, for keys and tokens.
+    /// `count` random lowercase hex digits, for keys and tokens: each draw's digits without leading zeros, as
+    /// `String(_:radix:)` writes them, until there are enough (the same digits from the same draws as ever, written
+    /// as bytes: this runs for every handle and token a soak's services issue).
     mutating func hex(_ count: Int) -> String {
-        var text = ""
-        while text.count < count { text += String(next(), radix: 16) }
-        return String(text.prefix(count))
+        let alphabet: StaticString = "0123456789abcdef"
+        var digits: [UInt8] = []
+        digits.reserveCapacity(count + 15)
+        while digits.count < count {
+            let value = next()
+            var shift = (63 - value.leadingZeroBitCount) / 4 * 4
+            while shift >= 0 {
+                digits.append(alphabet.utf8Start[Int((value >> UInt64(shift)) & 0xF)])
+                shift -= 4
+            }
+        }
+        return String(decoding: digits[..<count], as: UTF8.self)
     }
 }

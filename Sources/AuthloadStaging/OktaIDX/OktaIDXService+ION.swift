@@ -16,12 +16,41 @@ extension OktaIDXService {
     /// Ours: the one question the staging org asks.
     static let questionKey = "disliked_food"
 
-    /// The transaction's current state as ION, optionally with an ERROR on the passcode field or at the top.
+    /// The transaction's current state as ION, optionally with an ERROR on the passcode field or at the top: the
+    /// template of its shape (``IONTemplate``) filled with its handle, origin, expiry and user.
     func ion(
         _ transaction: OktaIDXTransaction, handle: String, origin: String, status: Int = 200,
         passcodeError: IDXMessage? = nil, topError: IDXMessage? = nil
     ) -> HTTPResponse {
-        var body = envelope(handle: handle, expiresAt: transaction.expiresAt, origin: origin)
+        let shape = IONShape.state(
+            phase: transaction.phase, passwordDone: transaction.passwordDone, hasUser: !transaction.username.isEmpty, status: status,
+            passcodeError: passcodeError, topError: topError)
+        let template = template(shape) {
+            var placeholder = transaction
+            if !placeholder.username.isEmpty { placeholder.username = IONTemplate.marker(.username) }
+            return ionTree(
+                placeholder, handle: IONTemplate.marker(.handle), origin: IONTemplate.marker(.origin),
+                expires: IONTemplate.marker(.expires), passcodeError: passcodeError, topError: topError)
+        }
+        let values = IONTemplate.Values(
+            handle: handle, origin: origin, expires: Self.iso8601(transaction.expiresAt), username: transaction.username)
+        return Self.ionResponse(status: status, template.filled(values))
+    }
+
+    /// The template of `shape`, made from the tree `build` returns the first time the shape is asked for.
+    private func template(_ shape: IONShape, build: () -> JSONValue) -> IONTemplate {
+        if let known = templates.withLock({ $0[shape] }) { return known }
+        let made = IONTemplate(serializing: build())
+        templates.withLock { $0[shape] = made }
+        return made
+    }
+
+    /// The transaction's state as an ION tree, with `handle`, `origin` and `expires` written where they go.
+    func ionTree(
+        _ transaction: OktaIDXTransaction, handle: String, origin: String, expires: String, passcodeError: IDXMessage? = nil,
+        topError: IDXMessage? = nil
+    ) -> JSONValue {
+        var body = envelope(handle: handle, expires: expires, origin: origin)
         var remediations: [IDXRemediation] = []
         let stateField = IDXField(name: "stateHandle", required: true, visible: false, mutable: false, value: .string(handle))
         let passcode = { (label: String) in
@@ -130,7 +159,7 @@ extension OktaIDXService {
         }
         body.set("remediation", ["type": "array", "value": .array(remediations.map(\.json))])
         if let topError { body.set("messages", IDXMessage.ion([topError])) }
-        return Self.ionResponse(status: status, .object(body))
+        return .object(body)
     }
 
     /// `idx.session.expired` with no way on: the client must start over.
@@ -139,7 +168,7 @@ extension OktaIDXService {
         body.set("version", "1.0.0")
         body.set("messages", IDXMessage.ion([Self.sessionExpired]))
         body.set("intent", "LOGIN")
-        return Self.ionResponse(status: 401, .object(body))
+        return Self.ionResponse(status: 401, JSONValue.object(body).serialized())
     }
 
     /// A call the transaction's state does not allow, or a form missing what it needs: the state again, with an ERROR.
@@ -149,8 +178,16 @@ extension OktaIDXService {
 
     /// `successWithInteractionCode`: the token endpoint, the code, and the verifier left for the client.
     func success(_ transaction: OktaIDXTransaction, code: String, origin: String) -> HTTPResponse {
-        var body = envelope(handle: nil, expiresAt: nil, origin: origin)
-        body.set("user", ["type": "object", "value": ["id": "00u-authload", "identifier": .string(transaction.username)]])
+        let template = template(.success) {
+            successTree(username: IONTemplate.marker(.username), code: IONTemplate.marker(.code), origin: IONTemplate.marker(.origin))
+        }
+        return Self.ionResponse(
+            status: 200, template.filled(IONTemplate.Values(origin: origin, username: transaction.username, code: code)))
+    }
+
+    func successTree(username: String, code: String, origin: String) -> JSONValue {
+        var body = envelope(handle: nil, expires: nil, origin: origin)
+        body.set("user", ["type": "object", "value": ["id": "00u-authload", "identifier": .string(username)]])
         let form = IDXRemediation(
             name: "issue", href: origin + options.paths.token, accepts: IDXMediaType.form, produces: nil,
             fields: [
@@ -161,18 +198,15 @@ extension OktaIDXService {
                 IDXField(name: "code_verifier", required: true)
             ])
         body.set("successWithInteractionCode", form.json)
-        return Self.ionResponse(status: 200, .object(body))
+        return .object(body)
     }
 
     /// The members every IDX state has (docs/protocols.md, Okta IDX).
-    private func envelope(handle: String?, expiresAt: Duration?, origin: String) -> JSONObject {
+    private func envelope(handle: String?, expires: String?, origin: String) -> JSONObject {
         var body = JSONObject()
         body.set("version", "1.0.0")
         if let handle { body.set("stateHandle", .string(handle)) }
-        if let expiresAt {
-            let millis = expiresAt.components.seconds * 1000 + expiresAt.components.attoseconds / 1_000_000_000_000_000
-            body.set("expiresAt", .string(HTTPDate.iso8601(epochMilliseconds: millis)))
-        }
+        if let expires { body.set("expiresAt", .string(expires)) }
         body.set("intent", "LOGIN")
         if let handle {
             let stateField = IDXField(name: "stateHandle", required: true, visible: false, mutable: false, value: .string(handle))
@@ -227,7 +261,12 @@ extension OktaIDXService {
         ]
     }
 
-    static func ionResponse(status: Int, _ body: JSONValue) -> HTTPResponse {
-        HTTPResponse(status: status, headers: ["Content-Type": IDXMediaType.ion], body: body.serialized())
+    /// An instant since the Unix epoch as ION dates it, to the millisecond.
+    static func iso8601(_ time: Duration) -> String {
+        HTTPDate.iso8601(epochMilliseconds: time.components.seconds * 1000 + time.components.attoseconds / 1_000_000_000_000_000)
+    }
+
+    static func ionResponse(status: Int, _ body: [UInt8]) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": IDXMediaType.ion], body: body)
     }
 }

@@ -22,6 +22,8 @@ public final class OktaIDXService: Sendable {
     let now: WallClock
     private let state: Locked<State>
     private let random: Locked<SplitMix64>
+    /// The ION templates made so far, one a shape of answer: a few dozen at most, since options are fixed.
+    let templates = Locked<[IONShape: IONTemplate]>([:])
 
     struct State {
         var interactions: ExpiringTable<OktaIDXInteraction>

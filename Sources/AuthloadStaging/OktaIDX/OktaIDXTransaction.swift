@@ -2,7 +2,7 @@ import AuthloadCore
 
 /// Where one IDX login stands on the server, keyed by its state handle.
 struct OktaIDXTransaction: Sendable {
-    enum Phase: Sendable, Equatable {
+    enum Phase: Sendable, Hashable {
         case identify
         /// The password is challenged.
         case password

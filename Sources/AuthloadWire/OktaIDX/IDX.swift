@@ -57,7 +57,7 @@ public enum IDXMessageKey {
 }
 
 /// One entry of an ION `messages` array: a class (`ERROR`, `INFO`), an i18n key and the text for people.
-public struct IDXMessage: Sendable, Equatable {
+public struct IDXMessage: Sendable, Hashable {
     public var level: String
     public var key: String
     public var text: String

@@ -1,7 +1,8 @@
-import AuthloadCore
-
-/// Virtual time for a simulated run: it stands still while anything can run, and the ``SimulationExecutor`` moves it
-/// to the next deadline once nothing can.
+/// Virtual time for a simulated run: it stands still while anything can run, and the simulation's executor
+/// (`SimulationExecutor`) moves it to the next deadline once nothing can.
+///
+/// It lives in Core, beside the runner, so that the runner can be specialized for it (``Runner/run()``): generic, the
+/// engine looked up metadata and compared instants through witness tables at every user's turn.
 ///
 /// Sleeping tasks and timers (a staging service's paced WebSocket messages, a receive's timeout) wait in one
 /// min-heap ordered by deadline and then by the order they were registered, so events due at the same instant
@@ -13,7 +14,7 @@ import AuthloadCore
 ///
 /// Unlike `ManualClock` (AuthloadTesting), nothing here watches for a quiet run: the driver knows, because
 /// its job queue is empty.
-public final class SimulationClock: Clock, Sendable {
+public final class SimulationClock: TimerClock, Sendable {
     public typealias Instant = VirtualInstant
 
     /// A sleeping task's continuation, reachable from its cancellation handler on whatever thread cancels it.

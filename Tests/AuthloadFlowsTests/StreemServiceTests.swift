@@ -1,0 +1,55 @@
+import AuthloadCore
+import AuthloadStaging
+import Testing
+
+/// The Streem staging service answering calls with the tokens it minted.
+@Suite("Streem staging service: token checks")
+struct StreemServiceTests {
+    /// A service whose "now" the test moves, and a Streem token it minted at the start.
+    final class Fixture: Sendable {
+        let now = Locked(testEpoch)
+        let server: StagingServer
+        let token: String
+
+        init(lifetime: Duration = .seconds(60), leeway: Duration = .zero) throws {
+            var configuration = StagingConfiguration()
+            configuration.streem.tokenLifetime = lifetime
+            configuration.streem.leeway = leeway
+            let now = self.now
+            server = StagingServer(configuration: configuration, now: { now.withLock { $0 } })
+            let redeemed = try Self.answer(server, HTTPRequest(method: "POST", target: "/v1/invitations/123456789/redeem"))
+            token = try #require(try JSONValue.parse(redeemed.body)["streem_token"]?.stringValue)
+        }
+
+        static func answer(_ server: StagingServer, _ request: HTTPRequest) throws -> HTTPResponse {
+            try server.respond(to: request).result.get()
+        }
+
+        /// The status of `GET /v1/me` with `token`, at `seconds` after the start.
+        func me(_ token: String, at seconds: Int) throws -> Int {
+            now.withLock { $0 = testEpoch + .seconds(seconds) }
+            return try Self.answer(server, HTTPRequest(method: "GET", target: "/v1/me", headers: ["Authorization": "Bearer \(token)"]))
+                .status
+        }
+    }
+
+    @Test("a token accepted before is refused once its exp (and the leeway) has passed")
+    func acceptedTokenExpires() throws {
+        let fixture = try Fixture(lifetime: .seconds(60), leeway: .seconds(5))
+        #expect(try fixture.me(fixture.token, at: 0) == 200)
+        #expect(try fixture.me(fixture.token, at: 64) == 200, "within the leeway")
+        #expect(try fixture.me(fixture.token, at: 65) == 401)
+        #expect(try fixture.me(fixture.token, at: 66) == 401)
+    }
+
+    @Test("a token whose signature was altered is refused, even while the genuine one is accepted")
+    func alteredSignatureIsRefused() throws {
+        let fixture = try Fixture()
+        #expect(try fixture.me(fixture.token, at: 0) == 200)
+        var bytes = Array(fixture.token.utf8)
+        bytes[bytes.count - 2] = bytes[bytes.count - 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        let altered = String(decoding: bytes, as: UTF8.self)
+        #expect(try fixture.me(altered, at: 1) == 401)
+        #expect(try fixture.me(fixture.token, at: 2) == 200)
+    }
+}
