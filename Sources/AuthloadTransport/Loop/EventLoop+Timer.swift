@@ -4,9 +4,9 @@ import AuthloadCore
 /// generator waits between batches of arrivals here, so its wake-up is an entry in the loop's timers, resumed between
 /// two rounds of I/O, and no other thread wakes for it.
 extension EventLoop: LoopTimer {
-    public func pause(for delay: Duration) async {
+    public func pause(for delay: Duration, isolation: isolated (any Actor)?) async {
         let due = MonotonicInstant.now + delay
-        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+        await withUnsafeContinuation(isolation: isolation) { (continuation: UnsafeContinuation<Void, Never>) in
             // A stopped loop fires no timer: the pause ends at once rather than never.
             guard !hasStopped else {
                 continuation.resume()
