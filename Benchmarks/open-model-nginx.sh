@@ -15,7 +15,10 @@
 #   for f in swift_task_switch swift_task_enqueue swift_continuation_resume swift_continuation_throwingResume \
 #       swift_task_create swift_job_run_on_serial_and_task_executor; do perf probe -x $L -a $f; done
 #   perf probe -x $L -a "statuslock=0x$(nm $L | awk '/withStatusRecordLock/ { print $1; exit }')"
-# Uprobes slow every call they count: read the counts, not the rates, of such a run.
+# Uprobes slow every call they count: read the counts, not the rates, of such a run. BENCH_WAKES=1 counts instead, per
+# HTTP request, what the kernel does for the generator beyond reading and writing: its context switches, the threads it
+# wakes (nginx's worker among them), its epoll_wait calls, futex calls (a wake of Swift's pool) and eventfd writes (a
+# wake of a loop by another thread); tracepoints, cheap enough to leave the rates near those of a plain run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rate=${1:-20000}
@@ -43,7 +46,7 @@ cat > "$work/open.json" <<JSON
 JSON
 
 status=0
-/usr/bin/time -v -o "$work/time" ${BENCH_PERF:+perf record -g ${BENCH_PERF_EVENT:+-e $BENCH_PERF_EVENT} -F 999 -o /tmp/open.perf} ${BENCH_COUNT:+perf stat -x, -o $work/counts -e context-switches,probe_libswift_Concurrency:*} taskset -c 1 "$binary" run "$work/open.json" --out "$work/report" --quiet > "$work/stdout" 2> "$work/stderr" || status=$?
+/usr/bin/time -v -o "$work/time" ${BENCH_PERF:+perf record -g ${BENCH_PERF_EVENT:+-e $BENCH_PERF_EVENT} -F 999 -o /tmp/open.perf} ${BENCH_COUNT:+perf stat -x, -o $work/counts -e context-switches,probe_libswift_Concurrency:*} ${BENCH_WAKES:+perf stat -x, -o $work/counts -e context-switches,sched:sched_waking,syscalls:sys_enter_epoll_pwait2,syscalls:sys_enter_futex,syscalls:sys_enter_write} taskset -c 1 "$binary" run "$work/open.json" --out "$work/report" --quiet > "$work/stdout" 2> "$work/stderr" || status=$?
 read -r flows errors requests < <(awk -F, '$1 == "login" && $2 == "" { print $3, $4, $16 }' "$work/report/summary.csv")
 cpu=$(awk -F: '/User time|System time/ { s += $2 } END { print s }' "$work/time")
 user=$(awk -F: '/User time/ { print $2 }' "$work/time")
@@ -59,9 +62,9 @@ print("started %s  dropped at the cap %s, late %s, while saturated %s"
       % (g.get("started"), g.get("droppedAtCap"), g.get("droppedLate"), g.get("droppedSaturated")))
 PY
 [ "$errors" = 0 ] || { echo "errors by kind:"; head -6 "$work/report/errors.csv"; }
-if [ -n "${BENCH_COUNT:-}" ]; then
-    # Per HTTP request: context switches and the Swift runtime's entry points (uprobes: see the note at the top).
-    awk -F, -v r="$requests" '$1 ~ /^[0-9]+$/ { n = $3; sub(/.*:/, "", n); printf "  %-45s %8.2f per request\n", n, $1 / r }' "$work/counts"
+if [ -n "${BENCH_COUNT:-}${BENCH_WAKES:-}" ]; then
+    # Per HTTP request: context switches, and the Swift runtime's entry points or the kernel's (see the note at the top).
+    awk -F, -v r="$requests" '$1 ~ /^[0-9]+$/ { n = $3; sub(/.*:/, "", n); printf "  %-45s %8.3f per request\n", n, $1 / r }' "$work/counts"
 fi
 grep -E '^(error|warning|note)' "$work/stderr" || true
 [ "$status" -eq 0 ] || { echo "FAIL"; exit 1; }

@@ -72,7 +72,7 @@ final class CountingTimer: LoopTimer, @unchecked Sendable {
 
     init(clock: ManualClock) { self.clock = clock }
 
-    func pause(for delay: Duration) async {
+    func pause(for delay: Duration, isolation: isolated (any Actor)?) async {
         pauses.withLock { $0.append(delay) }
         onPause?(clock.now)
         try? await clock.sleep(for: delay)

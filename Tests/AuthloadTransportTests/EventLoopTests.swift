@@ -50,7 +50,7 @@ struct EventLoopTests {
             precondition(loop.inLoop)
             // The stop runs after this job, with the pause's timer an hour away.
             loop.shutdown()
-            await loop.pause(for: .seconds(3_600))
+            await loop.pause(for: .seconds(3_600), isolation: nil)
             return true
         }.value
         loop.waitUntilStopped()
@@ -62,9 +62,9 @@ struct EventLoopTests {
         let loop = try EventLoop(name: "test-loop")
         // Queued behind the stop: the loop stops with the pause not yet started.
         loop.shutdown()
-        await loop.pause(for: .seconds(3_600))
+        await loop.pause(for: .seconds(3_600), isolation: nil)
         loop.waitUntilStopped()
         #expect(loop.hasStopped)
-        await loop.pause(for: .seconds(3_600))
+        await loop.pause(for: .seconds(3_600), isolation: nil)
     }
 }

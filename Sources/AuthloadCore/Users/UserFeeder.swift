@@ -25,6 +25,9 @@ public struct UserFeeder: Sendable, Equatable {
     private let source: Source
     public let assignment: Assignment
     private let seed: UInt64
+    /// The templates, split into text and tokens once: an open-model arrival fills them for every new user, and
+    /// parsing each template again (a split array, an integer parse) cost more than the filling.
+    private let compiled: CompiledTemplates?
 
     /// `user{n}` with the password `demo-password`: what a profile without `users` gets.
     public init() {
@@ -38,6 +41,7 @@ public struct UserFeeder: Sendable, Equatable {
         source = .templates(columns)
         assignment = .sequential
         seed = 0
+        compiled = CompiledTemplates(columns)
     }
 
     /// Rows of a CSV file with a header row; it must have a `username` column.
@@ -53,6 +57,7 @@ public struct UserFeeder: Sendable, Equatable {
         self.source = source
         self.assignment = assignment
         self.seed = seed
+        self.compiled = nil
     }
 
     /// The columns every identity has.
@@ -76,7 +81,8 @@ public struct UserFeeder: Sendable, Equatable {
     public func identity(for index: Int, iteration: Int = 0) -> UserIdentity {
         switch source {
         case .templates(let templates):
-            return UserIdentity(fields: templates.mapValues { Self.fill($0, n: index, iteration: iteration) })
+            guard let compiled else { return UserIdentity(fields: templates.mapValues { Self.fill($0, n: index, iteration: iteration) }) }
+            return UserIdentity(fields: compiled.fill(n: index, iteration: iteration))
         case .table(let table, _):
             let row: Int
             switch assignment {
@@ -158,23 +164,32 @@ public struct UserFeeder: Sendable, Equatable {
         // Bytes, not characters: a template is filled for every open-model arrival, and walking it by character
         // (grapheme breaking) cost more than the filling.
         guard template.utf8.contains(UInt8(ascii: "{")) else { return template }
+        var parts: [TemplatePart] = []
+        forEachPart(of: template) { parts.append($0) }
+        return fill(parts, n: n, iteration: iteration)
+    }
+
+    /// The text of a template split by ``forEachPart(of:_:)``, for user `n` in its iteration `iteration`.
+    fileprivate static func fill(_ parts: [TemplatePart], n: Int, iteration: Int) -> String {
         var result = ""
-        func padded(_ value: Int, _ width: Int) -> String {
+        func append(_ value: Int, padded width: Int) {
             let digits = String(value)
             // Clamped as well as checked by the profile reader, so a template built in code cannot exhaust memory either.
-            return String(repeating: "0", count: max(0, min(width, maxTemplateWidth) - digits.count)) + digits
+            let zeros = max(0, min(width, maxTemplateWidth) - digits.utf8.count)
+            if zeros > 0 { result += String(repeating: "0", count: zeros) }
+            result += digits
         }
-        forEachPart(of: template) { part in
+        for part in parts {
             switch part {
             case .text(let text): result += text
-            case .number(let width): result += padded(n, width)
-            case .iteration(let width): result += padded(iteration, width)
+            case .number(let width): append(n, padded: width)
+            case .iteration(let width): append(iteration, padded: width)
             }
         }
         return result
     }
 
-    private enum TemplatePart {
+    fileprivate enum TemplatePart: Sendable, Equatable {
         case text(Substring)
         /// `{n}` (width 0) or `{n:W}`.
         case number(width: Int)
@@ -183,7 +198,7 @@ public struct UserFeeder: Sendable, Equatable {
     }
 
     /// Splits a template into literal text and tokens; a `{` that starts no token is text.
-    private static func forEachPart(of template: String, _ body: (TemplatePart) -> Void) {
+    fileprivate static func forEachPart(of template: String, _ body: (TemplatePart) -> Void) {
         var rest = Substring(template)
         while let brace = rest.utf8.firstIndex(of: UInt8(ascii: "{")) {
             body(.text(rest[..<brace]))
@@ -202,6 +217,40 @@ public struct UserFeeder: Sendable, Equatable {
             rest = rest[rest.index(after: brace)...]
         }
         body(.text(rest))
+    }
+}
+
+/// A feeder's templates as they are filled for each user: the columns without a token as they are, the others split
+/// into text and tokens.
+private struct CompiledTemplates: Sendable, Equatable {
+    /// Every column, those with a token holding their template until filled; room for all of them, so the copy each
+    /// identity makes is its only allocation.
+    private let literal: [String: String]
+    private let tokens: [Column]
+
+    private struct Column: Sendable, Equatable {
+        let name: String
+        let parts: [UserFeeder.TemplatePart]
+    }
+
+    init(_ templates: [String: String]) {
+        var literal = [String: String](minimumCapacity: templates.count)
+        var tokens: [Column] = []
+        for (name, template) in templates.sorted(by: { $0.key < $1.key }) {
+            literal[name] = template
+            guard template.utf8.contains(UInt8(ascii: "{")) else { continue }
+            var parts: [UserFeeder.TemplatePart] = []
+            UserFeeder.forEachPart(of: template) { parts.append($0) }
+            tokens.append(Column(name: name, parts: parts))
+        }
+        self.literal = literal
+        self.tokens = tokens
+    }
+
+    func fill(n: Int, iteration: Int) -> [String: String] {
+        var fields = literal
+        for column in tokens { fields[column.name] = UserFeeder.fill(column.parts, n: n, iteration: iteration) }
+        return fields
     }
 }
 

@@ -308,7 +308,10 @@ public protocol Transport: Sendable {
 /// queue, and the loop resumes the task between its rounds.
 public protocol LoopTimer: Sendable {
     /// Returns once `delay` has passed. Cancellation does not cut it short: callers keep their pauses short.
-    func pause(for delay: Duration) async
+    ///
+    /// - Parameter isolation: the caller's, kept across the pause: a caller isolated to the thread's executor then
+    ///   resumes without another hop.
+    func pause(for delay: Duration, isolation: isolated (any Actor)?) async
 }
 
 extension HTTPClient {
