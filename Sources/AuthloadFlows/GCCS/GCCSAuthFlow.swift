@@ -105,6 +105,12 @@ public struct GCCSAuthFlow: Flow {
         await iteration(context, user: user).run()
     }
 
+    /// Hands each wait on the status stream to the engine, when the socket can follow the stream on its own loop: a user
+    /// holds it about a minute, and a task waiting that long keeps the memory of every frame it stacked before.
+    public func start<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> FlowProgress where C.Duration == Duration {
+        await iteration(context, user: user).start()
+    }
+
     /// The iteration ``run(_:user:)`` runs; made apart, so that the run's async frame (which the user's task keeps
     /// for the minute a status stream is held) holds only the iteration.
     @inline(never)

@@ -34,9 +34,10 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
     /// Messages nobody was waiting for, with the instant each arrived.
     private var messages = FIFOQueue<(message: WebSocketMessage, arrived: MonotonicInstant)>()
     private var receivers: [LoopWaiter<StampedMessage>] = []
-    /// A consumer that reads every message here as it arrives (``consume(_:waiter:)``), its caller and its wait's timer.
+    /// A consumer that reads every message here as it arrives (``consume(_:then:)``), who hears its end, and its wait's
+    /// timer.
     private var consumer: (any WebSocketMessageConsumer)?
-    private var consumerWaiter: LoopWaiter<Void>?
+    private var consumerDone: (@Sendable (Result<Void, any Error>) -> Void)?
     private var consumerTimer: TimerID?
     private var closers: [CheckedContinuation<Void, Never>] = []
     private(set) var closure: WebSocketClosed?
@@ -134,22 +135,22 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
     }
 
     /// Runs `consumer` on the loop, message by message as they arrive (the queued ones first), until it is done,
-    /// then resumes `waiter`; the socket's end or a failed send resumes it with the error.
+    /// then calls `done`; the socket's end or a failed send calls it with the error.
     ///
-    /// The caller waits once for the whole exchange: a task suspended for every message keeps the frames of that
-    /// chain of calls for its whole life.
-    func consume(_ consumer: any WebSocketMessageConsumer, waiter: LoopWaiter<Void>) {
+    /// The caller waits once for the whole exchange, or not at all (``WebSocketHandle/consumption(of:)``): a task
+    /// suspended for every message keeps the frames of that chain of calls for its whole life.
+    func consume(_ consumer: any WebSocketMessageConsumer, then done: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         guard self.consumer == nil else {
-            return waiter.resume(.failure(TransportError(.other, "the WebSocket already has a consumer")))
+            return done(.failure(TransportError(.other, "the WebSocket already has a consumer")))
         }
         self.consumer = consumer
-        consumerWaiter = waiter
+        consumerDone = done
         drive(nil)
     }
 
-    /// Ends `waiter`'s consumer early (its task was cancelled) with `error`.
-    func stopConsumer(of waiter: LoopWaiter<Void>, _ error: any Error) {
-        guard consumerWaiter === waiter else { return waiter.resume(.failure(error)) }
+    /// Ends `consumer` early (its task was cancelled, or its holder stopped it) with `error`, if it still runs here.
+    func stopConsumer(_ consumer: any WebSocketMessageConsumer, _ error: any Error) {
+        guard self.consumer === consumer else { return }
         endConsumer(.failure(error))
     }
 
@@ -187,9 +188,9 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
         if let consumerTimer { loop.cancel(consumerTimer) }
         consumerTimer = nil
         consumer = nil
-        let waiter = consumerWaiter
-        consumerWaiter = nil
-        waiter?.resume(result)
+        let done = consumerDone
+        consumerDone = nil
+        done?(result)
     }
 
     /// Forgets receivers that timed out or were cancelled, so an idle socket polled often does not grow.

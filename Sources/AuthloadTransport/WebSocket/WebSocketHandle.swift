@@ -33,10 +33,14 @@ struct WebSocketHandle: WebSocketConnection {
     func consume(_ consumer: any WebSocketMessageConsumer) async throws {
         let connection = self.connection
         try await connection.loop.suspend { waiter in
-            connection.consume(consumer, waiter: waiter)
+            connection.consume(consumer) { waiter.resume($0) }
         } onCancel: { waiter in
-            connection.stopConsumer(of: waiter, CancellationError())
+            connection.stopConsumer(consumer, CancellationError())
         }
+    }
+
+    func consumption(of consumer: any WebSocketMessageConsumer) -> (any WebSocketConsumption)? {
+        LoopConsumption(connection: connection, consumer: consumer)
     }
 
     func close(code: Int, reason: String, timeout: Duration) async {
@@ -47,6 +51,40 @@ struct WebSocketHandle: WebSocketConnection {
             connection.loop.execute {
                 connection.close(code: code, reason: reason, deadline: deadline, continuation: continuation)
             }
+        }
+    }
+}
+
+/// A consumer run on its socket's loop with no task waiting for it (``WebSocketHandle/consumption(of:)``).
+///
+/// `@unchecked Sendable`: `stopped` is touched on the connection's loop alone (both calls hop there).
+private final class LoopConsumption: WebSocketConsumption, @unchecked Sendable {
+    let connection: WebSocketClientConnection
+    let consumer: any WebSocketMessageConsumer
+    /// Why it was stopped before it started.
+    private var stopped: (any Error)?
+    private var started = false
+
+    init(connection: WebSocketClientConnection, consumer: any WebSocketMessageConsumer) {
+        self.connection = connection
+        self.consumer = consumer
+    }
+
+    func start(then done: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        connection.loop.execute { [self] in
+            started = true
+            if let stopped { return done(.failure(stopped)) }
+            connection.consume(consumer, then: done)
+        }
+    }
+
+    func stop(_ error: any Error) {
+        connection.loop.execute { [self] in
+            guard started else {
+                stopped = error
+                return
+            }
+            connection.stopConsumer(consumer, error)
         }
     }
 }
