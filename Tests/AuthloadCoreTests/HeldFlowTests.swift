@@ -79,6 +79,17 @@ struct HeldPingFlow: Flow {
     }
 }
 
+/// A hold that only counts its cancels.
+final class CountingHold: FlowHold {
+    let cancels: Locked<Int>
+
+    init(cancels: Locked<Int>) { self.cancels = cancels }
+
+    func start(then done: @escaping @Sendable () -> Void) { done() }
+    func cancel() { cancels.withLock { $0 += 1 } }
+    func resume(user: isolated VirtualUser) async -> FlowProgress { .ended(.ok) }
+}
+
 @Suite("Closed-model flows that hand a wait to the engine", .timeLimit(.minutes(1)))
 struct HeldFlowTests {
     let endpoint = Endpoint(host: "127.0.0.1", port: 1)
@@ -124,11 +135,11 @@ struct HeldFlowTests {
     func holdsAreTasks() async {
         let tasks = UserTasks()
         let cancels = Locked(0)
-        let first = tasks.hold(7) { cancels.withLock { $0 += 1 } }
+        let first = tasks.hold(7, CountingHold(cancels: cancels))
         let idle = Task { await tasks.waitUntilNoneRun() }
         tasks.cancelAll()
         #expect(cancels.withLock { $0 } == 1)
-        let second = tasks.hold(7) { cancels.withLock { $0 += 1 } }
+        let second = tasks.hold(7, CountingHold(cancels: cancels))
         #expect(cancels.withLock { $0 } == 2)
         let ran = Locked<[Bool]>([])
         for number in [first, second] {

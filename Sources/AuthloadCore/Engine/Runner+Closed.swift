@@ -161,7 +161,7 @@ extension Runner {
     /// and the run's cancelling of its tasks cancels the wait.
     private func hold(_ hold: any FlowHold, turn: FlowTurn<C>, user: VirtualUser, _ population: Population<C.Instant>) {
         let tasks = population.tasks
-        let number = tasks.hold(user.index) { hold.cancel() }
+        let number = tasks.hold(user.index, hold)
         let executor = transport.executor(forUser: user.index)
         hold.start {
             tasks.resume(number, key: user.index, executorPreference: executor) {

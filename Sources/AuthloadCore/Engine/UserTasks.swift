@@ -13,8 +13,8 @@ final class UserTasks: Sendable {
         var tasks: [Int: (key: Int, task: Task<Void, Never>)] = [:]
         /// Tasks that ended before their start could record them.
         var endedEarly: Set<Int> = []
-        /// Held flows, with what ends each early.
-        var holds: [Int: (key: Int, cancel: @Sendable () -> Void)] = [:]
+        /// Held flows, by their numbers.
+        var holds: [Int: (key: Int, hold: any FlowHold)] = [:]
         var next = 0
         var running = 0
         var cancelled = false
@@ -37,18 +37,18 @@ final class UserTasks: Sendable {
         run(number, key: key, executorPreference: executor, operation)
     }
 
-    /// Counts a flow held with no task as running until ``resume(_:key:executorPreference:_:)``; `cancel` ends its wait
-    /// early when the tasks are cancelled (at once when they already are).
+    /// Counts a flow held with no task as running until ``resume(_:key:executorPreference:_:)``; cancelling the tasks
+    /// cancels `hold` (at once when they already are).
     ///
     /// - Returns: the hold's number, for ``resume(_:key:executorPreference:_:)``.
-    func hold(_ key: Int, cancel: @escaping @Sendable () -> Void) -> Int {
+    func hold(_ key: Int, _ hold: any FlowHold) -> Int {
         let (number, cancelled) = state.withLock { state in
             state.running += 1
             let number = state.number()
-            state.holds[number] = (key, cancel)
+            state.holds[number] = (key, hold)
             return (number, state.cancelled)
         }
-        if cancelled { cancel() }
+        if cancelled { hold.cancel() }
         return number
     }
 
@@ -102,11 +102,11 @@ final class UserTasks: Sendable {
             // By key, not in the dictionary's order (seeded per process): a simulated run must replay the same way.
             return (
                 state.tasks.sorted { ($0.value.key, $0.key) < ($1.value.key, $1.key) }.map(\.value.task),
-                state.holds.sorted { ($0.value.key, $0.key) < ($1.value.key, $1.key) }.map(\.value.cancel)
+                state.holds.sorted { ($0.value.key, $0.key) < ($1.value.key, $1.key) }.map(\.value.hold)
             )
         }
         for task in tasks { task.cancel() }
-        for cancel in holds { cancel() }
+        for hold in holds { hold.cancel() }
     }
 
     /// Returns once no task runs and no flow is held; cancelling the caller does not cut the wait short (cancel the

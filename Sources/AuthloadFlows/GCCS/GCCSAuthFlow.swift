@@ -55,13 +55,28 @@ public struct GCCSAuthFlow: Flow {
         }
     }
 
-    public let options: Options
-    let basePath: String
+    /// The options and base path, in one object every iteration refers to: a copy in each held iteration took about
+    /// 180 bytes.
+    private final class Settings: Sendable {
+        let options: Options
+        let basePath: String
+
+        init(options: Options, basePath: String) {
+            self.options = options
+            self.basePath = basePath
+        }
+    }
+
+    private let settings: Settings
+    public var options: Options { settings.options }
+    var basePath: String { settings.basePath }
 
     public init(options: Options, basePath: String = "") {
-        self.options = options
-        self.basePath = basePath
+        settings = Settings(options: options, basePath: basePath)
     }
+
+    /// The device id the flow sends for user number `index`.
+    static func deviceID(ofUser index: Int) -> String { "authload-device-\(index)" }
 
     /// Statuses timed as steps of their own, in stream order.
     static let timedStatuses: [GCCSStatus] = GCCSStatus.verification + [.authCompleted, .authCanceled]
@@ -117,7 +132,7 @@ public struct GCCSAuthFlow: Flow {
     private func iteration<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) -> sending GCCSIteration<C> {
         let cancels = options.cancelRatio > 0 && Double.random(in: 0..<1, using: &user.random) < options.cancelRatio
         return GCCSIteration(
-            flow: self, context: context, userKey: user.identity.username, deviceID: "authload-device-\(user.index)", cancels: cancels)
+            flow: self, context: context, userKey: user.identity.username, userIndex: user.index, cancels: cancels)
     }
 
     /// How a REST answer counts: the envelope's `rtCode` decides, whatever the HTTP status (as in the SDK);

@@ -108,7 +108,7 @@ extension GCCSIteration {
         } catch {
             outcome = error.outcome
         }
-        if !outcome.isOK, let target = targets.min(by: { $0.rawValue < $1.rawValue }), let steps = GCCSAuthFlow.indices(of: target) {
+        if !outcome.isOK, let steps = GCCSAuthFlow.indices(of: targets.recorded) {
             context.record(step: steps.sinceStart, start: tracker.flowStart, outcome: outcome)
         }
         return outcome
@@ -116,7 +116,7 @@ extension GCCSIteration {
 
     /// Takes one frame of the status stream: records a status, and says whether the stream reached one of `targets`
     /// or another end (nil: go on).
-    private func observe(_ received: StompClient<C>.Received, until targets: Set<GCCSStatus>) -> Outcome? {
+    private func observe(_ received: StompClient<C>.Received, until targets: StatusTargets) -> Outcome? {
         guard received.frame.command == .message else { return nil }
         guard let status = GCCSStatus(messageBody: received.frame.body) else {
             return Outcome(.protocolError, "status message without a known status")

@@ -18,7 +18,7 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
     let flow: GCCSAuthFlow
     let context: FlowContext<C>
     let userKey: String
-    let deviceID: String
+    let userIndex: Int
     let cancels: Bool
     var tracker: GCCSStatusTracker<C.Instant>
     var stomp: StompClient<C>?
@@ -27,15 +27,17 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
     /// What `auth/nodes` asked the app to do on the device before completing.
     private var authType: Int?
 
-    init(flow: GCCSAuthFlow, context: FlowContext<C>, userKey: String, deviceID: String, cancels: Bool) {
+    init(flow: GCCSAuthFlow, context: FlowContext<C>, userKey: String, userIndex: Int, cancels: Bool) {
         self.flow = flow
         self.context = context
         self.userKey = userKey
-        self.deviceID = deviceID
+        self.userIndex = userIndex
         self.cancels = cancels
         tracker = GCCSStatusTracker(flowStart: context.flowStart)
     }
 
+    /// Made for each request that sends it rather than kept: a held iteration would keep the string's memory.
+    var deviceID: String { GCCSAuthFlow.deviceID(ofUser: userIndex) }
     var options: GCCSAuthFlow.Options { flow.options }
     var paths: GCCSPaths { flow.options.paths }
     var clock: C { context.clock }
@@ -51,10 +53,27 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
 
     /// A wait on the status stream: until one of `targets` arrives or `deadline` (failing with `expiry`), then `then`.
     struct StatusWait {
-        var targets: Set<GCCSStatus>
+        var targets: StatusTargets
         var deadline: C.Instant
         var expiry: Outcome
         var then: AfterStatus
+    }
+
+    /// The one or two statuses a wait ends on, kept without a set's allocation for the minute the wait is held.
+    struct StatusTargets: ExpressibleByArrayLiteral {
+        let first: GCCSStatus
+        let second: GCCSStatus?
+
+        init(arrayLiteral statuses: GCCSStatus...) {
+            precondition((1...2).contains(statuses.count), "a wait ends on one or two statuses")
+            first = statuses[0]
+            second = statuses.count > 1 ? statuses[1] : nil
+        }
+
+        func contains(_ status: GCCSStatus) -> Bool { status == first || status == second }
+
+        /// The one whose step records the wait's failure: the first by name.
+        var recorded: GCCSStatus { second.map { $0.rawValue < first.rawValue ? $0 : first } ?? first }
     }
 
     /// What comes once a status wait reached its target.
@@ -157,7 +176,10 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
     @inline(never)
     private func askForVerification() async -> Next {
         tracker.sent(at: clock.now)
-        return await post(.nodes, path: paths.nodes, body: nodesBody(), then: verificationWait)
+        let body = nodesBody()
+        // Sent once: a held iteration need not keep it.
+        blockKey = ""
+        return await post(.nodes, path: paths.nodes, body: body, then: verificationWait)
     }
 
     @inline(never)
