@@ -71,26 +71,36 @@ extension GCCSIteration {
     /// A failure is recorded on the first target's step, timed from the flow's start.
     @inline(never)
     func awaitStatus(_ wait: StatusWait) async -> Outcome {
-        guard let stomp else { return Outcome(.protocolError, "no status stream") }
+        guard let (follower, socket) = follow(wait) else { return Outcome(.protocolError, "no status stream") }
         // Once for the whole stream: the socket hands each frame to `observe` where it reads it. Only the follower, the
         // socket and a failure cross the wait, in this small frame.
-        let follower = self.follower(for: wait)
         var failure: (any Error)?
         do {
-            try await stomp.socket.consume(follower)
+            try await socket.consume(follower)
         } catch {
             failure = error
         }
-        return followed(follower, failure: failure, wait: wait)
+        return followed(follower, on: socket, failure: failure, wait: wait)
     }
 
-    /// What follows the stream for `wait`: the session, handing each frame to ``observe(_:until:)``.
+    /// Moves the session into a follower for `wait`, handing each frame to ``observe(_:until:)``, with the socket to run
+    /// it on; nil when the stream is not open.
     ///
-    /// - Precondition: the stream is open (``stomp`` is set).
+    /// The iteration keeps no copy of the session while the socket runs the follower (held, a copy is memory for a
+    /// minute); ``followed(_:on:failure:wait:)`` or ``unfollow(_:on:)`` takes it back.
     @inline(never)
-    func follower(for wait: StatusWait) -> StompFollower<C> {
+    func follow(_ wait: StatusWait) -> (follower: StompFollower<C>, socket: any WebSocketConnection)? {
+        guard let stomp = stomp.take() else { return nil }
         let targets = wait.targets
-        return stomp!.follower(until: wait.deadline) { [unowned self] in self.observe($0, until: targets) }
+        let follower = stomp.follower(until: wait.deadline) { [unowned self] in self.observe($0, until: targets) }
+        return (follower, stomp.socket)
+    }
+
+    /// Takes the session back from a follower the socket never ran.
+    func unfollow(_ follower: StompFollower<C>, on socket: any WebSocketConnection) {
+        var client = StompClient(socket: socket, clock: clock)
+        client.takeBack(follower)
+        stomp = client
     }
 
     /// The end of a status wait: the session back from `follower`, and the wait's outcome, recorded on the first
@@ -98,16 +108,18 @@ extension GCCSIteration {
     ///
     /// - Parameter failure: what the socket's consumption of `follower` threw, if it threw.
     @inline(never)
-    func followed(_ follower: StompFollower<C>, failure: (any Error)?, wait: StatusWait) -> Outcome {
+    func followed(_ follower: StompFollower<C>, on socket: any WebSocketConnection, failure: (any Error)?, wait: StatusWait) -> Outcome {
         let (targets, expiry) = (wait.targets, wait.expiry)
+        var client = StompClient(socket: socket, clock: clock)
         let outcome: Outcome
         do {
-            outcome = try stomp!.followed(follower, failure: failure)
+            outcome = try client.followed(follower, failure: failure)
         } catch .timeout {
             outcome = expiry
         } catch {
             outcome = error.outcome
         }
+        stomp = client
         if !outcome.isOK, let steps = GCCSAuthFlow.indices(of: targets.recorded) {
             context.record(step: steps.sinceStart, start: tracker.flowStart, outcome: outcome)
         }

@@ -10,6 +10,7 @@ final class GCCSStatusHold<C: Clock>: FlowHold, @unchecked Sendable where C.Dura
     private let iteration: GCCSIteration<C>
     private let wait: GCCSIteration<C>.StatusWait
     private let follower: StompFollower<C>
+    private let socket: any WebSocketConnection
     private let consumption: any WebSocketConsumption
     /// What the socket's consumption threw, if it did.
     private var failure: (any Error)?
@@ -17,12 +18,15 @@ final class GCCSStatusHold<C: Clock>: FlowHold, @unchecked Sendable where C.Dura
     /// Nil when the stream is not open or its socket has no loop of its own to follow it on (a simulated socket): then
     /// the iteration waits on its task.
     init?(_ iteration: GCCSIteration<C>, wait: GCCSIteration<C>.StatusWait) {
-        guard let stomp = iteration.stomp else { return nil }
-        let follower = iteration.follower(for: wait)
-        guard let consumption = stomp.socket.consumption(of: follower) else { return nil }
+        guard let (follower, socket) = iteration.follow(wait) else { return nil }
+        guard let consumption = socket.consumption(of: follower) else {
+            iteration.unfollow(follower, on: socket)
+            return nil
+        }
         self.iteration = iteration
         self.wait = wait
         self.follower = follower
+        self.socket = socket
         self.consumption = consumption
     }
 
@@ -39,7 +43,7 @@ final class GCCSStatusHold<C: Clock>: FlowHold, @unchecked Sendable where C.Dura
     }
 
     func resume(user: isolated VirtualUser) async -> FlowProgress {
-        let outcome = iteration.followed(follower, failure: failure, wait: wait)
+        let outcome = iteration.followed(follower, on: socket, failure: failure, wait: wait)
         return await iteration.goOn(await iteration.after(wait, outcome))
     }
 }

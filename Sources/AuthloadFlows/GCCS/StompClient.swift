@@ -89,11 +89,16 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
         StompFollower(session: session, clock: clock, deadline: deadline, handle: handle)
     }
 
+    /// Takes the session back from `follower`, once the socket is done with it or when it never ran it.
+    mutating func takeBack(_ follower: StompFollower<C>) {
+        session = follower.session
+    }
+
     /// Takes the session back from `follower` once the socket is done with it, and gives the result of its wait.
     ///
     /// - Parameter failure: what the socket's ``WebSocketConnection/consume(_:)`` threw, if it threw.
     mutating func followed(_ follower: StompFollower<C>, failure: (any Error)?) throws(StompClientError) -> Outcome {
-        session = follower.session
+        takeBack(follower)
         if let failure { throw StompClientError(failure) }
         return try follower.result.get()
     }

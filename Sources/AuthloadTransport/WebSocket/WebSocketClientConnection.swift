@@ -30,6 +30,9 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
     private var opening: HTTPClientConnection?
     private var opener: LoopWaiter<WebSocketHandle>?
 
+    /// What the opening handshake answered, for ``WebSocketHandle``: set once, on the loop, before the opener hears of
+    /// the socket, and never changed after, so the handle's callers on other threads read it safely.
+    private(set) var opened = (handshake: HTTPResponse(status: 0), subprotocol: String?.none)
     private var frames: WebSocketFrameConnection?
     /// Messages nobody was waiting for, with the instant each arrived.
     private var messages = FIFOQueue<(message: WebSocketMessage, arrived: MonotonicInstant)>()
@@ -103,12 +106,16 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
         self.frames = frames
         // Frames that came in the same read as the 101 belong to the WebSocket, not to HTTP.
         frames.start(leftover: leftover)
-        // The header fields are checked: a held socket need not keep them (a few hundred bytes each).
-        let handshake = HTTPResponse(status: response.status, reason: response.reason, timing: response.timing)
-        opener?.resume(.success(WebSocketHandle(handshake: handshake, subprotocol: subprotocol, connection: self)))
+        // The header fields are checked: a held socket need not keep them (a few hundred bytes each); nor its own copy of
+        // the usual reason (a literal takes no memory).
+        let reason = response.reason == Self.switchingProtocols ? Self.switchingProtocols : response.reason
+        opened = (HTTPResponse(status: response.status, reason: reason, timing: response.timing), subprotocol)
+        opener?.resume(.success(WebSocketHandle(connection: self)))
         opener = nil
         return frames
     }
+
+    private static let switchingProtocols = "Switching Protocols"
 
     // MARK: Open WebSocket
 

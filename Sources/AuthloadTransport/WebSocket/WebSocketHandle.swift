@@ -1,10 +1,14 @@
 import AuthloadCore
 
 /// The caller's handle on an open client WebSocket; every call hops onto the connection's loop.
+///
+/// Only the connection: a handle this small lives inside the `any WebSocketConnection` that holds it, where one with the
+/// handshake in it took an allocation of its own for the socket's life.
 struct WebSocketHandle: WebSocketConnection {
-    let handshake: HTTPResponse
-    let subprotocol: String?
     let connection: WebSocketClientConnection
+
+    var handshake: HTTPResponse { connection.opened.handshake }
+    var subprotocol: String? { connection.opened.subprotocol }
 
     /// Queues the message on the loop and returns without waiting for it to be written.
     ///
