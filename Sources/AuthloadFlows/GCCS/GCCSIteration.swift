@@ -21,7 +21,13 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
     let userIndex: Int
     let cancels: Bool
     var tracker: GCCSStatusTracker<C.Instant>
-    var stomp: StompClient<C>?
+    /// The STOMP client once the stream is open; nil while a follower has its session (``follow(_:)``).
+    var stomp: StompClient<C>? {
+        get { stream?.client }
+        set { stream = newValue.map(Stream.init) }
+    }
+    /// Boxed: inline, the client's room (about 200 bytes) stayed in the object while a held wait's follower has it.
+    private var stream: Stream?
     private(set) var channelKey = ""
     private var blockKey = ""
     /// What `auth/nodes` asked the app to do on the device before completing.
@@ -57,6 +63,12 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
         var deadline: C.Instant
         var expiry: Outcome
         var then: AfterStatus
+    }
+
+    private final class Stream {
+        let client: StompClient<C>
+
+        init(_ client: StompClient<C>) { self.client = client }
     }
 
     /// The one or two statuses a wait ends on, kept without a set's allocation for the minute the wait is held.
