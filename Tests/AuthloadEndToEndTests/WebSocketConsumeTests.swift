@@ -98,4 +98,53 @@ struct WebSocketConsumeTests {
             #expect(try await socket.receive(timeout: .seconds(5)) == .text("still here"))
         }
     }
+
+    /// Starts `consumption` and waits for its `done`, counting its calls in `calls`.
+    func outcome(of consumption: any WebSocketConsumption, calls: Locked<Int>) async -> Result<Void, any Error> {
+        await withCheckedContinuation { continuation in
+            consumption.start { result in
+                calls.withLock { $0 += 1 }
+                continuation.resume(returning: result)
+            }
+        }
+    }
+
+    @Test("a consumption runs the consumer on the loop with no task waiting, and says once when it is done")
+    func consumption() async throws {
+        try await WebSocketFixture.with { fixture in
+            let socket = try await fixture.open()
+            let consumer = EchoConsumer(send: ["two", "three"], expecting: 2)
+            let running = try #require(socket.consumption(of: consumer))
+            let calls = Locked(0)
+            let result = await outcome(of: running, calls: calls)
+            #expect((try? result.get()) != nil)
+            #expect(consumer.state.withLock { $0.heard } == [.text("two"), .text("three")])
+            // Stopping it once done changes nothing; the socket serves plain receives.
+            running.stop(CancellationError())
+            try await socket.send(.text("after"))
+            #expect(try await socket.receive(timeout: .seconds(5)) == .text("after"))
+            #expect(calls.withLock { $0 } == 1)
+        }
+    }
+
+    @Test("a consumption stopped while it waits, or before it starts, ends with the error and leaves the socket usable")
+    func stopConsumption() async throws {
+        try await WebSocketFixture.with { fixture in
+            let socket = try await fixture.open()
+            let consumer = EchoConsumer(send: [], expecting: 1, wait: .seconds(30))
+            let running = try #require(socket.consumption(of: consumer))
+            let calls = Locked(0)
+            let result = Task { await outcome(of: running, calls: calls) }
+            for await _ in consumer.waiting { break }
+            running.stop(WebSocketClosed(code: 4000))
+            await #expect(throws: WebSocketClosed(code: 4000)) { try await result.value.get() }
+
+            let early = try #require(socket.consumption(of: EchoConsumer(send: ["unsent"], expecting: 1)))
+            early.stop(CancellationError())
+            await #expect(throws: CancellationError.self) { try await outcome(of: early, calls: calls).get() }
+            #expect(calls.withLock { $0 } == 2)
+            try await socket.send(.text("still here"))
+            #expect(try await socket.receive(timeout: .seconds(5)) == .text("still here"))
+        }
+    }
 }

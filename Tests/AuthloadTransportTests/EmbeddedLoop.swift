@@ -51,6 +51,11 @@ final class EmbeddedLoop: ConnectionLoop {
         interest[fd] = events
     }
 
+    func handOver(_ fd: Int32, to handler: any EventHandler) {
+        if handlers[fd] == nil { Issue.record("descriptor \(fd) handed over while not registered") }
+        handlers[fd] = handler
+    }
+
     func modify(_ fd: Int32, events: UInt32) {
         guard handlers[fd] != nil else {
             Issue.record("descriptor \(fd) modified while not registered")

@@ -26,6 +26,11 @@ public protocol Flow: Sendable {
 
     func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome
     where C.Duration == Duration
+
+    /// Runs the flow as ``run(_:user:)`` does, up to its end or to a long wait it hands to the engine (``FlowHold``):
+    /// the closed model's turns run flows this way; by default, the whole of ``run(_:user:)``.
+    func start<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> FlowProgress
+    where C.Duration == Duration
 }
 
 extension Flow {
@@ -33,6 +38,11 @@ extension Flow {
     public var userFields: Set<String> { [] }
     public var singleUseFields: Set<String> { [] }
     public var gauges: [String: ConcurrencyGauge] { [:] }
+
+    public func start<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> FlowProgress
+    where C.Duration == Duration {
+        .ended(await run(context, user: user))
+    }
 }
 
 /// What a flow iteration may use: the clock, its HTTP client, its deadlines, and the recorder.

@@ -204,7 +204,7 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
 
     /// A flow's client and context, made for one iteration.
     @inline(never)
-    private func beginTurn(_ flowIndex: Int, user: isolated VirtualUser, runStart: C.Instant, now: C.Instant?, due: C.Instant?)
+    func beginTurn(_ flowIndex: Int, user: isolated VirtualUser, runStart: C.Instant, now: C.Instant?, due: C.Instant?)
         -> FlowTurn<C>
     {
         let client: any HTTPClient
@@ -234,7 +234,7 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
     ///
     /// - Returns: when the flow ended.
     @inline(never)
-    private func endTurn(_ turn: FlowTurn<C>, outcome: Outcome, user: isolated VirtualUser) -> C.Instant {
+    func endTurn(_ turn: FlowTurn<C>, outcome: Outcome, user: isolated VirtualUser) -> C.Instant {
         let end = clock.now
         // Consecutive flows that found no server: the closed model backs off on them (``ConnectionBackoff``).
         if outcome.isConnectionFailure {

@@ -90,6 +90,24 @@ public protocol WebSocketConnection: Sendable {
     /// - Throws: what ``receiveQueued(timeout:)`` and ``send(_:)`` throw, except a receive's timeout, which the
     ///   consumer hears as a turn without a message.
     func consume(_ consumer: any WebSocketMessageConsumer) async throws
+
+    /// `consumer`'s run on the transport's own loop, with no task waiting for it, ready to start; nil when the
+    /// transport has no loop of its own (then ``consume(_:)`` runs it on a task).
+    ///
+    /// For a flow that hands a long wait to the engine (``FlowHold``): a task suspended for a minute keeps the memory of
+    /// every frame it ever stacked, a consumption only its own few fields.
+    func consumption(of consumer: any WebSocketMessageConsumer) -> (any WebSocketConsumption)?
+}
+
+/// A consumer run on a socket's loop without a task waiting for it (``WebSocketConnection/consumption(of:)``).
+public protocol WebSocketConsumption: Sendable {
+    /// Starts handing messages to the consumer, as ``WebSocketConnection/consume(_:)`` does; `done` is called once,
+    /// on the socket's loop, with what `consume` would have returned or thrown.
+    func start(then done: @escaping @Sendable (Result<Void, any Error>) -> Void)
+
+    /// Ends the consumption early with `error`, as cancelling the task in ``WebSocketConnection/consume(_:)`` does with
+    /// `CancellationError`; before ``start(then:)``, the start ends at once with `error`. Once done, it does nothing.
+    func stop(_ error: any Error)
 }
 
 /// Reads a socket's messages as ``WebSocketConnection/consume(_:)`` hands them over: a state machine that says, after
@@ -114,6 +132,9 @@ public enum WebSocketConsumerStep: Sendable, Equatable {
 }
 
 extension WebSocketConnection {
+    /// None: a transport without a loop of its own runs a consumer on the caller's task (``consume(_:)``).
+    public func consumption(of consumer: any WebSocketMessageConsumer) -> (any WebSocketConsumption)? { nil }
+
     /// Message by message on the calling task, with ``receiveQueued(timeout:)`` and ``send(_:)``.
     public func consume(_ consumer: any WebSocketMessageConsumer) async throws {
         var received: ReceivedWebSocketMessage?

@@ -55,13 +55,28 @@ public struct GCCSAuthFlow: Flow {
         }
     }
 
-    public let options: Options
-    let basePath: String
+    /// The options and base path, in one object every iteration refers to: a copy in each held iteration took about
+    /// 180 bytes.
+    private final class Settings: Sendable {
+        let options: Options
+        let basePath: String
+
+        init(options: Options, basePath: String) {
+            self.options = options
+            self.basePath = basePath
+        }
+    }
+
+    private let settings: Settings
+    public var options: Options { settings.options }
+    var basePath: String { settings.basePath }
 
     public init(options: Options, basePath: String = "") {
-        self.options = options
-        self.basePath = basePath
+        settings = Settings(options: options, basePath: basePath)
     }
+
+    /// The device id the flow sends for user number `index`.
+    static func deviceID(ofUser index: Int) -> String { "authload-device-\(index)" }
 
     /// Statuses timed as steps of their own, in stream order.
     static let timedStatuses: [GCCSStatus] = GCCSStatus.verification + [.authCompleted, .authCanceled]
@@ -108,13 +123,19 @@ public struct GCCSAuthFlow: Flow {
         await iteration(context, user: user).run()
     }
 
+    /// Hands each wait on the status stream to the engine, when the socket can follow the stream on its own loop: a user
+    /// holds it about a minute, and a task waiting that long keeps the memory of every frame it stacked before.
+    public func start<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> FlowProgress where C.Duration == Duration {
+        await iteration(context, user: user).start()
+    }
+
     /// The iteration ``run(_:user:)`` runs; made apart, so that the run's async frame (which the user's task keeps
     /// for the minute a status stream is held) holds only the iteration.
     @inline(never)
     private func iteration<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) -> sending GCCSIteration<C> {
         let cancels = options.cancelRatio > 0 && Double.random(in: 0..<1, using: &user.random) < options.cancelRatio
         return GCCSIteration(
-            flow: self, context: context, userKey: user.identity.username, deviceID: "authload-device-\(user.index)", cancels: cancels)
+            flow: self, context: context, userKey: user.identity.username, userIndex: user.index, cancels: cancels)
     }
 
     /// How a REST answer counts: the envelope's `rtCode` decides, whatever the HTTP status (as in the SDK);

@@ -80,20 +80,25 @@ struct StompClient<C: Clock>: Sendable where C.Duration == Duration {
     /// The session, handed to a follower that hands every frame to `handle`, in order, until it returns a result or
     /// `deadline` passes, with the heart-beats of ``next(until:)``; ``followed(_:failure:)`` takes it back.
     ///
-    /// The caller runs the wait itself, once for the whole stream: `try await socket.consume(follower)`. It is not a
-    /// method here so that the caller's frame, small, is the one the wait keeps (a task keeps its frames' memory until
-    /// it ends, and this wait is where a GCCS user spends its minute).
+    /// The caller runs the wait itself, once for the whole stream: `try await socket.consume(follower)` on its task, or
+    /// with no task waiting (`socket.consumption(of: follower)`, which a GCCS iteration hands to the engine: this wait
+    /// is where a GCCS user spends its minute).
     ///
     /// - Parameter handle: nil to go on, or the result; called where the socket reads while the caller waits.
     func follower(until deadline: C.Instant, _ handle: @escaping (Received) -> Outcome?) -> StompFollower<C> {
         StompFollower(session: session, clock: clock, deadline: deadline, handle: handle)
     }
 
+    /// Takes the session back from `follower`, once the socket is done with it or when it never ran it.
+    mutating func takeBack(_ follower: StompFollower<C>) {
+        session = follower.session
+    }
+
     /// Takes the session back from `follower` once the socket is done with it, and gives the result of its wait.
     ///
     /// - Parameter failure: what the socket's ``WebSocketConnection/consume(_:)`` threw, if it threw.
     mutating func followed(_ follower: StompFollower<C>, failure: (any Error)?) throws(StompClientError) -> Outcome {
-        session = follower.session
+        takeBack(follower)
         if let failure { throw StompClientError(failure) }
         return try follower.result.get()
     }

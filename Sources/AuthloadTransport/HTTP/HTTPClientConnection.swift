@@ -65,8 +65,6 @@ final class HTTPClientConnection: EventHandler {
     private var timer: (id: TimerID, at: MonotonicInstant)?
     /// The socket is this connection's to close: not yet closed, nor handed over after an upgrade.
     private var socketOpen = true
-    /// Takes the socket's events once a WebSocket upgrade was accepted.
-    private var upgradedHandler: (any EventHandler)?
     private let onClose: (HTTPClientConnection) -> Void
 
     /// - Parameters:
@@ -145,8 +143,8 @@ final class HTTPClientConnection: EventHandler {
         case .open:
             if events & EPOLLOUT.rawValue != 0 { flush() }
             if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { readAvailable() }
-        case .upgraded: upgradedHandler?.handleEvents(events)
-        case .closed: break
+        // An upgraded socket's events go to its new handler (``handOver(to:)``).
+        case .upgraded, .closed: break
         }
     }
 
@@ -205,7 +203,7 @@ final class HTTPClientConnection: EventHandler {
             closeSocket(reset: false)
             return
         }
-        upgradedHandler = handler
+        core.handOver(to: handler)
         letGoOfSocket()
     }
 

@@ -11,6 +11,9 @@ protocol ConnectionLoop: AnyObject {
     /// Starts reporting `events` on `fd` to `handler`; throws when the kernel will not watch it.
     func register(_ fd: Int32, events: UInt32, handler: any EventHandler) throws(IOError)
 
+    /// Reports a registered `fd`'s events to `handler` from now on (a socket handed over after an upgrade).
+    func handOver(_ fd: Int32, to handler: any EventHandler)
+
     /// Changes what is reported on a registered `fd`.
     func modify(_ fd: Int32, events: UInt32)
 

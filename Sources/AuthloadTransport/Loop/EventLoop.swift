@@ -178,6 +178,12 @@ public final class EventLoop: @unchecked Sendable {
         handlers[index] = handler
     }
 
+    /// Reports a registered `fd`'s events to `handler` from now on; the handler before it is let go of.
+    func handOver(_ fd: Int32, to handler: any EventHandler) {
+        precondition(Int(fd) < handlers.count && handlers[Int(fd)] != nil, "descriptor \(fd) handed over while not registered")
+        handlers[Int(fd)] = handler
+    }
+
     /// Changes what epoll reports for a registered `fd`. `EPOLL_CTL_MOD` allocates nothing: it fails only for a
     /// descriptor that is not in the set or not open, which is a bug here, and stops the process.
     func modify(_ fd: Int32, events: UInt32) {

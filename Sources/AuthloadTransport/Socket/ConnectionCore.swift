@@ -42,6 +42,13 @@ final class ConnectionCore {
         isRegistered = true
     }
 
+    /// Reports the socket's events to `handler` from now on, instead of the connection that registered it (which lets
+    /// go of it after an upgrade, and is freed).
+    func handOver(to handler: any EventHandler) {
+        guard isRegistered, !isClosed else { return }
+        loop.handOver(fd, to: handler)
+    }
+
     /// Bytes are queued that the socket has not taken yet.
     var hasOutput: Bool { written < output.count }
 

@@ -30,13 +30,17 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
     private var opening: HTTPClientConnection?
     private var opener: LoopWaiter<WebSocketHandle>?
 
+    /// What the opening handshake answered, for ``WebSocketHandle``: set once, on the loop, before the opener hears of
+    /// the socket, and never changed after, so the handle's callers on other threads read it safely.
+    private(set) var opened = (handshake: HTTPResponse(status: 0), subprotocol: String?.none)
     private var frames: WebSocketFrameConnection?
     /// Messages nobody was waiting for, with the instant each arrived.
     private var messages = FIFOQueue<(message: WebSocketMessage, arrived: MonotonicInstant)>()
     private var receivers: [LoopWaiter<StampedMessage>] = []
-    /// A consumer that reads every message here as it arrives (``consume(_:waiter:)``), its caller and its wait's timer.
+    /// A consumer that reads every message here as it arrives (``consume(_:then:)``), who hears its end, and its wait's
+    /// timer.
     private var consumer: (any WebSocketMessageConsumer)?
-    private var consumerWaiter: LoopWaiter<Void>?
+    private var consumerDone: (@Sendable (Result<Void, any Error>) -> Void)?
     private var consumerTimer: TimerID?
     private var closers: [CheckedContinuation<Void, Never>] = []
     private(set) var closure: WebSocketClosed?
@@ -102,12 +106,16 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
         self.frames = frames
         // Frames that came in the same read as the 101 belong to the WebSocket, not to HTTP.
         frames.start(leftover: leftover)
-        // The header fields are checked: a held socket need not keep them (a few hundred bytes each).
-        let handshake = HTTPResponse(status: response.status, reason: response.reason, timing: response.timing)
-        opener?.resume(.success(WebSocketHandle(handshake: handshake, subprotocol: subprotocol, connection: self)))
+        // The header fields are checked: a held socket need not keep them (a few hundred bytes each); nor its own copy of
+        // the usual reason (a literal takes no memory).
+        let reason = response.reason == Self.switchingProtocols ? Self.switchingProtocols : response.reason
+        opened = (HTTPResponse(status: response.status, reason: reason, timing: response.timing), subprotocol)
+        opener?.resume(.success(WebSocketHandle(connection: self)))
         opener = nil
         return frames
     }
+
+    private static let switchingProtocols = "Switching Protocols"
 
     // MARK: Open WebSocket
 
@@ -134,22 +142,22 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
     }
 
     /// Runs `consumer` on the loop, message by message as they arrive (the queued ones first), until it is done,
-    /// then resumes `waiter`; the socket's end or a failed send resumes it with the error.
+    /// then calls `done`; the socket's end or a failed send calls it with the error.
     ///
-    /// The caller waits once for the whole exchange: a task suspended for every message keeps the frames of that
-    /// chain of calls for its whole life.
-    func consume(_ consumer: any WebSocketMessageConsumer, waiter: LoopWaiter<Void>) {
+    /// The caller waits once for the whole exchange, or not at all (``WebSocketHandle/consumption(of:)``): a task
+    /// suspended for every message keeps the frames of that chain of calls for its whole life.
+    func consume(_ consumer: any WebSocketMessageConsumer, then done: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         guard self.consumer == nil else {
-            return waiter.resume(.failure(TransportError(.other, "the WebSocket already has a consumer")))
+            return done(.failure(TransportError(.other, "the WebSocket already has a consumer")))
         }
         self.consumer = consumer
-        consumerWaiter = waiter
+        consumerDone = done
         drive(nil)
     }
 
-    /// Ends `waiter`'s consumer early (its task was cancelled) with `error`.
-    func stopConsumer(of waiter: LoopWaiter<Void>, _ error: any Error) {
-        guard consumerWaiter === waiter else { return waiter.resume(.failure(error)) }
+    /// Ends `consumer` early (its task was cancelled, or its holder stopped it) with `error`, if it still runs here.
+    func stopConsumer(_ consumer: any WebSocketMessageConsumer, _ error: any Error) {
+        guard self.consumer === consumer else { return }
         endConsumer(.failure(error))
     }
 
@@ -187,9 +195,9 @@ final class WebSocketClientConnection: ConnectionUpgrade, WebSocketFrameConnecti
         if let consumerTimer { loop.cancel(consumerTimer) }
         consumerTimer = nil
         consumer = nil
-        let waiter = consumerWaiter
-        consumerWaiter = nil
-        waiter?.resume(result)
+        let done = consumerDone
+        consumerDone = nil
+        done?(result)
     }
 
     /// Forgets receivers that timed out or were cancelled, so an idle socket polled often does not grow.

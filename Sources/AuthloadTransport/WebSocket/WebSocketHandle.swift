@@ -1,10 +1,14 @@
 import AuthloadCore
 
 /// The caller's handle on an open client WebSocket; every call hops onto the connection's loop.
+///
+/// Only the connection: a handle this small lives inside the `any WebSocketConnection` that holds it, where one with the
+/// handshake in it took an allocation of its own for the socket's life.
 struct WebSocketHandle: WebSocketConnection {
-    let handshake: HTTPResponse
-    let subprotocol: String?
     let connection: WebSocketClientConnection
+
+    var handshake: HTTPResponse { connection.opened.handshake }
+    var subprotocol: String? { connection.opened.subprotocol }
 
     /// Queues the message on the loop and returns without waiting for it to be written.
     ///
@@ -33,10 +37,14 @@ struct WebSocketHandle: WebSocketConnection {
     func consume(_ consumer: any WebSocketMessageConsumer) async throws {
         let connection = self.connection
         try await connection.loop.suspend { waiter in
-            connection.consume(consumer, waiter: waiter)
+            connection.consume(consumer) { waiter.resume($0) }
         } onCancel: { waiter in
-            connection.stopConsumer(of: waiter, CancellationError())
+            connection.stopConsumer(consumer, CancellationError())
         }
+    }
+
+    func consumption(of consumer: any WebSocketMessageConsumer) -> (any WebSocketConsumption)? {
+        LoopConsumption(connection: connection, consumer: consumer)
     }
 
     func close(code: Int, reason: String, timeout: Duration) async {
@@ -47,6 +55,40 @@ struct WebSocketHandle: WebSocketConnection {
             connection.loop.execute {
                 connection.close(code: code, reason: reason, deadline: deadline, continuation: continuation)
             }
+        }
+    }
+}
+
+/// A consumer run on its socket's loop with no task waiting for it (``WebSocketHandle/consumption(of:)``).
+///
+/// `@unchecked Sendable`: `stopped` is touched on the connection's loop alone (both calls hop there).
+private final class LoopConsumption: WebSocketConsumption, @unchecked Sendable {
+    let connection: WebSocketClientConnection
+    let consumer: any WebSocketMessageConsumer
+    /// Why it was stopped before it started.
+    private var stopped: (any Error)?
+    private var started = false
+
+    init(connection: WebSocketClientConnection, consumer: any WebSocketMessageConsumer) {
+        self.connection = connection
+        self.consumer = consumer
+    }
+
+    func start(then done: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        connection.loop.execute { [self] in
+            started = true
+            if let stopped { return done(.failure(stopped)) }
+            connection.consume(consumer, then: done)
+        }
+    }
+
+    func stop(_ error: any Error) {
+        connection.loop.execute { [self] in
+            guard started else {
+                stopped = error
+                return
+            }
+            connection.stopConsumer(consumer, error)
         }
     }
 }

@@ -182,7 +182,9 @@ public struct WebSocketChannel: Sendable {
 /// memory) until the first frame, and a batch is small, since it stays with every held socket and most
 /// sockets of a load test send a few frames a minute.
 struct MaskKeyPool: Sendable {
-    private static let batch = 16
+    /// A client sends a few frames on a held socket (CONNECT, SUBSCRIBE, the goodbye): a larger batch is memory each
+    /// of thousands of sockets keeps unused.
+    private static let batch = 4
     private var keys: [UInt32] = []
     private var index = 0
 
