@@ -8,13 +8,15 @@
 # run's own duration plus its grace) and to 127.0.0.1.
 #
 #   bash Benchmarks/soak-rss.sh [minutes] [users]
+#   AUTHLOAD_BINARY=path bash Benchmarks/soak-rss.sh …   # another build (e.g. a copy of an earlier release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 minutes=${1:-30}
 users=${2:-2000}
 limit_percent=5
 
-swift build -c release --product authload >/dev/null
+binary=${AUTHLOAD_BINARY:-.build/release/authload}
+[ -n "${AUTHLOAD_BINARY:-}" ] || swift build -c release --product authload >/dev/null
 work=$(mktemp -d)
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 cat > "$work/soak.json" <<JSON
@@ -36,7 +38,7 @@ cat > "$work/soak.json" <<JSON
 }
 JSON
 
-.build/release/authload run "$work/soak.json" --out "$work/report" --quiet > "$work/stdout" 2> "$work/stderr" &
+"$binary" run "$work/soak.json" --out "$work/report" --quiet > "$work/stdout" 2> "$work/stderr" &
 pid=$!
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0; }
 : > "$work/rss"
