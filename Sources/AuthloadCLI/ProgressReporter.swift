@@ -91,8 +91,7 @@ struct ProgressFigures: Sendable, Equatable {
     /// furthest behind, the one the run waits for; the p95 is bounded by the slowest shard's (the shards' intervals
     /// are not merged while they run).
     init(combining shards: [ProgressFigures]) {
-        guard let first = shards.first else { return }
-        elapsed = shards.lazy.map(\.elapsed).min() ?? first.elapsed
+        elapsed = shards.lazy.map(\.elapsed).min() ?? .zero
         for shard in shards {
             activeUsers += shard.activeUsers
             dropped += shard.dropped

@@ -52,7 +52,6 @@ extension RunCommand {
             console.line("simulated on \(threads) threads in \(String(format: "%.1f", wall)) s, no socket opened to a target")
         }
         var merge = Command.MergeOptions()
-        merge.directories = shards
         merge.output = directory
         merge.quiet = options.quiet
         var merger = ShardMerger()
