@@ -52,4 +52,28 @@ struct StreemServiceTests {
         #expect(try fixture.me(altered, at: 1) == 401)
         #expect(try fixture.me(fixture.token, at: 2) == 200)
     }
+
+    @Test("a token whose payload was altered under the genuine signature is refused while the genuine one is remembered")
+    func alteredPayloadIsRefused() throws {
+        let fixture = try Fixture()
+        #expect(try fixture.me(fixture.token, at: 0) == 200)
+        let parts = fixture.token.split(separator: ".")
+        let payload = Array(parts[1].utf8)
+        var changed = payload
+        changed[3] = changed[3] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        let altered = "\(parts[0]).\(String(decoding: changed, as: UTF8.self)).\(parts[2])"
+        #expect(try fixture.me(altered, at: 1) == 401)
+        #expect(try fixture.me(fixture.token, at: 2) == 200)
+    }
+
+    @Test("a token still verifies after more tokens than the service remembers were minted after it")
+    func forgottenTokenVerifiesAgain() throws {
+        let fixture = try Fixture()
+        for code in 0..<5_000 {
+            let redeemed = try Fixture.answer(
+                fixture.server, HTTPRequest(method: "POST", target: "/v1/invitations/\(200_000_000 + code)/redeem"))
+            #expect(redeemed.status == 200)
+        }
+        #expect(try fixture.me(fixture.token, at: 1) == 200)
+    }
 }

@@ -49,10 +49,8 @@ public final class StreemService: Sendable {
     /// (``Options/sessionLifetime``): kept without end, the one every login leaves unused grew a day-long soak by
     /// a quarter of a million entries.
     private let refreshTokens = Locked(ExpiringTable<RefreshGrant>(capacity: tableCapacity))
-    /// The claims of Streem tokens whose signature checked out, until they expire: a call with a token the service
-    /// has verified before skips the HMAC, the base64 and the JSON of its payload, as a server caching its verified
-    /// tokens does. Checking every call again cost a simulated soak a thirtieth of its CPU.
-    private let verified = Locked(ExpiringTable<VerifiedToken>(capacity: tableCapacity))
+    /// Tokens whose signature checked out, so that the calls a session makes with one verify it once.
+    private let verified = Locked(VerifiedStreemTokens(slots: 4_096))
     private let redeemed = Locked<Set<String>>([])
     private let tally = Locked(Counts())
     /// Bounds every table: a soak of millions of logins must not grow them without end.
@@ -66,14 +64,6 @@ public final class StreemService: Sendable {
     }
 
     static let audience = "https://api.prod-us.streem.cloud/"
-
-    private struct VerifiedToken {
-        /// The whole token: the table is keyed by its signature, a sixth of its length to hash.
-        var token: String
-        var claims: JSONValue
-        /// Its `exp`, nil when it has none (then it is never valid for a call).
-        var expires: Duration?
-    }
 
     private struct RefreshGrant {
         var subject: String
@@ -248,20 +238,19 @@ public final class StreemService: Sendable {
     /// Renews a Streem token within its session (ours: the endpoint and its rules are not public): the token may have expired, but its signature must
     /// hold and its `session_exp` must be ahead.
     private func refresh(_ bearer: String?) -> HTTPResponse {
-        guard let bearer, let claims = verifiedToken(bearer, now: now())?.claims,
-            let subject = claims["sub"]?.stringValue, let session = claims["session_exp"]?.numberValue
+        guard let bearer, let token = verifiedToken(bearer), let subject = token.subject?.stringValue,
+            let sessionExpires = token.sessionExpires
         else {
             return unauthorized("not a Streem token")
         }
-        let sessionExpires = Duration.seconds(session)
         guard sessionExpires > now() else { return unauthorized("session expired") }
         guard !revoked() else { return unauthorized("user revoked") }
         return .json(status: 200, ["streem_token": .string(mint(subject: subject, sessionExpires: sessionExpires))])
     }
 
     private func me(_ bearer: String?) -> HTTPResponse {
-        guard let claims = valid(bearer) else { return unauthorized("token is invalid or expired") }
-        return .json(status: 200, ["sub": claims["sub"] ?? .null, "name": claims["name"] ?? .null])
+        guard let token = valid(bearer) else { return unauthorized("token is invalid or expired") }
+        return .json(status: 200, ["sub": token.subject ?? .null, "name": token.name ?? .null])
     }
 
     private func logout(_ bearer: String?) -> HTTPResponse {
@@ -281,41 +270,26 @@ public final class StreemService: Sendable {
         ]
         let token = JWT.signHS256(claims, key: key)
         // What it signed, it knows: the calls made with the token need not verify it again.
-        keep(
-            VerifiedToken(token: token, claims: claims, expires: claims["exp"]?.numberValue.map(Duration.seconds)),
-            signature: Self.signature(of: token), now: issued)
+        verified.withLock { $0.remember(VerifiedStreemToken(token: token, claims: claims, audience: Self.audience)) }
         return token
     }
 
-    /// The claims of a token that verifies, is for us, and has not expired (within the leeway).
-    private func valid(_ bearer: String?) -> JSONValue? {
+    /// A token that verifies, is for us, and has not expired (within the leeway).
+    private func valid(_ bearer: String?) -> VerifiedStreemToken? {
         let time = now()
-        guard let bearer, let token = verifiedToken(bearer, now: time), token.claims["aud"]?.stringValue == Self.audience,
-            let expires = token.expires, expires + options.leeway > time
+        guard let bearer, let token = verifiedToken(bearer), token.forUs, let expires = token.expires,
+            expires + options.leeway > time
         else { return nil }
-        return token.claims
-    }
-
-    /// `bearer`'s claims if its signature checks out: from the table of tokens minted or verified before, or verified
-    /// now and kept until it can no longer be valid (its `exp` and the leeway; one without `exp` is not kept).
-    private func verifiedToken(_ bearer: String, now time: Duration) -> VerifiedToken? {
-        let signature = Self.signature(of: bearer)
-        if let known = verified.withLock({ $0.value(signature, now: time) }), known.token == bearer { return known }
-        guard let claims = JWT.verifyHS256(bearer, key: key) else { return nil }
-        let token = VerifiedToken(token: bearer, claims: claims, expires: claims["exp"]?.numberValue.map(Duration.seconds))
-        keep(token, signature: signature, now: time)
         return token
     }
 
-    private func keep(_ token: VerifiedToken, signature: String, now time: Duration) {
-        guard let expires = token.expires, expires + options.leeway >= time else { return }
-        verified.withLock { $0.set(signature, token, expiresAt: expires + options.leeway, now: time) }
-    }
-
-    /// The last of a token's three segments; the whole of what is not one.
-    private static func signature(of token: String) -> String {
-        guard let dot = token.utf8.lastIndex(of: UInt8(ascii: ".")) else { return token }
-        return String(token[token.utf8.index(after: dot)...])
+    /// `bearer` read if its signature checks out, remembered or verified now.
+    private func verifiedToken(_ bearer: String) -> VerifiedStreemToken? {
+        if let known = verified.withLock({ $0.token(bearer) }) { return known }
+        guard let claims = JWT.verifyHS256(bearer, key: key) else { return nil }
+        let token = VerifiedStreemToken(token: bearer, claims: claims, audience: Self.audience)
+        verified.withLock { $0.remember(token) }
+        return token
     }
 
     private func bearer(_ request: HTTPRequest) -> String? {

@@ -1,0 +1,53 @@
+import AuthloadCore
+
+/// What the Streem service's calls read of a token whose signature checked out, and no more.
+struct VerifiedStreemToken: Sendable {
+    /// The whole token: a slot is found by its signature, and only the same token reads it.
+    var token: String
+    var subject: JSONValue?
+    var name: JSONValue?
+    /// Whether its `aud` is the service's.
+    var forUs: Bool
+    /// Its `exp`, nil when it has none (then it is never valid for a call).
+    var expires: Duration?
+    var sessionExpires: Duration?
+
+    init(token: String, claims: JSONValue, audience: String) {
+        self.token = token
+        subject = claims["sub"]
+        name = claims["name"]
+        forUs = claims["aud"]?.stringValue == audience
+        expires = claims["exp"]?.numberValue.map(Duration.seconds)
+        sessionExpires = claims["session_exp"]?.numberValue.map(Duration.seconds)
+    }
+}
+
+/// A fixed number of slots that remember tokens whose signature checked out, so that a call with a token seen before
+/// skips the HMAC, the base64 and the JSON of its payload, as a server caching its verified tokens does.
+///
+/// Only a memo of the verification, never its answer: whether a token verifies does not change, and what it says
+/// (`exp`, `session_exp`) is judged at every call by the caller. A slot holds the last token whose signature fell on
+/// it, so the memory is bounded by the slots whatever the run's length or rate. A table of every live token instead
+/// (swept as they expired) kept ~7 MB more in a 2,000-user soak (`Benchmarks/soak-rss.sh`) than verifying every call.
+struct VerifiedStreemTokens: Sendable {
+    private var slots: [VerifiedStreemToken?]
+
+    init(slots count: Int) { slots = Array(repeating: nil, count: max(1, count)) }
+
+    /// The token remembered for `bearer`, if it is that very token.
+    func token(_ bearer: String) -> VerifiedStreemToken? {
+        guard let known = slots[slot(of: bearer)], known.token == bearer else { return nil }
+        return known
+    }
+
+    mutating func remember(_ token: VerifiedStreemToken) { slots[slot(of: token.token)] = token }
+
+    /// The slot of a token: from bytes of its signature, which an HMAC makes uniform, mixed as FNV-1a does (not
+    /// `Hasher`, whose seed changes from one process to the next: a simulation replays the same way). The last
+    /// character is left out: it carries only four bits of the signature.
+    private func slot(of token: String) -> Int {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in token.utf8.suffix(9).dropLast() { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return Int(hash % UInt64(slots.count))
+    }
+}
