@@ -38,11 +38,13 @@ public final class FCSDKLoginService: Sendable {
     public var activeSessions: Int { sessions.withLock { $0.count } }
 
     /// Answers the request if it is for this service, nil otherwise.
-    func respond(to request: HTTPRequest) -> ServiceReply? {
-        // Compared as bytes: every request the server answers asks this service first.
-        let path = request.path
-        let isLogin = path.utf8.elementsEqual(options.loginPath.utf8)
-        guard isLogin || path.utf8.starts(with: logoutPrefix.utf8) else { return nil }
+    ///
+    /// - Parameter path: the request's path, which the server has found already.
+    func respond(to request: HTTPRequest, path: Substring) -> ServiceReply? {
+        // Every request the server answers asks this service first: the prefix is built once, and compared by length
+        // first, then as a string of the same length (the generic `hasPrefix` walked it element by element).
+        let isLogin = path == options.loginPath
+        guard isLogin || path.startsWith(logoutPrefix) else { return nil }
         let (latency, fail, token) = random.withLock { random in
             (
                 options.latency.sample(using: &random), Double.random(in: 0..<1, using: &random) < options.errorRate,

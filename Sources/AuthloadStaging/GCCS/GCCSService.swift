@@ -68,8 +68,10 @@ public final class GCCSService: Sendable {
     // MARK: REST
 
     /// Answers the request if it is for this service, nil otherwise.
-    func respond(to request: HTTPRequest) -> ServiceReply? {
-        guard let endpoint = endpoint(of: request.path) else { return nil }
+    ///
+    /// - Parameter path: the request's path, which the server has found already.
+    func respond(to request: HTTPRequest, path: Substring) -> ServiceReply? {
+        guard let endpoint = endpoint(of: path) else { return nil }
         let latency = random.withLock { options.latency.sample(using: &$0) }
         let parameters = request.method == "GET" ? Self.query(of: request) : ((try? JSONValue.parse(request.body)) ?? .null)
         guard let deviceID = parameters["deviceId"]?.stringValue, !deviceID.isEmpty else {
@@ -88,7 +90,6 @@ public final class GCCSService: Sendable {
         case ("DELETE", .auth): envelope = cancel(deviceID: deviceID)
         case ("GET", .exist): envelope = exists(deviceID: deviceID)
         default:
-            let path = request.path
             return ServiceReply(
                 .methodNotAllowed(endpoint == .auth ? "POST, GET, DELETE" : path.hasSuffix("/exist") ? "GET" : "POST"), after: latency)
         }
@@ -100,15 +101,14 @@ public final class GCCSService: Sendable {
         case auth, nodes, complete, exist
     }
 
-    /// Which endpoint `path` is, nil when none; compared as bytes, since every request the server answers for another
-    /// service but FCSDK comes through here.
+    /// Which endpoint `path` is, nil when none: every request the server answers for another service but FCSDK comes
+    /// through here, and the exist path is built once.
     private func endpoint(of path: Substring) -> Endpoint? {
         let paths = options.paths
-        let bytes = path.utf8
-        if bytes.elementsEqual(paths.auth.utf8) { return .auth }
-        if bytes.elementsEqual(paths.nodes.utf8) { return .nodes }
-        if bytes.elementsEqual(paths.complete.utf8) { return .complete }
-        if bytes.elementsEqual(existPath.utf8) { return .exist }
+        if path == paths.auth { return .auth }
+        if path == paths.nodes { return .nodes }
+        if path == paths.complete { return .complete }
+        if path == existPath { return .exist }
         return nil
     }
 

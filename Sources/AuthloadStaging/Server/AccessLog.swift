@@ -52,16 +52,17 @@ public final class AccessLog: Sendable {
         }
     }
 
-    func record(_ request: HTTPRequest) {
+    /// Counts `request`, whose path (``HTTPRequest/path``) the caller has found.
+    func record(_ request: HTTPRequest, path: Substring) {
         let method = request.method.utf8
-        let path = request.path.utf8
+        let bytes = path.utf8
         // A segment of one byte may become three (`{n}`): the route is never longer than this.
-        let bound = method.count + 1 + 3 * (path.count + 1)
+        let bound = method.count + 1 + 3 * (bytes.count + 1)
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { buffer in
             var length = 0
             for byte in method { append(byte, to: buffer, at: &length) }
             append(UInt8(ascii: " "), to: buffer, at: &length)
-            Self.appendRoute(of: request.path) { byte in append(byte, to: buffer, at: &length) }
+            Self.appendRoute(of: path) { byte in append(byte, to: buffer, at: &length) }
             let route = UnsafeBufferPointer(rebasing: buffer[..<length])
             table.withLock { $0.count(route, capacity: capacity) }
         }
@@ -91,22 +92,24 @@ public final class AccessLog: Sendable {
         return String(decoding: route, as: UTF8.self)
     }
 
-    /// Hands the bytes of the route of `path` to `append`, reading each segment once.
+    /// Hands the bytes of the route of `path` to `append`, reading each segment once, from the path's contiguous bytes.
     @inline(__always)
     private static func appendRoute(of path: Substring, _ append: (UInt8) -> Void) {
-        let bytes = path.utf8
-        var start = bytes.startIndex
-        while true {
-            let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
-            let segment = bytes[start..<end]
-            switch Segment(segment) {
-            case .number: for byte in "{n}".utf8 { append(byte) }
-            case .identifier: for byte in "{id}".utf8 { append(byte) }
-            case .word: for byte in segment { append(byte) }
+        var path = path
+        path.withUTF8 { bytes in
+            var start = 0
+            while true {
+                let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+                let segment = bytes[start..<end]
+                switch Segment(segment) {
+                case .number: for byte in "{n}".utf8 { append(byte) }
+                case .identifier: for byte in "{id}".utf8 { append(byte) }
+                case .word: for byte in segment { append(byte) }
+                }
+                guard end < bytes.endIndex else { return }
+                append(UInt8(ascii: "/"))
+                start = end + 1
             }
-            guard end < bytes.endIndex else { return }
-            append(UInt8(ascii: "/"))
-            start = bytes.index(after: end)
         }
     }
 
@@ -114,7 +117,7 @@ public final class AccessLog: Sendable {
     private enum Segment {
         case number, identifier, word
 
-        init(_ bytes: Substring.UTF8View.SubSequence) {
+        init(_ bytes: some Collection<UInt8>) {
             var count = 0
             var digits = 0
             var hex = true
@@ -151,7 +154,7 @@ public final class AccessLog: Sendable {
     /// 16 characters or more with a digit in it. Words such as `select-authenticator-enroll` or `openid-configuration`
     /// have no digit; `v1`, `oauth2` and `ws` are short.
     static func isIdentifier(_ segment: some StringProtocol) -> Bool {
-        if case .identifier = Segment(Substring(segment).utf8[...]) { return true }
+        if case .identifier = Segment(segment.utf8) { return true }
         return false
     }
 

@@ -94,8 +94,10 @@ public final class StreemService: Sendable {
 
     // MARK: Routing
 
-    func respond(to request: HTTPRequest) -> ServiceReply? {
-        let path = request.path
+    /// Answers the request if it is for this service, nil otherwise.
+    ///
+    /// - Parameter path: the request's path, which the server has found already.
+    func respond(to request: HTTPRequest, path: Substring) -> ServiceReply? {
         guard Route.mayMatch(path) else { return nil }
         let response: HTTPResponse
         var tokenEndpoint = false
@@ -152,7 +154,7 @@ public final class StreemService: Sendable {
                 let part = path[start..<end]
                 if segment == "*" {
                     wildcard = part
-                } else if !part.utf8.elementsEqual(segment.utf8) {
+                } else if part != segment {
                     return false
                 }
                 start = end
@@ -166,8 +168,9 @@ public final class StreemService: Sendable {
             let bytes = path.utf8
             let slash = UInt8(ascii: "/")
             let start = bytes.firstIndex { $0 != slash } ?? bytes.endIndex
-            let first = bytes[start...].prefix { $0 != slash }
-            return first.elementsEqual("v1".utf8) || first.elementsEqual("openid".utf8)
+            let end = bytes[start...].firstIndex(of: slash) ?? bytes.endIndex
+            let first = path[start..<end]
+            return first == "v1" || first == "openid"
         }
 
         static let redeem = Route("v1/invitations/*/redeem")
