@@ -83,10 +83,19 @@ public struct Histogram: Sendable, Equatable {
     }
 
     private mutating func grow(to length: Int) {
-        // Exact capacity, not Array's doubling: a histogram grows a few times at most, and many are alive at once.
-        // Appending an array rather than `repeatElement` is a plain copy, so it stays fast in debug builds too.
-        counts.reserveCapacity(length)
-        counts += Array(repeating: 0, count: length - counts.count)
+        // Exact capacity, not Array's doubling: a histogram grows a few times at most, and many are alive at once. One
+        // new buffer, the old counts copied in and the rest zeroed: appending an array of zeros made and zeroed a
+        // second one (every interval's histograms grow from nothing), and through pointers it stays fast in debug
+        // builds too.
+        let old = counts
+        counts = Array(unsafeUninitializedCapacity: length) { buffer, initialized in
+            let base = buffer.baseAddress!
+            old.withUnsafeBufferPointer { source in
+                if let start = source.baseAddress { base.initialize(from: start, count: source.count) }
+            }
+            (base + old.count).initialize(repeating: 0, count: length - old.count)
+            initialized = length
+        }
     }
 
     public var totalCount: Int { total }
