@@ -123,14 +123,16 @@ public final class AccessLog: Sendable {
             var hex = true
             var base64URL = true
             var uuid = true
+            let classes = AccessLog.classes
             for byte in bytes {
-                let digit = isDigit(byte)
+                // One look-up per byte rather than a range check for each class: this runs on every segment of every
+                // request's path.
+                let kind = classes[Int(byte)]
+                let digit = kind & AccessLog.digit != 0
                 if digit { digits += 1 }
-                let isHexByte =
-                    digit || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
-                    || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+                let isHexByte = kind & AccessLog.hex != 0
                 hex = hex && isHexByte
-                base64URL = base64URL && (isHexByte || isBase64URL(byte))
+                base64URL = base64URL && kind & AccessLog.base64URL != 0
                 let dash = count == 8 || count == 13 || count == 18 || count == 23
                 uuid = uuid && (dash ? byte == UInt8(ascii: "-") : isHexByte)
                 count += 1
@@ -147,6 +149,18 @@ public final class AccessLog: Sendable {
                 self = .word
             }
         }
+    }
+
+    private static let digit: UInt8 = 1
+    private static let hex: UInt8 = 2
+    private static let base64URL: UInt8 = 4
+
+    /// The classes of each byte value: a digit is hex and base64url too, a hex letter base64url too.
+    private static let classes: [UInt8] = (0...255).map { value in
+        let byte = UInt8(value)
+        let digit = isDigit(byte)
+        let hexLetter = (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+        return (digit ? AccessLog.digit : 0) | (digit || hexLetter ? AccessLog.hex : 0) | (isBase64URL(byte) ? AccessLog.base64URL : 0)
     }
 
     /// Whether a segment looks like an id rather than a word of an API: a UUID, hex of 8 characters or more with a
