@@ -40,14 +40,23 @@ public final class SimulationExecutor: SerialExecutor, TaskExecutor, @unchecked 
     private let ran = Atomic<Int>(0)
     /// The serial executor of the actors that run here: its jobs go to this executor's queue, marked isolated.
     private let isolation = ActorJobs()
+    /// Set by the driver while the clock resumes a sleeper that waits isolated to its actor: the task's job that
+    /// resume enqueues runs isolated, as its actor's would. Only the driver's thread reads or writes it.
+    private var resumingIsolated = false
 
     public init() {
         isolation.owner = self
     }
 
-    /// A task's job: it runs on this executor as its task executor, isolated to nothing.
+    /// A task's job: it runs on this executor as its task executor, isolated to nothing — unless the clock is
+    /// resuming a sleeper that waits isolated to its actor (see ``drive(_:)``).
     public func enqueue(_ job: consuming ExecutorJob) {
-        enqueue(QueuedJob(job: UnownedJob(job), isolated: false))
+        let job = UnownedJob(job)
+        if driver.load(ordering: .relaxed) == Self.currentThread {
+            queue.append(QueuedJob(job: job, isolated: resumingIsolated))
+        } else {
+            inbox.post(QueuedJob(job: job, isolated: false))
+        }
     }
 
     fileprivate func enqueue(_ job: QueuedJob) {
@@ -90,7 +99,16 @@ public final class SimulationExecutor: SerialExecutor, TaskExecutor, @unchecked 
                 continue
             }
             if posted.stopped { return }
-            if clock.advanceToNextDeadline() { continue }
+            // A sleeper that waits isolated to its actor resumes there: the continuation hands its task to this
+            // executor as a task's job, and run isolated to nothing, the task's first act would be to hop to its
+            // actor, one more job. Run isolated, it finds itself on the actors' executor already. Were the actor one
+            // of another executor, the task would hop to it as it does from anywhere else.
+            let advanced = clock.advanceToNextDeadline { resume in
+                resumingIsolated = true
+                resume()
+                resumingIsolated = false
+            }
+            if advanced { continue }
             inbox.waitForPost()
         }
     }

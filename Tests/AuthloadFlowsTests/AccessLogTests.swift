@@ -45,7 +45,8 @@ struct AccessLogTests {
     func bounded() {
         let log = AccessLog(routeCapacity: 3)
         for word in ["alpha", "beta", "gamma", "delta", "epsilon", "alpha"] {
-            log.record(HTTPRequest(method: "GET", target: "/\(word)"))
+            let request = HTTPRequest(method: "GET", target: "/\(word)")
+            log.record(request, path: request.path)
         }
         #expect(log.byRoute == ["GET /alpha": 2, "GET /beta": 1, "GET /gamma": 1, "other": 2])
         #expect(log.total == 6)

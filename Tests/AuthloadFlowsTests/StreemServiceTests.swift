@@ -76,4 +76,33 @@ struct StreemServiceTests {
         }
         #expect(try fixture.me(fixture.token, at: 1) == 200)
     }
+
+    @Test(
+        "routes match a path's segments as a split on / finds them: extra slashes are ignored, a segment more or less is not Streem's",
+        arguments: [
+            ("/v1/me", 200), ("v1/me", 200), ("//v1//me/", 200), ("/v1/me/extra", 404), ("/v1", 404), ("/v1/mee", 404),
+            ("/v2/me", 404), ("/v1/me?x=1", 200)
+        ])
+    func routesMatchSegments(target: String, status: Int) throws {
+        let fixture = try Fixture()
+        let answer = try Fixture.answer(
+            fixture.server, HTTPRequest(method: "GET", target: target, headers: ["Authorization": "Bearer \(fixture.token)"]))
+        #expect(answer.status == status)
+    }
+
+    @Test("the segment a route's * matches is the one handed on: the invitation code, the company")
+    func wildcardSegment() throws {
+        let fixture = try Fixture()
+        let redeem = { (code: String) in
+            try Fixture.answer(fixture.server, HTTPRequest(method: "POST", target: "/v1/invitations/\(code)/redeem")).status
+        }
+        #expect(try redeem("123456789") == 200)
+        #expect(try redeem("923456789") == 404, "codes starting with 9 are unknown invitations")
+        #expect(try redeem("12345") == 400)
+        let configuration = { (company: String) in
+            try Fixture.answer(fixture.server, HTTPRequest(method: "GET", target: "/v1/companies/\(company)/openid-configuration")).status
+        }
+        #expect(try configuration("acme") == 200)
+        #expect(try configuration("other") == 404)
+    }
 }

@@ -194,11 +194,20 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Waits inside the flow (e.g. a user looking at the app between login and logout).
     ///
+    /// It runs in the caller's isolation (the user's actor). On a simulation's clock it waits there too, and the
+    /// simulation resumes it there: a pause costs one job, where hopping off the actor to sleep and back cost three.
+    ///
     /// - Returns: `.ok`, a timeout when the flow deadline comes first, or `.cancelled`.
-    public func pause(for duration: Duration) async -> Outcome {
+    public func pause(for duration: Duration, isolation: isolated (any Actor)? = #isolation) async -> Outcome {
         let wake = clock.now.advanced(by: duration)
+        let until = min(wake, deadline)
         do {
-            try await clock.sleep(until: min(wake, deadline), tolerance: nil)
+            // The cast is no cost in a flow specialized for the simulation's clock, and one class check per pause elsewhere.
+            if let simulation = clock as? SimulationClock, let until = until as? SimulationClock.Instant {
+                try await simulation.wait(until: until, isolation: isolation)
+            } else {
+                try await clock.sleep(until: until, tolerance: nil)
+            }
         } catch {
             return .cancelled
         }

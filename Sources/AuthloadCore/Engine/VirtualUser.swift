@@ -64,15 +64,41 @@ public struct CookieJar: Sendable, Equatable {
     /// Stores every `Set-Cookie` of a response (attributes such as Path and Expires are not modelled).
     public mutating func store(from headers: HTTPHeaders) {
         for header in headers.values(of: "Set-Cookie") {
-            let pair = header.prefix { $0 != ";" }
-            guard let equals = pair.firstIndex(of: "=") else { continue }
-            let name = String(pair[..<equals].trimmingSpaces)
-            guard !name.isEmpty else { continue }
-            let value = String(pair[pair.index(after: equals)...].trimmingSpaces)
+            guard let (name, value) = Self.pair(in: header) else { continue }
             cookies.removeAll { $0.name == name }
             if cookies.count == Self.capacity { cookies.removeFirst() }
             cookies.append((name, value))
         }
+    }
+
+    /// The cookie's name and value: what comes before the first `;`, split at its first `=`, without the spaces around
+    /// either; nil without an `=` or a name.
+    ///
+    /// A header of ASCII only (every cookie a server sets, RFC 6265) is read as bytes, as reading it `Character` by
+    /// `Character` would, only without grapheme breaking: FCSDK sets a cookie on every answer.
+    private static func pair(in header: String) -> (name: String, value: String)? {
+        let bytes = header.utf8
+        guard bytes.allSatisfy({ $0 < 0x80 }) else {
+            let pair = header.prefix { $0 != ";" }
+            guard let equals = pair.firstIndex(of: "=") else { return nil }
+            let name = String(pair[..<equals].trimmingSpaces)
+            guard !name.isEmpty else { return nil }
+            return (name, String(pair[pair.index(after: equals)...].trimmingSpaces))
+        }
+        let end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex
+        guard let equals = bytes[..<end].firstIndex(of: UInt8(ascii: "=")) else { return nil }
+        let name = asciiTrimmed(header[..<equals])
+        guard !name.isEmpty else { return nil }
+        return (name, asciiTrimmed(header[bytes.index(after: equals)..<end]))
+    }
+
+    /// `text` of ASCII without the whitespace at either end (what `Character.isWhitespace` says of ASCII).
+    private static func asciiTrimmed(_ text: Substring) -> String {
+        let bytes = text.utf8
+        let isSpace = { (byte: UInt8) in byte == 0x20 || (0x09...0x0D).contains(byte) }
+        let start = bytes.firstIndex { !isSpace($0) } ?? bytes.endIndex
+        let end = bytes[start...].lastIndex { !isSpace($0) }.map { bytes.index(after: $0) } ?? start
+        return String(text[start..<end])
     }
 
     /// The `Cookie` header value, or nil when the jar is empty.

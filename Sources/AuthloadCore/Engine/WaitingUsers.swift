@@ -18,8 +18,30 @@ final class WaitingUsers<Instant: InstantProtocol>: Sendable {
         static func == (a: Entry, b: Entry) -> Bool { a.due == b.due && a.index == b.index }
     }
 
-    private struct State {
-        var heap = MinHeap<Entry>()
+    /// An entry as the heap holds it: its user unmanaged, retained from the push until it leaves the heap. An entry
+    /// holding a reference was retained and released at every comparison of every sift.
+    private struct Held: Comparable {
+        var due: Instant
+        var index: Int
+        var user: Unmanaged<VirtualUser>?
+        var active: Bool
+
+        init(_ entry: Entry) {
+            (due, index, active) = (entry.due, entry.index, entry.active)
+            user = entry.user.map { Unmanaged.passRetained($0) }
+        }
+
+        /// The entry, its user's retain handed to it.
+        func taken() -> Entry {
+            Entry(due: due, index: index, user: user?.takeRetainedValue(), active: active)
+        }
+
+        static func < (a: Held, b: Held) -> Bool { a.due < b.due || (a.due == b.due && a.index < b.index) }
+        static func == (a: Held, b: Held) -> Bool { a.due == b.due && a.index == b.index }
+    }
+
+    private struct State: ~Copyable {
+        var heap = MinHeap<Held>()
         /// Users started by the scheduler and not yet back in the heap or gone.
         var running = 0
         var closed = false
@@ -35,6 +57,10 @@ final class WaitingUsers<Instant: InstantProtocol>: Sendable {
             wake = nil
             target = nil
             return flag
+        }
+
+        deinit {
+            for held in heap.elements { held.user?.release() }
         }
     }
 
@@ -76,7 +102,7 @@ final class WaitingUsers<Instant: InstantProtocol>: Sendable {
     func push(_ entry: Entry) -> Bool {
         let (accepted, flag) = state.withLock { state -> (Bool, AsyncFlag?) in
             guard !state.closed else { return (false, nil) }
-            state.heap.push(entry)
+            state.heap.push(Held(entry))
             return (true, state.takeWake(dueBefore: entry.due))
         }
         wake(flag)
@@ -88,7 +114,7 @@ final class WaitingUsers<Instant: InstantProtocol>: Sendable {
         state.withLock { state in
             guard let top = state.heap.top, top.due <= now else { return nil }
             state.running += 1
-            return state.heap.pop()
+            return state.heap.pop()?.taken()
         }
     }
 
@@ -121,7 +147,7 @@ final class WaitingUsers<Instant: InstantProtocol>: Sendable {
             state.closed = true
             var left: [Entry] = []
             left.reserveCapacity(state.heap.count)
-            while let entry = state.heap.pop() { left.append(entry) }
+            while let held = state.heap.pop() { left.append(held.taken()) }
             return left
         }
     }

@@ -83,10 +83,19 @@ public struct Histogram: Sendable, Equatable {
     }
 
     private mutating func grow(to length: Int) {
-        // Exact capacity, not Array's doubling: a histogram grows a few times at most, and many are alive at once.
-        // Appending an array rather than `repeatElement` is a plain copy, so it stays fast in debug builds too.
-        counts.reserveCapacity(length)
-        counts += Array(repeating: 0, count: length - counts.count)
+        // Exact capacity, not Array's doubling: a histogram grows a few times at most, and many are alive at once. One
+        // new buffer, the old counts copied in and the rest zeroed: appending an array of zeros made and zeroed a
+        // second one (every interval's histograms grow from nothing), and through pointers it stays fast in debug
+        // builds too.
+        let old = counts
+        counts = Array(unsafeUninitializedCapacity: length) { buffer, initialized in
+            let base = buffer.baseAddress!
+            old.withUnsafeBufferPointer { source in
+                if let start = source.baseAddress { base.initialize(from: start, count: source.count) }
+            }
+            (base + old.count).initialize(repeating: 0, count: length - old.count)
+            initialized = length
+        }
     }
 
     public var totalCount: Int { total }
@@ -149,15 +158,25 @@ public struct Histogram: Sendable, Equatable {
         if other.counts.count > counts.count { grow(to: other.counts.count) }
         // Raw buffers: the collector merges thousands of these per tick, and `enumerated()`
         // costs generic-metadata lookups per element in debug builds (the test suite's mode).
+        // Only the slots between the other's extremes hold samples: an interval's histogram of a few hundred samples
+        // spans a few of its thousands of slots.
+        let filled = other.filledSlots
         counts.withUnsafeMutableBufferPointer { mine in
             other.counts.withUnsafeBufferPointer { theirs in
-                for index in theirs.indices where theirs[index] != 0 { mine[index] &+= theirs[index] }
+                for index in filled where theirs[index] != 0 { mine[index] &+= theirs[index] }
             }
         }
         total &+= other.total
         sum &+= other.sum
         lowest = Swift.min(lowest, other.lowest)
         highest = Swift.max(highest, other.highest)
+    }
+
+    /// The slots that can hold samples: those of the smallest and the largest value and every one between. Every way
+    /// of filling a histogram keeps its extremes in its first and last filled slots (recording, merging, subtracting,
+    /// decoding, which checks it).
+    @usableFromInline var filledSlots: Range<Int> {
+        isEmpty ? 0..<0 : Self.index(of: lowest)..<(Self.index(of: highest) + 1)
     }
 
     /// Removes every sample of `other`, which must have been merged into this histogram before.
@@ -167,14 +186,18 @@ public struct Histogram: Sendable, Equatable {
     public mutating func subtract(_ other: Histogram) {
         guard !other.isEmpty else { return }
         precondition(other.counts.count <= counts.count && other.total <= total, "subtracting samples never merged")
+        let filled = other.filledSlots
         counts.withUnsafeMutableBufferPointer { mine in
             other.counts.withUnsafeBufferPointer { theirs in
-                for index in theirs.indices where theirs[index] != 0 { mine[index] &-= theirs[index] }
+                for index in filled where theirs[index] != 0 { mine[index] &-= theirs[index] }
             }
         }
+        // What still holds samples lies between this histogram's extremes, as before the subtraction.
+        let before = filledSlots
         total &-= other.total
         sum &-= other.sum
-        guard total > 0, let first = counts.firstIndex(where: { $0 != 0 }), let last = counts.lastIndex(where: { $0 != 0 }) else {
+        guard total > 0, let first = counts[before].firstIndex(where: { $0 != 0 }), let last = counts[before].lastIndex(where: { $0 != 0 })
+        else {
             lowest = .max
             highest = 0
             return

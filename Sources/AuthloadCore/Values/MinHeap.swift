@@ -11,6 +11,8 @@ public struct MinHeap<Element: Comparable> {
     @inlinable public var top: Element? { items.first }
     @inlinable public var isEmpty: Bool { items.isEmpty }
     @inlinable public var count: Int { items.count }
+    /// Every element, in no set order.
+    @inlinable public var elements: [Element] { items }
 
     @inlinable
     public mutating func push(_ element: Element) {

@@ -22,6 +22,10 @@ public final class SimulationClock: TimerClock, Sendable {
         // Unchecked Sendable: both fields are read and written only under the clock's lock.
         var continuation: UnsafeContinuation<Void, any Error>?
         var cancelled = false
+        /// Whether it waits isolated to an actor (``wait(until:isolation:)`` with an isolation).
+        let isolated: Bool
+
+        init(isolated: Bool) { self.isolated = isolated }
     }
 
     /// A timer from ``schedule(at:_:)``, the handle ``cancel(_:)`` takes.
@@ -32,14 +36,25 @@ public final class SimulationClock: TimerClock, Sendable {
         fileprivate init(_ work: @escaping @Sendable () -> Void) { self.work = work }
     }
 
+    /// What an entry wakes. The heap holds it unmanaged, with a retain of its own taken at the push and given back
+    /// when the entry leaves the heap: an entry that holds references is copied with a retain and a release at
+    /// every comparison of a sift, and that was most of the heap's cost (the `Due` entries of a simulation's profile).
     private enum Wake {
-        case sleeper(Sleeper)
-        case timer(Timer)
+        case sleeper(Unmanaged<Sleeper>)
+        case timer(Unmanaged<Timer>)
+
+        /// Gives back the retain the heap took.
+        func release() {
+            switch self {
+            case .sleeper(let sleeper): sleeper.release()
+            case .timer(let timer): timer.release()
+            }
+        }
     }
 
     /// What a deadline does once it is taken off the heap, outside the lock.
     private enum Fire {
-        case resume(UnsafeContinuation<Void, any Error>)
+        case resume(UnsafeContinuation<Void, any Error>, isolated: Bool)
         case run(@Sendable () -> Void)
     }
 
@@ -54,8 +69,8 @@ public final class SimulationClock: TimerClock, Sendable {
         /// Whether it still has something to wake: a sleeper not cancelled, a timer neither run nor cancelled.
         var isLive: Bool {
             switch wake {
-            case .sleeper(let sleeper): sleeper.continuation != nil
-            case .timer(let timer): timer.work != nil
+            case .sleeper(let sleeper): sleeper._withUnsafeGuaranteedRef { $0.continuation != nil }
+            case .timer(let timer): timer._withUnsafeGuaranteedRef { $0.work != nil }
             }
         }
 
@@ -63,16 +78,20 @@ public final class SimulationClock: TimerClock, Sendable {
         func take() -> Fire? {
             switch wake {
             case .sleeper(let sleeper):
-                defer { sleeper.continuation = nil }
-                return sleeper.continuation.map(Fire.resume)
+                return sleeper._withUnsafeGuaranteedRef { sleeper in
+                    defer { sleeper.continuation = nil }
+                    return sleeper.continuation.map { Fire.resume($0, isolated: sleeper.isolated) }
+                }
             case .timer(let timer):
-                defer { timer.work = nil }
-                return timer.work.map(Fire.run)
+                return timer._withUnsafeGuaranteedRef { timer in
+                    defer { timer.work = nil }
+                    return timer.work.map(Fire.run)
+                }
             }
         }
     }
 
-    private struct State {
+    private struct State: ~Copyable {
         var now = Instant(offset: .zero)
         var nextID: UInt64 = 0
         var heap = MinHeap<Due>()
@@ -86,7 +105,14 @@ public final class SimulationClock: TimerClock, Sendable {
         }
 
         mutating func pruneTop() {
-            while let top = heap.top, !top.isLive { heap.pop() }
+            while let top = heap.top, !top.isLive {
+                heap.pop()
+                top.wake.release()
+            }
+        }
+
+        deinit {
+            for due in heap.elements { due.wake.release() }
         }
     }
 
@@ -116,7 +142,7 @@ public final class SimulationClock: TimerClock, Sendable {
     /// user's actor stays on the actor, where a nonisolated sleep would hop off it and back (two more jobs).
     public func wait(until deadline: Instant, isolation: isolated (any Actor)? = #isolation) async throws {
         try Task.checkCancellation()
-        let sleeper = Sleeper()
+        let sleeper = Sleeper(isolated: isolation != nil)
         try await withTaskCancellationHandler(
             operation: {
                 try await withUnsafeThrowingContinuation(isolation: isolation) { (continuation: UnsafeContinuation<Void, any Error>) in
@@ -124,7 +150,7 @@ public final class SimulationClock: TimerClock, Sendable {
                         if sleeper.cancelled { return .failure(CancellationError()) }
                         if deadline <= state.now { return .success(()) }
                         sleeper.continuation = continuation
-                        state.push(deadline, .sleeper(sleeper))
+                        state.push(deadline, .sleeper(Unmanaged.passRetained(sleeper)))
                         return nil
                     }
                     if let resume { continuation.resume(with: resume) }
@@ -146,7 +172,7 @@ public final class SimulationClock: TimerClock, Sendable {
     @discardableResult
     public func schedule(at deadline: Instant, _ work: @escaping @Sendable () -> Void) -> Timer {
         let timer = Timer(work)
-        state.withLock { state in state.push(max(deadline, state.now), .timer(timer)) }
+        state.withLock { state in state.push(max(deadline, state.now), .timer(Unmanaged.passRetained(timer))) }
         return timer
     }
 
@@ -161,8 +187,13 @@ public final class SimulationClock: TimerClock, Sendable {
 
     /// Moves the clock to the earliest deadline and wakes everyone due then, in the order they were registered:
     /// sleepers are resumed (their jobs go to the executor's queue), timers run here. False when nobody waits.
+    ///
+    /// - Parameter resumeIsolated: resumes a sleeper that waits isolated to an actor, by calling the closure it is
+    ///   handed. The simulation's executor marks the job that resume enqueues to run isolated, so that the task finds
+    ///   itself on its actor's executor: a continuation always resumes its task off the actor, and the hop back to it
+    ///   cost one more job for every request and every pause of a flow.
     @discardableResult
-    public func advanceToNextDeadline() -> Bool {
+    public func advanceToNextDeadline(resumeIsolated: (() -> Void) -> Void = { $0() }) -> Bool {
         let due = state.withLock { state -> [Fire] in
             state.pruneTop()
             guard let first = state.heap.top else { return [] }
@@ -170,7 +201,9 @@ public final class SimulationClock: TimerClock, Sendable {
             var due: [Fire] = []
             while let top = state.heap.top, top.deadline <= state.now {
                 state.heap.pop()
-                guard let fire = top.take() else { continue }
+                let fire = top.take()
+                top.wake.release()
+                guard let fire else { continue }
                 state.live -= 1
                 due.append(fire)
             }
@@ -178,7 +211,8 @@ public final class SimulationClock: TimerClock, Sendable {
         }
         for fire in due {
             switch fire {
-            case .resume(let continuation): continuation.resume()
+            case .resume(let continuation, isolated: false): continuation.resume()
+            case .resume(let continuation, isolated: true): resumeIsolated { continuation.resume() }
             case .run(let work): work()
             }
         }

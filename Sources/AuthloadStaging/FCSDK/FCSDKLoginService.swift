@@ -24,22 +24,27 @@ public final class FCSDKLoginService: Sendable {
     public let options: Options
     private let sessions = Locked<Set<String>>([])
     private let random: Locked<SplitMix64>
+    /// Where logouts go: `{loginPath}/id/`, then the session id.
+    private let logoutPrefix: String
     /// Bounds the session table: users that never log out must not grow it without end.
     static let sessionCapacity = 1_000_000
 
     public init(options: Options, seed: UInt64 = 7) {
         self.options = options
         self.random = Locked(SplitMix64(seed: seed))
+        logoutPrefix = options.loginPath + "/id/"
     }
 
     public var activeSessions: Int { sessions.withLock { $0.count } }
 
     /// Answers the request if it is for this service, nil otherwise.
-    func respond(to request: HTTPRequest) -> ServiceReply? {
-        let path = request.path
+    ///
+    /// - Parameter path: the request's path, which the server has found already.
+    func respond(to request: HTTPRequest, path: Substring) -> ServiceReply? {
+        // Every request the server answers asks this service first: the prefix is built once, and compared by length
+        // first, then as a string of the same length (the generic `hasPrefix` walked it element by element).
         let isLogin = path == options.loginPath
-        let logoutPrefix = options.loginPath + "/id/"
-        guard isLogin || path.hasPrefix(logoutPrefix) else { return nil }
+        guard isLogin || path.startsWith(logoutPrefix) else { return nil }
         let (latency, fail, token) = random.withLock { random in
             (
                 options.latency.sample(using: &random), Double.random(in: 0..<1, using: &random) < options.errorRate,

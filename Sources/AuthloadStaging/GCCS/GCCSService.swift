@@ -51,12 +51,15 @@ public final class GCCSService: Sendable {
     public let options: Options
     private let channels = Locked<[String: GCCSChannel]>([:])
     private let random: Locked<SplitMix64>
+    /// `{auth}/exist`, where a client asks whether a channel is open.
+    private let existPath: String
     /// Bounds the channel table: devices that vanish mid-authentication must not grow it without end.
     static let channelCapacity = 1_000_000
 
     public init(options: Options, seed: UInt64 = 11) {
         self.options = options
         random = Locked(SplitMix64(seed: seed))
+        existPath = options.paths.auth + "/exist"
     }
 
     /// Channels not yet finished or cleaned up.
@@ -65,10 +68,10 @@ public final class GCCSService: Sendable {
     // MARK: REST
 
     /// Answers the request if it is for this service, nil otherwise.
-    func respond(to request: HTTPRequest) -> ServiceReply? {
-        let paths = options.paths
-        let path = request.path
-        guard path == paths.auth || path == paths.nodes || path == paths.complete || path == paths.auth + "/exist" else { return nil }
+    ///
+    /// - Parameter path: the request's path, which the server has found already.
+    func respond(to request: HTTPRequest, path: Substring) -> ServiceReply? {
+        guard let endpoint = endpoint(of: path) else { return nil }
         let latency = random.withLock { options.latency.sample(using: &$0) }
         let parameters = request.method == "GET" ? Self.query(of: request) : ((try? JSONValue.parse(request.body)) ?? .null)
         guard let deviceID = parameters["deviceId"]?.stringValue, !deviceID.isEmpty else {
@@ -78,19 +81,35 @@ public final class GCCSService: Sendable {
             return reply(GCCSEnvelope(rtCode: GCCSResultCode.invalidClientKey, rtMsg: "invalid client key"), after: latency)
         }
         let envelope: GCCSEnvelope
-        switch (request.method, path) {
-        case ("POST", paths.auth): envelope = requestAuth(deviceID: deviceID, userKey: parameters["userKey"]?.stringValue ?? "")
-        case ("POST", paths.nodes): envelope = startVerification(deviceID: deviceID, fields: parameters)
-        case ("POST", paths.complete):
+        switch (request.method, endpoint) {
+        case ("POST", .auth): envelope = requestAuth(deviceID: deviceID, userKey: parameters["userKey"]?.stringValue ?? "")
+        case ("POST", .nodes): envelope = startVerification(deviceID: deviceID, fields: parameters)
+        case ("POST", .complete):
             envelope = complete(deviceID: deviceID, secondary: parameters["isSecondaryCertification"]?.boolValue, after: latency)
-        case ("GET", paths.auth): envelope = token(deviceID: deviceID, channelKey: parameters["channelKey"]?.stringValue ?? "")
-        case ("DELETE", paths.auth): envelope = cancel(deviceID: deviceID)
-        case ("GET", paths.auth + "/exist"): envelope = exists(deviceID: deviceID)
+        case ("GET", .auth): envelope = token(deviceID: deviceID, channelKey: parameters["channelKey"]?.stringValue ?? "")
+        case ("DELETE", .auth): envelope = cancel(deviceID: deviceID)
+        case ("GET", .exist): envelope = exists(deviceID: deviceID)
         default:
             return ServiceReply(
-                .methodNotAllowed(path == paths.auth ? "POST, GET, DELETE" : path.hasSuffix("/exist") ? "GET" : "POST"), after: latency)
+                .methodNotAllowed(endpoint == .auth ? "POST, GET, DELETE" : path.hasSuffix("/exist") ? "GET" : "POST"), after: latency)
         }
         return reply(envelope, after: latency)
+    }
+
+    /// The REST endpoints, by path.
+    private enum Endpoint {
+        case auth, nodes, complete, exist
+    }
+
+    /// Which endpoint `path` is, nil when none: every request the server answers for another service but FCSDK comes
+    /// through here, and the exist path is built once.
+    private func endpoint(of path: Substring) -> Endpoint? {
+        let paths = options.paths
+        if path == paths.auth { return .auth }
+        if path == paths.nodes { return .nodes }
+        if path == paths.complete { return .complete }
+        if path == existPath { return .exist }
+        return nil
     }
 
     private func reply(_ envelope: GCCSEnvelope, after latency: Duration) -> ServiceReply {

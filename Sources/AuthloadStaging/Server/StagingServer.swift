@@ -27,9 +27,11 @@ public final class StagingServer: HTTPService, WebSocketService, ConnectionFault
 
     /// The service's answer, broken on the wire when fault injection draws a fault for it.
     public func respond(to request: HTTPRequest) -> ServiceReply {
-        accessLog.record(request)
-        var reply = route(request)
-        if let faults { reply.fault = faultDraws.withLock { faults.draw(path: String(request.path), using: &$0) } }
+        // The path is found once: the access log and each service in turn read it.
+        let path = request.path
+        accessLog.record(request, path: path)
+        var reply = route(request, path: path)
+        if let faults { reply.fault = faultDraws.withLock { faults.draw(path: String(path), using: &$0) } }
         return reply
     }
 
@@ -38,17 +40,17 @@ public final class StagingServer: HTTPService, WebSocketService, ConnectionFault
         return faultDraws.withLock { faults.drawHandshake(using: &$0) } ? .tlsHandshake : nil
     }
 
-    private func route(_ request: HTTPRequest) -> ServiceReply {
-        if request.path == "/health" { return ServiceReply(.json(status: 200, ["status": "ok"])) }
-        if let reply = fcsdk.respond(to: request) { return reply }
-        if let reply = gccs.respond(to: request) { return reply }
-        if let reply = streem.respond(to: request) { return reply }
+    private func route(_ request: HTTPRequest, path: Substring) -> ServiceReply {
+        if path == "/health" { return ServiceReply(.json(status: 200, ["status": "ok"])) }
+        if let reply = fcsdk.respond(to: request, path: path) { return reply }
+        if let reply = gccs.respond(to: request, path: path) { return reply }
+        if let reply = streem.respond(to: request, path: path) { return reply }
         if let reply = okta.respond(to: request) { return reply }
         return ServiceReply(.json(status: 404, ["error": .string("no staging service at \(request.path)")]))
     }
 
     public func upgrade(_ request: HTTPRequest, offeredProtocols: [String], peer: any WebSocketPeer) -> WebSocketUpgrade {
-        accessLog.record(request)
+        accessLog.record(request, path: request.path)
         return gccs.upgrade(request, offeredProtocols: offeredProtocols, peer: peer)
     }
 }

@@ -84,20 +84,25 @@ public final class StreemService: Sendable {
 
     // MARK: Routing
 
-    func respond(to request: HTTPRequest) -> ServiceReply? {
-        // Split on bytes, not `Character`s: a path is ASCII, and this runs for every request the server answers.
-        let parts = String(request.path).utf8.split(separator: UInt8(ascii: "/")).map { String(Substring($0)) }
+    /// Answers the request if it is for this service, nil otherwise.
+    ///
+    /// - Parameter path: the request's path, which the server has found already.
+    func respond(to request: HTTPRequest, path: Substring) -> ServiceReply? {
+        guard Route.mayMatch(path) else { return nil }
         let response: HTTPResponse
         var tokenEndpoint = false
-        /// Whether the request is `method` on `pattern`, where `*` matches one path segment.
+        // Matched in place, segment by segment: every request the server answers for another service (all of Okta's)
+        // comes through here, and splitting each path into strings first cost every one of them an array and its
+        // strings.
+        var wildcard: Substring = ""
+        /// Whether the request is `method` on `pattern`; `wildcard` is the segment its `*` matched.
         func route(_ method: String, _ pattern: Route) -> Bool {
-            request.method == method && pattern.segments.count == parts.count
-                && zip(pattern.segments, parts).allSatisfy { $0 == "*" || $0 == $1 }
+            request.method == method && pattern.matches(path, wildcard: &wildcard)
         }
         if route("POST", .redeem) {
-            response = redeem(code: parts[2])
+            response = redeem(code: String(wildcard))
         } else if route("GET", .openIDConfiguration) {
-            response = openIDConfiguration(company: parts[2])
+            response = openIDConfiguration(company: String(wildcard))
         } else if route("POST", .token) {
             response = token(FormURLEncoding.decode(request.body))
             tokenEndpoint = true
@@ -125,6 +130,38 @@ public final class StreemService: Sendable {
         let segments: [String]
 
         init(_ pattern: String) { segments = pattern.split(separator: "/").map(String.init) }
+
+        /// Whether `path`'s non-empty segments are the pattern's, as splitting it on `/` would find them; sets
+        /// `wildcard` to the segment a `*` matched.
+        func matches(_ path: Substring, wildcard: inout Substring) -> Bool {
+            let bytes = path.utf8
+            let slash = UInt8(ascii: "/")
+            var start = bytes.startIndex
+            for segment in segments {
+                while start < bytes.endIndex, bytes[start] == slash { start = bytes.index(after: start) }
+                let end = bytes[start...].firstIndex(of: slash) ?? bytes.endIndex
+                guard start < end else { return false }
+                let part = path[start..<end]
+                if segment == "*" {
+                    wildcard = part
+                } else if part != segment {
+                    return false
+                }
+                start = end
+            }
+            return bytes[start...].allSatisfy { $0 == slash }
+        }
+
+        /// Whether `path`'s first segment is one a route starts with: most paths are another service's, and this says
+        /// so in one look.
+        static func mayMatch(_ path: Substring) -> Bool {
+            let bytes = path.utf8
+            let slash = UInt8(ascii: "/")
+            let start = bytes.firstIndex { $0 != slash } ?? bytes.endIndex
+            let end = bytes[start...].firstIndex(of: slash) ?? bytes.endIndex
+            let first = path[start..<end]
+            return first == "v1" || first == "openid"
+        }
 
         static let redeem = Route("v1/invitations/*/redeem")
         static let openIDConfiguration = Route("v1/companies/*/openid-configuration")

@@ -9,7 +9,13 @@
 /// ```
 public enum PercentEncoding {
     /// Returns `text` with every byte outside the unreserved set written as `%XX` (upper-case hex).
-    public static func encode(_ text: some StringProtocol) -> String {
+    public static func encode(_ text: some StringProtocol) -> String { encoded(text) }
+
+    /// ``encode(_:)`` of a `String`, specialized in this module: called from another, the generic one
+    /// read each byte through the protocol's witnesses (a GCCS flow encodes every query it sends).
+    public static func encode(_ text: String) -> String { encoded(text) }
+
+    private static func encoded(_ text: some StringProtocol) -> String {
         // Identifiers and tokens are usually already safe: return them without building new bytes.
         if text.utf8.allSatisfy(ASCII.isUnreserved) { return String(text) }
         var bytes: [UInt8] = []

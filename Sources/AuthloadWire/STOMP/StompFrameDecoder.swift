@@ -78,7 +78,16 @@ public struct StompFrameDecoder: Sendable {
     public var retainedCapacity: Int { buffer.capacity }
 
     /// Buffers bytes received from the peer; bytes fed after an error are dropped.
-    public mutating func feed(_ bytes: some Sequence<UInt8>) {
+    public mutating func feed(_ bytes: some Sequence<UInt8>) { append(bytes) }
+
+    /// ``feed(_:)`` of a text message's bytes, specialized in this module: from another, the generic one read them
+    /// one at a time through `Sequence`'s witnesses (a GCCS flow feeds every status message it receives).
+    public mutating func feed(_ bytes: String.UTF8View) { append(bytes) }
+
+    /// ``feed(_:)`` of a binary message's bytes, specialized in this module, copied in one go.
+    public mutating func feed(_ bytes: [UInt8]) { append(bytes) }
+
+    private mutating func append(_ bytes: some Sequence<UInt8>) {
         guard failure == nil else { return }
         compact()
         buffer.append(contentsOf: bytes)
