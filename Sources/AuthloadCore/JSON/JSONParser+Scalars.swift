@@ -1,10 +1,24 @@
 extension JSONParser {
+    /// Where a decoded string's bytes are: still in the input, or unescaped into ``scratch``.
+    enum StringBytes {
+        case input(Range<Int>)
+        case scratch
+    }
+
     /// Decodes the string whose opening quote is at `position`.
-    ///
-    /// A string without escapes becomes a `String` straight from the input bytes; only escapes send
-    /// the text through ``scratch``. UTF-8 is validated here rather than left to `String(decoding:)`,
-    /// which would silently repair it, so that an error can name the offending byte.
     mutating func readString() throws(JSONParseError) -> String {
+        switch try readStringBytes() {
+        case .input(let range): String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+        case .scratch: String(decoding: scratch, as: UTF8.self)
+        }
+    }
+
+    /// Validates the string whose opening quote is at `position` and says where its decoded bytes are.
+    ///
+    /// A string without escapes stays in the input; only escapes send the text through ``scratch``. UTF-8 is
+    /// validated here rather than left to `String(decoding:)`, which would silently repair it, so that an error
+    /// can name the offending byte.
+    mutating func readStringBytes() throws(JSONParseError) -> StringBytes {
         let opening = position
         position += 1
         var runStart = position
@@ -15,11 +29,11 @@ extension JSONParser {
             let byte = bytes[position]
             switch byte {
             case .quote:
-                let run = UnsafeBufferPointer(rebasing: bytes[runStart..<position])
+                let run = runStart..<position
                 position += 1
-                if unescaped { return String(decoding: run, as: UTF8.self) }
-                scratch.append(contentsOf: run)
-                return String(decoding: scratch, as: UTF8.self)
+                if unescaped { return .input(run) }
+                scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run]))
+                return .scratch
             case .backslash:
                 if unescaped { scratch.removeAll(keepingCapacity: true) }
                 scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<position]))
