@@ -57,14 +57,14 @@ extension JSONParser {
     /// backslash, control character or non-ASCII byte; or the end of the input.
     ///
     /// Tokens and identifiers in bodies are long runs of plain ASCII, so this tests eight bytes
-    /// per step with SWAR bit tricks, then finds the exact byte one at a time.
+    /// per step with SWAR bit tricks; only the input's last few bytes go one at a time.
     private static func endOfPlainRun(from start: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Int {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highBits: UInt64 = 0x8080_8080_8080_8080
         var index = start
         if let base = UnsafeRawPointer(bytes.baseAddress) {
             while bytes.count - index >= 8 {
-                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
                 let quotes = word ^ (ones &* 0x22)
                 let backslashes = word ^ (ones &* 0x5C)
                 // `(x - 0x01…) & ~x` sets a byte's high bit when that byte of x is zero (here: equal to
@@ -72,7 +72,9 @@ extension JSONParser {
                 let special =
                     ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
                     | ((word &- ones &* 0x20) & ~word) | word
-                if special & highBits != 0 { break }
+                // The lowest flagged byte is exact (borrows only run upward, from bytes flagged themselves), so a
+                // short string, a key, ends here without a byte-by-byte scan.
+                if special & highBits != 0 { return index + (special & highBits).trailingZeroBitCount >> 3 }
                 index += 8
             }
         }

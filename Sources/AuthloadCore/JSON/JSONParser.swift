@@ -116,7 +116,10 @@ struct JSONParser {
             while containers.count > depth {
                 let top = building.count - 1
                 if containers[containers.count - 1].isObject {
-                    building[top].object.appendNew(building[top].key, value)
+                    // Moved, not copied: a retain and a release for every member and element add up over a document.
+                    var key = ""
+                    swap(&key, &building[top].key)
+                    building[top].object.appendNew(consume key, consume value)
                     if try nextMember() {
                         building[top].key = currentKeyString
                         continue nextValue
@@ -124,7 +127,7 @@ struct JSONParser {
                     value = .object(building.removeLast().object)
                 } else {
                     if building[top].elements.capacity == 0 { building[top].elements.reserveCapacity(4) }
-                    building[top].elements.append(value)
+                    building[top].elements.append(consume value)
                     if try nextElement() { continue nextValue }
                     value = .array(building.removeLast().elements)
                 }
