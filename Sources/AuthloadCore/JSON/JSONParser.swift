@@ -50,6 +50,9 @@ struct JSONParser {
     init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
         position = Self.byteOrderMarkLength(bytes)
+        // Room for an ION body's nesting and open keys up front: growing one by one reallocates at every doubling.
+        containers.reserveCapacity(16)
+        keys.reserveCapacity(32)
     }
 
     static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(JSONParseError) -> JSONValue {
@@ -85,6 +88,7 @@ struct JSONParser {
                     value = .object(JSONObject())
                     break
                 }
+                if building.capacity == 0 { building.reserveCapacity(16) }
                 building.append(Building(key: currentKeyString))
                 continue nextValue
             case UInt8(ascii: "["):
@@ -93,6 +97,7 @@ struct JSONParser {
                     value = .array([])
                     break
                 }
+                if building.capacity == 0 { building.reserveCapacity(16) }
                 building.append(Building())
                 continue nextValue
             case .quote:
