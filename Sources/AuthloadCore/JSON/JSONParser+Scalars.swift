@@ -54,11 +54,12 @@ extension JSONParser {
     }
 
     /// The index of the first byte from `start` on that a string cannot take as is: a quote,
-    /// backslash, control character or non-ASCII byte; or the end of the input.
+    /// backslash, control character or (when `nonASCII`, as the parser validates it) non-ASCII byte; or the
+    /// end of the input. The serializer stops at the bytes it escapes.
     ///
     /// Tokens and identifiers in bodies are long runs of plain ASCII, so this tests eight bytes
     /// per step with SWAR bit tricks; only the input's last few bytes go one at a time.
-    private static func endOfPlainRun(from start: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    static func endOfPlainRun(from start: Int, in bytes: UnsafeBufferPointer<UInt8>, nonASCII: Bool = true) -> Int {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highBits: UInt64 = 0x8080_8080_8080_8080
         var index = start
@@ -71,7 +72,7 @@ extension JSONParser {
                 // the probe); `(word - 0x20…) & ~word` does the same for bytes below 0x20.
                 let special =
                     ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
-                    | ((word &- ones &* 0x20) & ~word) | word
+                    | ((word &- ones &* 0x20) & ~word) | (nonASCII ? word : 0)
                 // The lowest flagged byte is exact (borrows only run upward, from bytes flagged themselves), so a
                 // short string, a key, ends here without a byte-by-byte scan.
                 if special & highBits != 0 { return index + (special & highBits).trailingZeroBitCount >> 3 }
@@ -80,7 +81,7 @@ extension JSONParser {
         }
         while index < bytes.count {
             let byte = bytes[index]
-            if byte < 0x20 || byte >= 0x80 || byte == .quote || byte == .backslash { break }
+            if byte < 0x20 || (nonASCII && byte >= 0x80) || byte == .quote || byte == .backslash { break }
             index += 1
         }
         return index
