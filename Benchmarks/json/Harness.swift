@@ -1,5 +1,6 @@
 // Reads the ION answers of an email login (the staging service's own bytes, captured once) over and over, as a
-// flow does (`IDXResponse(body:)`) or into a tree (`JSONValue.parse`), for `json-instructions.sh` to count.
+// flow does (`IDXResponse(body:)`) or into a tree (`JSONValue.parse`), or serializes their trees, for
+// `json-instructions.sh` to count.
 import AuthloadCore
 import AuthloadWire
 import Foundation
@@ -11,11 +12,13 @@ let mode = arguments[3]
 let bodies = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".json") }.sorted().map {
     try Array(Data(contentsOf: URL(fileURLWithPath: directory + "/" + $0)))
 }
+let trees = mode == "serialize" ? bodies.map { try? JSONValue.parse($0) } : []
 var read = 0
 for _ in 0..<rounds {
-    for body in bodies {
+    for (index, body) in bodies.enumerated() {
         switch mode {
         case "idx": read += IDXResponse(body: body)?.remediations.count ?? 0
+        case "serialize": read += trees[index]?.serialized().count ?? 0
         default: read += (try? JSONValue.parse(body))?.objectValue?.count ?? 0
         }
     }
