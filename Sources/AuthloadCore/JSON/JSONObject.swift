@@ -78,13 +78,14 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     }
 
     /// Adds a member whose key the caller has already checked is absent, as the parser does.
-    mutating func appendNew(_ key: String, _ value: JSONValue) {
+    mutating func appendNew(_ key: consuming String, _ value: consuming JSONValue) {
         // Growing one by one would reallocate at 1, 2 and 4 members; bodies usually have two to four.
         if members.capacity == 0 { members.reserveCapacity(4) }
-        members.append(Member(key: key, value: value))
         if positions != nil {
-            positions?[key] = members.count - 1
+            positions?[copy key] = members.count
+            members.append(Member(key: key, value: value))
         } else {
+            members.append(Member(key: key, value: value))
             buildIndexIfLarge()
         }
     }

@@ -1,10 +1,24 @@
 extension JSONParser {
+    /// Where a decoded string's bytes are: still in the input, or unescaped into ``scratch``.
+    enum StringBytes {
+        case input(Range<Int>)
+        case scratch
+    }
+
     /// Decodes the string whose opening quote is at `position`.
-    ///
-    /// A string without escapes becomes a `String` straight from the input bytes; only escapes send
-    /// the text through ``scratch``. UTF-8 is validated here rather than left to `String(decoding:)`,
-    /// which would silently repair it, so that an error can name the offending byte.
     mutating func readString() throws(JSONParseError) -> String {
+        switch try readStringBytes() {
+        case .input(let range): String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+        case .scratch: String(decoding: scratch, as: UTF8.self)
+        }
+    }
+
+    /// Validates the string whose opening quote is at `position` and says where its decoded bytes are.
+    ///
+    /// A string without escapes stays in the input; only escapes send the text through ``scratch``. UTF-8 is
+    /// validated here rather than left to `String(decoding:)`, which would silently repair it, so that an error
+    /// can name the offending byte.
+    mutating func readStringBytes() throws(JSONParseError) -> StringBytes {
         let opening = position
         position += 1
         var runStart = position
@@ -15,11 +29,11 @@ extension JSONParser {
             let byte = bytes[position]
             switch byte {
             case .quote:
-                let run = UnsafeBufferPointer(rebasing: bytes[runStart..<position])
+                let run = runStart..<position
                 position += 1
-                if unescaped { return String(decoding: run, as: UTF8.self) }
-                scratch.append(contentsOf: run)
-                return String(decoding: scratch, as: UTF8.self)
+                if unescaped { return .input(run) }
+                scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run]))
+                return .scratch
             case .backslash:
                 if unescaped { scratch.removeAll(keepingCapacity: true) }
                 scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<position]))
@@ -40,31 +54,34 @@ extension JSONParser {
     }
 
     /// The index of the first byte from `start` on that a string cannot take as is: a quote,
-    /// backslash, control character or non-ASCII byte; or the end of the input.
+    /// backslash, control character or (when `nonASCII`, as the parser validates it) non-ASCII byte; or the
+    /// end of the input. The serializer stops at the bytes it escapes.
     ///
     /// Tokens and identifiers in bodies are long runs of plain ASCII, so this tests eight bytes
-    /// per step with SWAR bit tricks, then finds the exact byte one at a time.
-    private static func endOfPlainRun(from start: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    /// per step with SWAR bit tricks; only the input's last few bytes go one at a time.
+    static func endOfPlainRun(from start: Int, in bytes: UnsafeBufferPointer<UInt8>, nonASCII: Bool = true) -> Int {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highBits: UInt64 = 0x8080_8080_8080_8080
         var index = start
         if let base = UnsafeRawPointer(bytes.baseAddress) {
             while bytes.count - index >= 8 {
-                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
                 let quotes = word ^ (ones &* 0x22)
                 let backslashes = word ^ (ones &* 0x5C)
                 // `(x - 0x01…) & ~x` sets a byte's high bit when that byte of x is zero (here: equal to
                 // the probe); `(word - 0x20…) & ~word` does the same for bytes below 0x20.
                 let special =
                     ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
-                    | ((word &- ones &* 0x20) & ~word) | word
-                if special & highBits != 0 { break }
+                    | ((word &- ones &* 0x20) & ~word) | (nonASCII ? word : 0)
+                // The lowest flagged byte is exact (borrows only run upward, from bytes flagged themselves), so a
+                // short string, a key, ends here without a byte-by-byte scan.
+                if special & highBits != 0 { return index + (special & highBits).trailingZeroBitCount >> 3 }
                 index += 8
             }
         }
         while index < bytes.count {
             let byte = bytes[index]
-            if byte < 0x20 || byte >= 0x80 || byte == .quote || byte == .backslash { break }
+            if byte < 0x20 || (nonASCII && byte >= 0x80) || byte == .quote || byte == .backslash { break }
             index += 1
         }
         return index

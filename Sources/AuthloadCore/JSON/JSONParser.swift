@@ -28,7 +28,7 @@ extension JSONValue {
     }
 }
 
-/// Reads one JSON document from contiguous bytes.
+/// Reads JSON from contiguous bytes: a whole document into a tree, or value by value for ``JSONReader``.
 ///
 /// It keeps open arrays and objects on an explicit stack instead of recursing, so hostile nesting
 /// costs a bounded amount of heap and never the thread's stack, even in debug builds. Every read
@@ -38,46 +38,68 @@ struct JSONParser {
     var position: Int
     /// Reused by every string that needs unescaping, so a document allocates one buffer for them.
     var scratch: [UInt8] = []
+    /// The arrays and objects open at `position`, innermost last.
+    var containers: [Container] = []
+    /// The decoded keys of every open object, each object's after its parent's, to find a repeated key.
+    var keys: [Key] = []
+    /// The keys of each open object that outgrew a short linear scan, by depth, so hostile inputs stay linear to read.
+    var keySets: [Int: Set<[UInt8]>] = [:]
+    /// The keys decoded from escapes, freed by ``release()``.
+    var decodedKeys: [UnsafeMutableBufferPointer<UInt8>] = []
 
-    /// One open array or object. Both storages live here so that closing one moves it out uniquely
-    /// referenced, and appending to it never copies.
-    private struct Frame {
-        var isObject: Bool
-        var elements: [JSONValue] = []
-        var object = JSONObject()
-        var key = ""
+    init(bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+        position = Self.byteOrderMarkLength(bytes)
+        // Room for an ION body's nesting and open keys up front: growing one by one reallocates at every doubling.
+        containers.reserveCapacity(16)
+        keys.reserveCapacity(32)
     }
 
     static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(JSONParseError) -> JSONValue {
-        var parser = JSONParser(bytes: bytes, position: byteOrderMarkLength(bytes))
-        return try parser.parseDocument()
+        var parser = JSONParser(bytes: bytes)
+        defer { parser.release() }
+        let value = try parser.readValue()
+        try parser.finish()
+        return value
     }
 
     static func byteOrderMarkLength(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
         bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF ? 3 : 0
     }
 
-    private mutating func parseDocument() throws(JSONParseError) -> JSONValue {
-        var frames: [Frame] = []
+    /// One array or object being built. Both storages live here so that closing one moves it out uniquely
+    /// referenced, and appending to it never copies.
+    private struct Building {
+        var elements: [JSONValue] = []
+        var object = JSONObject()
+        var key = ""
+    }
+
+    /// Reads the value at `position` into a tree.
+    mutating func readValue() throws(JSONParseError) -> JSONValue {
+        var building: [Building] = []
+        let depth = containers.count
         nextValue: while true {
             var value: JSONValue
-            skipWhitespace()
-            guard position < bytes.count else { throw unexpected("expected a JSON value") }
-            switch bytes[position] {
+            switch try valueStart() {
             case UInt8(ascii: "{"):
-                try open(&frames, isObject: true)
-                if consume(UInt8(ascii: "}")) {
-                    frames.removeLast()
+                try enter(object: true)
+                guard try nextMember() else {
                     value = .object(JSONObject())
-                } else {
-                    frames[frames.count - 1].key = try readKey(of: JSONObject(), expected: "expected a string key or '}'")
-                    continue nextValue
+                    break
                 }
+                if building.capacity == 0 { building.reserveCapacity(16) }
+                building.append(Building(key: currentKeyString))
+                continue nextValue
             case UInt8(ascii: "["):
-                try open(&frames, isObject: false)
-                guard consume(UInt8(ascii: "]")) else { continue nextValue }
-                frames.removeLast()
-                value = .array([])
+                try enter(object: false)
+                guard try nextElement() else {
+                    value = .array([])
+                    break
+                }
+                if building.capacity == 0 { building.reserveCapacity(16) }
+                building.append(Building())
+                continue nextValue
             case .quote:
                 value = .string(try readString())
             case UInt8(ascii: "t"):
@@ -96,88 +118,33 @@ struct JSONParser {
             }
 
             // The value is complete: add it to its container and close every container that ends here.
-            while !frames.isEmpty {
-                let top = frames.count - 1
-                if frames[top].isObject {
-                    frames[top].object.appendNew(frames[top].key, value)
-                    if try consumeSeparator(closing: UInt8(ascii: "}")) {
-                        frames[top].key = try readKey(of: frames[top].object, expected: "expected a string key after ','")
+            while containers.count > depth {
+                let top = building.count - 1
+                if containers[containers.count - 1].isObject {
+                    // Moved, not copied: a retain and a release for every member and element add up over a document.
+                    var key = ""
+                    swap(&key, &building[top].key)
+                    building[top].object.appendNew(consume key, consume value)
+                    if try nextMember() {
+                        building[top].key = currentKeyString
                         continue nextValue
                     }
-                    guard consume(UInt8(ascii: "}")) else { throw unexpected("expected ',' or '}' after object member") }
-                    value = .object(frames.removeLast().object)
+                    value = .object(building.removeLast().object)
                 } else {
-                    if frames[top].elements.capacity == 0 { frames[top].elements.reserveCapacity(4) }
-                    frames[top].elements.append(value)
-                    if try consumeSeparator(closing: UInt8(ascii: "]")) { continue nextValue }
-                    guard consume(UInt8(ascii: "]")) else { throw unexpected("expected ',' or ']' after array element") }
-                    value = .array(frames.removeLast().elements)
+                    if building[top].elements.capacity == 0 { building[top].elements.reserveCapacity(4) }
+                    building[top].elements.append(consume value)
+                    if try nextElement() { continue nextValue }
+                    value = .array(building.removeLast().elements)
                 }
             }
-            skipWhitespace()
-            guard position == bytes.count else { throw unexpected("expected end of input after the JSON value") }
             return value
         }
-    }
-
-    private mutating func open(_ frames: inout [Frame], isObject: Bool) throws(JSONParseError) {
-        guard frames.count < JSONValue.maximumNestingDepth else {
-            throw error(at: position, "arrays and objects nest deeper than \(JSONValue.maximumNestingDepth) levels")
-        }
-        frames.append(Frame(isObject: isObject))
-        position += 1
-        skipWhitespace()
-    }
-
-    /// Reads a member's key and its colon, rejecting a key that `object` already has.
-    private mutating func readKey(of object: JSONObject, expected: String) throws(JSONParseError) -> String {
-        skipWhitespace()
-        guard position < bytes.count, bytes[position] == .quote else { throw unexpected(expected) }
-        let start = position
-        let key = try readString()
-        if object.position(of: key) != nil {
-            throw error(at: start, "duplicate key \(JSONValue.string(key).serializedString)")
-        }
-        skipWhitespace()
-        guard consume(UInt8(ascii: ":")) else { throw unexpected("expected ':' after object key") }
-        return key
-    }
-
-    /// Consumes a `,`, and names a trailing comma as such when `closing` follows it.
-    private mutating func consumeSeparator(closing: UInt8) throws(JSONParseError) -> Bool {
-        skipWhitespace()
-        guard consume(UInt8(ascii: ",")) else { return false }
-        skipWhitespace()
-        if position < bytes.count, bytes[position] == closing {
-            let expected = closing == UInt8(ascii: "}") ? "a string key" : "a JSON value"
-            let bracket = Character(Unicode.Scalar(closing))
-            throw error(at: position, "expected \(expected) after ',', found '\(bracket)' (JSON allows no trailing comma)")
-        }
-        return true
-    }
-
-    private mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
-        let length = literal.utf8CodeUnitCount
-        guard bytes.count - position >= length else { throw unexpected("expected a JSON value") }
-        for offset in 0..<length where bytes[position + offset] != literal.utf8Start[offset] {
-            throw unexpected("expected a JSON value")
-        }
-        position += length
     }
 
     mutating func consume(_ byte: UInt8) -> Bool {
         guard position < bytes.count, bytes[position] == byte else { return false }
         position += 1
         return true
-    }
-
-    private mutating func skipWhitespace() {
-        while position < bytes.count {
-            switch bytes[position] {
-            case UInt8(ascii: " "), .lineFeed, .carriageReturn, UInt8(ascii: "\t"): position += 1
-            default: return
-            }
-        }
     }
 
     func error(at offset: Int, _ message: String) -> JSONParseError {

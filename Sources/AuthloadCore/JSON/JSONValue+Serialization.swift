@@ -78,9 +78,10 @@ extension JSONValue {
     public static func appendEscaped(_ string: String, to output: inout [UInt8]) {
         var string = string
         string.withUTF8 { bytes in
-            // Copy runs that need no escaping in one go; most strings are a single run.
+            // Copy runs that need no escaping in one go, found eight bytes at a time; most strings are a single run.
             var runStart = 0
-            for (index, byte) in bytes.enumerated() where byte < 0x20 || byte == .quote || byte == .backslash {
+            while case let index = JSONParser.endOfPlainRun(from: runStart, in: bytes, nonASCII: false), index < bytes.count {
+                let byte = bytes[index]
                 output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
                 runStart = index + 1
                 output.append(.backslash)

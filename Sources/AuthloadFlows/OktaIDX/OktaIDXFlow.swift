@@ -110,7 +110,11 @@ public struct OktaIDXFlow: Flow {
 
     /// How an answer from the OAuth side (interact, token) counts: its `error` code on a 4xx, the status otherwise.
     static func classifyOAuth(_ response: HTTPResponse, requiring member: String) -> Outcome {
-        let json = try? JSONValue.parse(response.body)
+        classifyOAuth(response, json: try? JSONValue.parse(response.body), requiring: member)
+    }
+
+    /// ``classifyOAuth(_:requiring:)`` of a response whose body the caller has parsed (nil when it is not JSON).
+    static func classifyOAuth(_ response: HTTPResponse, json: JSONValue?, requiring member: String) -> Outcome {
         if response.status == 200 {
             return json?[member]?.stringValue?.isEmpty == false ? .ok : Outcome(.protocolError, "no \(member)")
         }

@@ -169,9 +169,12 @@ struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
         let attempt = await context.sendWithBackoff(
             request, retryStep: OktaIDXFlow.index(.retry), maxRetries: options.maxRetries,
             backoff: OktaIDXFlow.rateLimitWait)
-        let outcome = attempt.failure ?? attempt.response.map { OktaIDXFlow.classifyOAuth($0, requiring: member) } ?? .cancelled
+        // Parsed once, for the outcome and for the caller.
+        let json = attempt.response.flatMap { try? JSONValue.parse($0.body) }
+        let outcome =
+            attempt.failure ?? attempt.response.map { OktaIDXFlow.classifyOAuth($0, json: json, requiring: member) } ?? .cancelled
         context.record(step: OktaIDXFlow.index(step), start: attempt.start, outcome: outcome, latency: attempt.latency(now: clock.now))
-        guard outcome.isOK, let body = attempt.response?.body, let json = try? JSONValue.parse(body) else { return .failed(outcome) }
+        guard outcome.isOK, let json else { return .failed(outcome) }
         return .json(json)
     }
 

@@ -146,13 +146,13 @@ public final class OktaIDXService: Sendable {
     // MARK: IDX
 
     private func introspect(_ request: HTTPRequest, at time: Duration) -> HTTPResponse {
-        let body = (try? JSONValue.parse(request.body)) ?? .null
+        let body = IDXRequestBody(request.body)
         let origin = origin(of: request)
-        if let handle = body["stateHandle"]?.stringValue {
+        if let handle = body.stateHandle {
             guard let transaction = state.withLock({ $0.transactions.value(handle, now: time) }) else { return expired(origin) }
             return ion(transaction, handle: handle, origin: origin)
         }
-        let interactionHandle = body["interactionHandle"]?.stringValue ?? ""
+        let interactionHandle = body.interactionHandle ?? ""
         let newHandle = random.withLock { "02" + $0.hex(40) }
         let opened: (String, OktaIDXTransaction)? = state.withLock { state in
             guard var interaction = state.interactions.value(interactionHandle, now: time) else { return nil }
@@ -173,11 +173,11 @@ public final class OktaIDXService: Sendable {
     ///
     /// - Returns: the answer and any extra time it takes (sending the email or SMS).
     private func remediate(_ path: String, request: HTTPRequest, at time: Duration) -> (HTTPResponse, Duration) {
-        let body = (try? JSONValue.parse(request.body)) ?? .null
+        let body = IDXRequestBody(request.body)
         let origin = origin(of: request)
-        let handle = body["stateHandle"]?.stringValue ?? ""
+        let handle = body.stateHandle ?? ""
         guard var transaction = state.withLock({ $0.transactions.value(handle, now: time) }) else { return (expired(origin), .zero) }
-        let passcode = body["credentials"]?["passcode"]?.stringValue ?? ""
+        let passcode = body.passcode ?? ""
         var dispatch = Duration.zero
         let response: HTTPResponse
         let refused = { (status: Int, message: IDXMessage) in
@@ -185,7 +185,7 @@ public final class OktaIDXService: Sendable {
         }
         switch (path, transaction.phase) {
         case (IDXPaths.identify, .identify):
-            let identifier = body["identifier"]?.stringValue ?? ""
+            let identifier = body.identifier ?? ""
             guard !identifier.isEmpty else { return (invalid(transaction, handle: handle, origin: origin), .zero) }
             transaction.username = identifier
             if options.policy == .singleForm {
@@ -199,8 +199,7 @@ public final class OktaIDXService: Sendable {
             transaction.passwordDone = true
             response = proceed(transaction)
         case (IDXPaths.answer, .question):
-            let answer = body["credentials"]?["answer"]?.stringValue ?? ""
-            guard body["credentials"]?["questionKey"]?.stringValue == Self.questionKey, answerMatches(answer) else {
+            guard body.questionKey == Self.questionKey, answerMatches(body.answer ?? "") else {
                 return refused(400, Self.answerInvalid)
             }
             transaction.factorDone = true
@@ -208,7 +207,7 @@ public final class OktaIDXService: Sendable {
         case (IDXPaths.challenge, .select) where !options.requireEnrollment,
             (IDXPaths.enroll, .select) where options.requireEnrollment,
             (IDXPaths.challenge, .verificationData):
-            guard let phase = picked(body["authenticator"], in: transaction) else {
+            guard let phase = picked(id: body.authenticatorID ?? "", method: body.methodType, in: transaction) else {
                 return (invalid(transaction, handle: handle, origin: origin), .zero)
             }
             transaction.phase = phase
@@ -270,9 +269,7 @@ public final class OktaIDXService: Sendable {
     /// The phase an `authenticator` answer to a select (or verification-data) form leads to; nil when it picks
     /// nothing on offer. A phone picked without a method is asked which one; under `select-first` the password
     /// is on offer until it is given.
-    private func picked(_ authenticator: JSONValue?, in transaction: OktaIDXTransaction) -> OktaIDXTransaction.Phase? {
-        let id = authenticator?["id"]?.stringValue ?? ""
-        let method = authenticator?["methodType"]?.stringValue
+    private func picked(id: String, method: String?, in transaction: OktaIDXTransaction) -> OktaIDXTransaction.Phase? {
         if transaction.phase == .select, id == Self.passwordAuthenticatorID {
             return options.policy == .selectFirst && !transaction.passwordDone && method ?? "password" == "password" ? .password : nil
         }
@@ -333,7 +330,7 @@ public final class OktaIDXService: Sendable {
         }
         guard over else { return nil }
         var response: HTTPResponse
-        let handle = ((try? JSONValue.parse(request.body)) ?? .null)["stateHandle"]?.stringValue ?? ""
+        let handle = IDXRequestBody(request.body).stateHandle ?? ""
         if path == IDXPaths.answer, let transaction = state.withLock({ $0.transactions.value(handle, now: time) }) {
             // On /challenge/answer a 429 carries the state in ION (docs/protocols.md, Okta IDX).
             response = ion(transaction, handle: handle, origin: origin(of: request), status: 429, topError: Self.rateLimitMessage)

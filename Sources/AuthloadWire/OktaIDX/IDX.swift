@@ -69,15 +69,6 @@ public struct IDXMessage: Sendable, Hashable {
     }
 
     public var isError: Bool { level == "ERROR" }
-
-    /// Reads the `value` array of an ION `messages` object; entries without a key keep their text as key.
-    static func list(_ json: JSONValue?) -> [IDXMessage] {
-        (json?["value"]?.arrayValue ?? []).compactMap { entry in
-            guard entry.objectValue != nil else { return nil }
-            let text = entry["message"]?.stringValue ?? ""
-            return IDXMessage(level: entry["class"]?.stringValue ?? "INFO", key: entry["i18n"]?["key"]?.stringValue ?? text, text: text)
-        }
-    }
 }
 
 /// A field of a remediation form (docs/protocols.md, Okta IDX): a scalar, a nested form, or a choice among options.
@@ -114,21 +105,6 @@ public struct IDXField: Sendable, Equatable {
         self.messages = messages
     }
 
-    init?(json: JSONValue) {
-        guard let name = json["name"]?.stringValue else { return nil }
-        self.name = name
-        label = json["label"]?.stringValue
-        type = json["type"]?.stringValue
-        required = json["required"]?.boolValue ?? false
-        secret = json["secret"]?.boolValue ?? false
-        visible = json["visible"]?.boolValue
-        mutable = json["mutable"]?.boolValue
-        value = json["value"]
-        form = json["form"]?["value"]?.arrayValue.map { $0.compactMap(IDXField.init(json:)) }
-        options = (json["options"]?.arrayValue ?? []).compactMap(IDXOption.init(json:))
-        messages = IDXMessage.list(json["messages"])
-    }
-
     /// ERROR messages on this field and on the fields nested in it, in form order.
     var errors: [IDXMessage] {
         messages.filter(\.isError) + (form ?? []).flatMap(\.errors) + options.flatMap { $0.form.flatMap(\.errors) }
@@ -151,18 +127,6 @@ public struct IDXOption: Sendable, Equatable {
         self.relatesTo = relatesTo
     }
 
-    init?(json: JSONValue) {
-        guard json.objectValue != nil else { return nil }
-        label = json["label"]?.stringValue ?? ""
-        relatesTo = json["relatesTo"]?.stringValue
-        if let fields = json["value"]?["form"]?["value"]?.arrayValue {
-            form = fields.compactMap(IDXField.init(json:))
-            value = nil
-        } else {
-            form = []
-            value = json["value"]
-        }
-    }
 }
 
 /// A form the server offers as a next step: where to send it, how, and its fields.
@@ -190,18 +154,6 @@ public struct IDXRemediation: Sendable, Equatable {
         self.relatesTo = relatesTo
         self.fields = fields
         self.refresh = refresh
-    }
-
-    init?(json: JSONValue) {
-        guard let name = json["name"]?.stringValue, let href = json["href"]?.stringValue else { return nil }
-        self.name = name
-        self.href = href
-        method = json["method"]?.stringValue ?? "POST"
-        accepts = json["accepts"]?.stringValue
-        produces = json["produces"]?.stringValue
-        relatesTo = (json["relatesTo"]?.arrayValue ?? []).compactMap(\.stringValue)
-        fields = (json["value"]?.arrayValue ?? []).compactMap(IDXField.init(json:))
-        refresh = json["refresh"]?.intValue.map { .milliseconds($0) }
     }
 
     /// The href's path and query: IDX hrefs are absolute (`https://{org}/idp/idx/…`), but every request
@@ -235,18 +187,21 @@ public struct IDXResponse: Sendable {
     /// Reads an ION body; nil when it is not a JSON object with at least a state handle, remediations,
     /// messages or a success form.
     public init?(body: [UInt8]) {
-        guard let json = try? JSONValue.parse(body), json.objectValue != nil else { return nil }
-        stateHandle = json["stateHandle"]?.stringValue
-        expiresAt = json["expiresAt"]?.stringValue
-        remediations = (json["remediation"]?["value"]?.arrayValue ?? []).compactMap(IDXRemediation.init(json:))
-        messages = IDXMessage.list(json["messages"])
-        success = json["successWithInteractionCode"].flatMap(IDXRemediation.init(json:))
-        currentAuthenticator = IDXAuthenticator(
-            json: json["currentAuthenticatorEnrollment"]?["value"] ?? json["currentAuthenticator"]?["value"])
-        authenticators = (json["authenticators"]?["value"]?.arrayValue ?? []).compactMap(IDXAuthenticator.init(json:))
-        authenticatorEnrollments = (json["authenticatorEnrollments"]?["value"]?.arrayValue ?? []).compactMap(
-            IDXAuthenticator.init(json:))
-        guard stateHandle != nil || !remediations.isEmpty || !messages.isEmpty || success != nil else { return nil }
+        stateHandle = nil
+        expiresAt = nil
+        remediations = []
+        messages = []
+        success = nil
+        currentAuthenticator = nil
+        authenticators = []
+        authenticatorEnrollments = []
+        var isObject = false
+        do {
+            try JSONReader.read(body) { reader throws(JSONParseError) in isObject = try self.read(&reader) }
+        } catch {
+            return nil
+        }
+        guard isObject, stateHandle != nil || !remediations.isEmpty || !messages.isEmpty || success != nil else { return nil }
     }
 
     /// The authenticator a `relatesTo` path names: `$.authenticators.value[i]`, `$.authenticatorEnrollments.value[i]`,

@@ -23,15 +23,6 @@ public struct IDXAuthenticator: Sendable, Equatable {
         self.questionKey = questionKey
     }
 
-    init?(json: JSONValue?) {
-        guard let json, let type = json["type"]?.stringValue else { return nil }
-        self.type = type
-        id = json["id"]?.stringValue
-        key = json["key"]?.stringValue
-        methods = (json["methods"]?.arrayValue ?? []).compactMap { $0["type"]?.stringValue }
-        questionKey = json["profile"]?["questionKey"]?.stringValue
-    }
-
     /// True when choosing this authenticator can mean `method`: one of its methods, or its own type
     /// (`password`, `email`, `security_question` have a single method named after them).
     public func offers(method: String) -> Bool {

@@ -1,0 +1,192 @@
+/// Reads a JSON document value by value into the caller's own types, with no ``JSONValue`` tree in between.
+///
+/// Every byte is checked as ``JSONValue/parse(_:)`` checks it, skipped values and repeated keys included, and
+/// errors are the same ``JSONParseError``s; only what the caller asks for becomes a `String` or a value. A value
+/// the caller does not read is skipped, so a reader takes what it knows and ignores the rest. The typed reads
+/// (``string()``, ``bool()``, …) answer nil for a value of another type, as ``JSONValue/stringValue`` does.
+///
+/// ```swift
+/// var name: String?
+/// try JSONReader.read(body) { reader in
+///     try reader.readMembers { reader, key in
+///         if key == "name" { name = try reader.string() }
+///     }
+/// }
+/// ```
+public struct JSONReader {
+    var parser: JSONParser
+    /// Values started so far, to find a member or element its reader left unread.
+    private var started = 0
+
+    /// What the next value is, from its first byte.
+    public enum Kind: Sendable {
+        case object, array, string, number, bool, null
+    }
+
+    /// Reads the one document in `bytes` with `body`, then checks that nothing but whitespace follows it.
+    ///
+    /// - Throws: ``JSONParseError`` naming the line, column and byte offset of the first problem.
+    public static func read(_ bytes: [UInt8], _ body: (inout JSONReader) throws(JSONParseError) -> Void) throws(JSONParseError) {
+        try bytes.withUnsafeBufferPointer { buffer in
+            Result { () throws(JSONParseError) in
+                var reader = JSONReader(parser: JSONParser(bytes: buffer))
+                defer { reader.parser.release() }
+                try body(&reader)
+                if reader.started == 0 { try reader.skip() }
+                try reader.parser.finish()
+            }
+        }.get()
+    }
+
+    /// The kind of the next value; throws when no value starts there.
+    public mutating func kind() throws(JSONParseError) -> Kind {
+        switch try parser.valueStart() {
+        case UInt8(ascii: "{"): return .object
+        case UInt8(ascii: "["): return .array
+        case .quote: return .string
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): return .bool
+        case UInt8(ascii: "n"): return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number
+        default: throw parser.unexpected("expected a JSON value")
+        }
+    }
+
+    /// Calls `member` with each member of the next value when it is an object; a member it leaves unread is skipped.
+    ///
+    /// - Returns: false, having skipped the value, when it is not an object.
+    @discardableResult
+    public mutating func readMembers(_ member: (inout JSONReader, Key) throws(JSONParseError) -> Void) throws(JSONParseError) -> Bool {
+        var none: Void = ()
+        return try readMembers(into: &none) { reader, key, _ throws(JSONParseError) in try member(&reader, key) }
+    }
+
+    /// Calls `member` with each member of the next value when it is an object, and `state` for it to fill in: a value
+    /// filled in place, where one captured by the closure would be copied out of it whole.
+    ///
+    /// - Returns: false, having skipped the value, when it is not an object.
+    @discardableResult
+    public mutating func readMembers<State>(
+        into state: inout State, _ member: (inout JSONReader, Key, inout State) throws(JSONParseError) -> Void
+    ) throws(JSONParseError) -> Bool {
+        guard try kind() == .object else {
+            try skip()
+            return false
+        }
+        started += 1
+        try parser.enter(object: true)
+        while try parser.nextMember() {
+            let before = started
+            try member(&self, Key(base: parser.currentKey), &state)
+            if started == before { try skip() }
+        }
+        return true
+    }
+
+    /// Calls `element` with each element of the next value when it is an array; an element it leaves unread is skipped.
+    ///
+    /// - Returns: false, having skipped the value, when it is not an array.
+    @discardableResult
+    public mutating func readElements(_ element: (inout JSONReader) throws(JSONParseError) -> Void) throws(JSONParseError) -> Bool {
+        var none: Void = ()
+        return try readElements(into: &none) { reader, _ throws(JSONParseError) in try element(&reader) }
+    }
+
+    /// Calls `element` with each element of the next value when it is an array, and `state` for it to fill in.
+    ///
+    /// - Returns: false, having skipped the value, when it is not an array.
+    @discardableResult
+    public mutating func readElements<State>(
+        into state: inout State, _ element: (inout JSONReader, inout State) throws(JSONParseError) -> Void
+    ) throws(JSONParseError) -> Bool {
+        guard try kind() == .array else {
+            try skip()
+            return false
+        }
+        started += 1
+        try parser.enter(object: false)
+        while try parser.nextElement() {
+            let before = started
+            try element(&self, &state)
+            if started == before { try skip() }
+        }
+        return true
+    }
+
+    /// The next value when it is a string; nil, having skipped it, when it is not.
+    public mutating func string() throws(JSONParseError) -> String? {
+        guard try kind() == .string else {
+            try skip()
+            return nil
+        }
+        started += 1
+        return try parser.readString()
+    }
+
+    /// The next value when it is `true` or `false`; nil, having skipped it, when it is not.
+    public mutating func bool() throws(JSONParseError) -> Bool? {
+        guard try kind() == .bool else {
+            try skip()
+            return nil
+        }
+        let value = parser.bytes[parser.position] == UInt8(ascii: "t")
+        try skip()
+        return value
+    }
+
+    /// The next value when it is a number; nil, having skipped it, when it is not.
+    public mutating func number() throws(JSONParseError) -> Double? {
+        guard try kind() == .number else {
+            try skip()
+            return nil
+        }
+        started += 1
+        return try parser.readNumber()
+    }
+
+    /// The next value when it is a whole number that fits an `Int`, as ``JSONValue/intValue`` reads it.
+    public mutating func int() throws(JSONParseError) -> Int? {
+        try number().flatMap { Int(exactly: $0) }
+    }
+
+    /// The next value, whatever it is, as a tree.
+    public mutating func value() throws(JSONParseError) -> JSONValue {
+        started += 1
+        return try parser.readValue()
+    }
+
+    /// Checks the next value and moves past it.
+    public mutating func skip() throws(JSONParseError) {
+        started += 1
+        try parser.skipValue()
+    }
+
+    /// Where the next unread byte is, for ``value(since:)``.
+    public var offset: Int { parser.position }
+
+    /// The value that was read from `offset` up to here, as a tree: for a reader that learns only after reading a
+    /// value that it wants it whole.
+    public func value(since offset: Int) throws(JSONParseError) -> JSONValue {
+        var again = JSONParser(bytes: UnsafeBufferPointer(rebasing: parser.bytes[..<parser.position]))
+        defer { again.release() }
+        again.position = offset
+        return try again.readValue()
+    }
+}
+
+extension JSONReader {
+    /// A member's key, decoded, compared with literals as bytes: `key == "name"`, or `case "name":` in a switch.
+    ///
+    /// It points into the reader's memory: use it inside the call it is given to, never after ``read(_:_:)`` returns.
+    public struct Key: CustomStringConvertible {
+        let base: JSONParser.Key
+
+        public var description: String { String(decoding: base.bytes, as: UTF8.self) }
+
+        public static func == (key: Key, literal: StaticString) -> Bool {
+            key.base.bytes.count == literal.utf8CodeUnitCount
+                && JSONParser.equalBytes(key.base.bytes.baseAddress, literal.utf8Start, key.base.bytes.count)
+        }
+
+        public static func ~= (literal: StaticString, key: Key) -> Bool { key == literal }
+    }
+}

@@ -1,0 +1,187 @@
+import AuthloadCore
+
+// Reading the IDX values straight from an ION body's bytes with ``JSONReader``: a client reads an ION state at
+// every step, and a tree of its few hundred values made only to be picked apart cost more than the rest of the
+// step. The rules are those of reading the tree: a member of the wrong type counts as absent, an entry that is
+// not an object (or lacks what it must have) is dropped, and a body that is not valid JSON reads as nothing.
+
+extension IDXResponse {
+    /// Fills in what an ION state says; false when it is not an object.
+    mutating func read(_ reader: inout JSONReader) throws(JSONParseError) -> Bool {
+        // `currentAuthenticatorEnrollment.value` wins over `currentAuthenticator.value` whenever it is there, even
+        // when it is no authenticator.
+        var enrollment: IDXAuthenticator??
+        var current: IDXAuthenticator??
+        let isObject = try reader.readMembers(into: &self) { reader, key, response throws(JSONParseError) in
+            switch key {
+            case "stateHandle": response.stateHandle = try reader.string()
+            case "expiresAt": response.expiresAt = try reader.string()
+            case "remediation": response.remediations = try reader.ionCollection(IDXRemediation.read)
+            case "messages": response.messages = try IDXMessage.readList(&reader)
+            case "successWithInteractionCode": response.success = try IDXRemediation.read(&reader)
+            case "currentAuthenticatorEnrollment": enrollment = try reader.member("value", IDXAuthenticator.read)
+            case "currentAuthenticator": current = try reader.member("value", IDXAuthenticator.read)
+            case "authenticators": response.authenticators = try reader.ionCollection(IDXAuthenticator.read)
+            case "authenticatorEnrollments": response.authenticatorEnrollments = try reader.ionCollection(IDXAuthenticator.read)
+            default: try reader.skip()
+            }
+        }
+        currentAuthenticator = (enrollment ?? current) ?? nil
+        return isObject
+    }
+}
+
+extension IDXMessage {
+    /// Reads the `value` array of an ION `messages` object; entries without a key keep their text as key.
+    static func readList(_ reader: inout JSONReader) throws(JSONParseError) -> [IDXMessage] {
+        try reader.ionCollection { reader throws(JSONParseError) in
+            var text = ""
+            var level: String?
+            var key: String?
+            let isObject = try reader.readMembers { reader, member throws(JSONParseError) in
+                switch member {
+                case "message": text = try reader.string() ?? ""
+                case "class": level = try reader.string()
+                case "i18n": key = try reader.member("key") { reader throws(JSONParseError) in try reader.string() } ?? nil
+                default: try reader.skip()
+                }
+            }
+            return isObject ? IDXMessage(level: level ?? "INFO", key: key ?? text, text: text) : nil
+        }
+    }
+}
+
+extension IDXRemediation {
+    /// Reads a remediation form; nil when it is not an object or lacks its name or href.
+    static func read(_ reader: inout JSONReader) throws(JSONParseError) -> IDXRemediation? {
+        var remediation = IDXRemediation(name: "", href: "", accepts: nil, produces: nil, fields: [])
+        // Empty until read: a remediation without its name or href is dropped.
+        var (name, href): (String?, String?)
+        try reader.readMembers(into: &remediation) { reader, key, remediation throws(JSONParseError) in
+            switch key {
+            case "name": name = try reader.string()
+            case "href": href = try reader.string()
+            case "method": remediation.method = try reader.string() ?? "POST"
+            case "accepts": remediation.accepts = try reader.string()
+            case "produces": remediation.produces = try reader.string()
+            case "relatesTo": remediation.relatesTo = try reader.list { reader throws(JSONParseError) in try reader.string() } ?? []
+            case "value": remediation.fields = try reader.list(IDXField.read) ?? []
+            case "refresh": remediation.refresh = try reader.int().map { .milliseconds($0) }
+            default: try reader.skip()
+            }
+        }
+        guard let name, let href else { return nil }
+        remediation.name = name
+        remediation.href = href
+        return remediation
+    }
+}
+
+extension IDXField {
+    /// Reads a form field; nil when it is not an object or has no name.
+    static func read(_ reader: inout JSONReader) throws(JSONParseError) -> IDXField? {
+        var field = IDXField(name: "")
+        var name: String?
+        try reader.readMembers(into: &field) { reader, key, field throws(JSONParseError) in
+            switch key {
+            case "name": name = try reader.string()
+            case "label": field.label = try reader.string()
+            case "type": field.type = try reader.string()
+            case "required": field.required = try reader.bool() ?? false
+            case "secret": field.secret = try reader.bool() ?? false
+            case "visible": field.visible = try reader.bool()
+            case "mutable": field.mutable = try reader.bool()
+            case "value": field.value = try reader.value()
+            case "form": field.form = try reader.member("value") { reader throws(JSONParseError) in try reader.list(IDXField.read) } ?? nil
+            case "options": field.options = try reader.list(IDXOption.read) ?? []
+            case "messages": field.messages = try IDXMessage.readList(&reader)
+            default: try reader.skip()
+            }
+        }
+        guard let name else { return nil }
+        field.name = name
+        return field
+    }
+}
+
+extension IDXOption {
+    /// Reads an option: a scalar value, or a `value` of `{"form": {"value": [...]}}`; nil when it is not an object.
+    static func read(_ reader: inout JSONReader) throws(JSONParseError) -> IDXOption? {
+        var option = IDXOption(label: "")
+        let isObject = try reader.readMembers(into: &option) { reader, key, option throws(JSONParseError) in
+            switch key {
+            case "label": option.label = try reader.string() ?? ""
+            case "relatesTo": option.relatesTo = try reader.string()
+            case "value":
+                let start = reader.offset
+                guard try reader.kind() == .object else {
+                    option.value = try reader.value()
+                    return
+                }
+                var form: [IDXField]?
+                try reader.readMembers { reader, key throws(JSONParseError) in
+                    guard key == "form" else { return try reader.skip() }
+                    form = try reader.member("value") { reader throws(JSONParseError) in try reader.list(IDXField.read) } ?? nil
+                }
+                // An object that is no form is the option's value as it stands.
+                if let form { option.form = form } else { option.value = try reader.value(since: start) }
+            default: try reader.skip()
+            }
+        }
+        return isObject ? option : nil
+    }
+}
+
+extension IDXAuthenticator {
+    /// Reads an authenticator; nil when it is not an object or has no type.
+    static func read(_ reader: inout JSONReader) throws(JSONParseError) -> IDXAuthenticator? {
+        var authenticator = IDXAuthenticator(type: "")
+        var type: String?
+        try reader.readMembers(into: &authenticator) { reader, key, authenticator throws(JSONParseError) in
+            switch key {
+            case "type": type = try reader.string()
+            case "id": authenticator.id = try reader.string()
+            case "key": authenticator.key = try reader.string()
+            case "methods":
+                authenticator.methods =
+                    try reader.list { reader throws(JSONParseError) in
+                        try reader.member("type") { reader throws(JSONParseError) in try reader.string() } ?? nil
+                    } ?? []
+            case "profile":
+                authenticator.questionKey =
+                    try reader.member("questionKey") { reader throws(JSONParseError) in try reader.string() } ?? nil
+            default: try reader.skip()
+            }
+        }
+        guard let type else { return nil }
+        authenticator.type = type
+        return authenticator
+    }
+}
+
+extension JSONReader {
+    /// The elements of the next value read by `element`, those it answers nil for dropped; nil when it is no array.
+    mutating func list<T>(_ element: (inout JSONReader) throws(JSONParseError) -> T?) throws(JSONParseError) -> [T]? {
+        var elements: [T] = []
+        let isArray = try readElements(into: &elements) { reader, elements throws(JSONParseError) in
+            if let read = try element(&reader) { elements.append(read) }
+        }
+        return isArray ? elements : nil
+    }
+
+    /// The `value` array of the ION collection next (`{"type": "array", "value": [...]}`), read as by ``list(_:)``;
+    /// empty when there is none.
+    mutating func ionCollection<T>(_ element: (inout JSONReader) throws(JSONParseError) -> T?) throws(JSONParseError) -> [T] {
+        let elements = try member("value") { reader throws(JSONParseError) in try reader.list(element) }
+        return (elements ?? nil) ?? []
+    }
+
+    /// The member `name` of the object next, read by `read`; nil when the value is no object or has no such member.
+    mutating func member<T>(_ name: StaticString, _ read: (inout JSONReader) throws(JSONParseError) -> T) throws(JSONParseError) -> T? {
+        var found: T?
+        try readMembers { reader, key throws(JSONParseError) in
+            if key == name { found = try read(&reader) }
+        }
+        return found
+    }
+}
