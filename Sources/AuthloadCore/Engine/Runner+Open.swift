@@ -179,34 +179,41 @@ extension Runner {
         _ first: Arrival, workers: ArrivalWorkers<Arrival>, key: Int, tasks: UserTasks, started: Locked<Int>, runStart: C.Instant
     ) {
         hooks.workerStarted?(first.number)
-        // The task's first job runs nonisolated and then enters the workers' isolation: one more enqueue, once per worker.
+        // The task's first job runs nonisolated and then enters its user's isolation: one more enqueue, once per worker.
         tasks.start(key, executorPreference: workers.executor) {
-            let count = await self.work(first, workers: workers, isolation: workers.isolation, runStart: runStart)
+            let user = VirtualUser(
+                index: first.number, identity: self.plan.users.identity(for: first.number), seed: self.plan.seed,
+                executor: workers.executor)
+            let count = await self.work(first, workers: workers, user: user, runStart: runStart)
             started.withLock { $0 += count }
         }
     }
 
     /// A worker's life: it visits as each arrival handed to it, parked between them, until it is handed none.
     ///
+    /// The worker runs isolated to one user actor on the arrivals' executor from its start to its end, visits and
+    /// parks alike, and renews that user for each arrival (``VirtualUser/renew(index:identity:seed:)``): the user is
+    /// new in all but its memory. A new actor per arrival cost its allocation, and entering it and leaving it again
+    /// cost two executor switches, each a look-up of the task's executor preference under its status lock.
+    ///
     /// - Returns: the flows it started.
-    private func work(_ first: Arrival, workers: ArrivalWorkers<Arrival>, isolation: isolated (any Actor)?, runStart: C.Instant)
-        async -> Int
-    {
+    private func work(_ first: Arrival, workers: ArrivalWorkers<Arrival>, user: isolated VirtualUser, runStart: C.Instant) async -> Int {
         var arrival = first
         var started = 0
         while true {
-            // A new user per arrival, as ever: only the task is reused.
-            let user = VirtualUser(
-                index: arrival.number, identity: plan.users.identity(for: arrival.number), seed: plan.seed, executor: workers.executor)
             if await visit(user, due: arrival.due, runStart: runStart) { started += 1 }
             guard let next = await workers.next(parked: control.taskEnded) else { return started }
             arrival = next
+            user.renew(index: arrival.number, identity: plan.users.identity(for: arrival.number), seed: plan.seed)
         }
     }
 
-    /// One arrival's life, on its new user's actor: the user runs one flow, timed from its due instant, and leaves.
+    /// One arrival's life, on its user's actor: the user runs one flow, timed from its due instant, and leaves.
+    ///
+    /// Inlined into the worker, which runs on the same actor: a call would check the task's executor again.
     ///
     /// - Returns: whether the flow started (not when the run began draining first).
+    @inline(__always)
     private func visit(_ user: isolated VirtualUser, due: C.Instant, runStart: C.Instant) async -> Bool {
         defer { control.userFinished() }
         health.started(lag: due.duration(to: clock.now), due: runStart.duration(to: due), shard: user.index)
