@@ -5,7 +5,9 @@
 /// user late, the wait shows in full (no coordinated omission). An arrival is dropped — counted, not
 /// started — when `maxUsers` users are alive, when the generator gets to it more than `generator.dropAfter` late,
 /// or when the thread that would carry it is saturated. An admitted arrival goes to a worker, a long-lived task that
-/// runs arrivals one after another (``ArrivalWorkers``); the workers are held by the run's ``UserTasks``.
+/// runs arrivals one after another (``ArrivalWorkers``); the workers are held by the run's ``UserTasks``. A visit's flow
+/// starts as a closed-model turn's does (``Flow/start(_:user:)``): a wait it hands to the engine (``FlowHold``) is held
+/// with no task under it, and its worker goes on to the next arrival with a new user.
 extension Runner {
     func runArrivals(start: C.Instant, end: C.Instant) async -> Int {
         let started = Locked(0)
@@ -181,47 +183,118 @@ extension Runner {
         hooks.workerStarted?(first.number)
         // The task's first job runs nonisolated and then enters its user's isolation: one more enqueue, once per worker.
         tasks.start(key, executorPreference: workers.executor) {
-            let user = VirtualUser(
-                index: first.number, identity: self.plan.users.identity(for: first.number), seed: self.plan.seed,
-                executor: workers.executor)
-            let count = await self.work(first, workers: workers, user: user, runStart: runStart)
-            started.withLock { $0 += count }
+            var next: Arrival? = first
+            var count = 0
+            // A user whose flow was held stays with its flow: the worker goes on with a new one.
+            while let arrival = next {
+                let user = VirtualUser(
+                    index: arrival.number, identity: self.plan.users.identity(for: arrival.number), seed: self.plan.seed,
+                    executor: workers.executor)
+                next = await self.work(arrival, workers: workers, user: user, tasks: tasks, runStart: runStart, started: &count)
+            }
+            started.withLock { [count] in $0 += count }
         }
     }
 
-    /// A worker's life: it visits as each arrival handed to it, parked between them, until it is handed none.
+    /// A worker's life on one user: it visits as each arrival handed to it, parked between them, until it is handed none
+    /// or its user's flow is held (``FlowHold``).
     ///
-    /// The worker runs isolated to one user actor on the arrivals' executor from its start to its end, visits and
-    /// parks alike, and renews that user for each arrival (``VirtualUser/renew(index:identity:seed:)``): the user is
-    /// new in all but its memory. A new actor per arrival cost its allocation, and entering it and leaving it again
-    /// cost two executor switches, each a look-up of the task's executor preference under its status lock.
+    /// The worker runs isolated to one user actor on the arrivals' executor, visits and parks alike, and renews that
+    /// user for each arrival (``VirtualUser/renew(index:identity:seed:)``): the user is new in all but its memory. A new
+    /// actor per arrival cost its allocation, and entering it and leaving it again cost two executor switches, each a
+    /// look-up of the task's executor preference under its status lock.
     ///
-    /// - Returns: the flows it started.
-    private func work(_ first: Arrival, workers: ArrivalWorkers<Arrival>, user: isolated VirtualUser, runStart: C.Instant) async -> Int {
+    /// - Parameter started: counts the flows it started.
+    /// - Returns: the arrival handed to the worker once its user's flow was held; nil when the worker should end.
+    private func work(
+        _ first: Arrival, workers: ArrivalWorkers<Arrival>, user: isolated VirtualUser, tasks: UserTasks, runStart: C.Instant,
+        started: inout Int
+    ) async -> Arrival? {
         var arrival = first
-        var started = 0
         while true {
-            if await visit(user, due: arrival.due, runStart: runStart) { started += 1 }
-            guard let next = await workers.next(parked: control.taskEnded) else { return started }
+            switch await visit(user, due: arrival.due, runStart: runStart, tasks: tasks) {
+            case .notStarted:
+                break
+            case .ended:
+                started += 1
+            case .held:
+                // The held flow keeps the user, and a live count of its own, which the task that goes on with it ends.
+                started += 1
+                return await workers.next(parked: control.taskEnded)
+            }
+            guard let next = await workers.next(parked: control.taskEnded) else { return nil }
             arrival = next
             user.renew(index: arrival.number, identity: plan.users.identity(for: arrival.number), seed: plan.seed)
         }
     }
 
+    /// How a visit ended on its worker.
+    private enum VisitEnd {
+        /// The run was draining: no flow started.
+        case notStarted
+        case ended
+        /// Its flow waits on a hold, and goes on in a task of its own (``goOn(_:turn:user:tasks:)``).
+        case held
+    }
+
     /// One arrival's life, on its user's actor: the user runs one flow, timed from its due instant, and leaves.
     ///
+    /// The flow starts with ``Flow/start(_:user:)``, as a closed-model turn's does: a wait it hands to the engine (a GCCS
+    /// status stream) is held with no task under it (``FlowHold``), and the worker goes on with other arrivals meanwhile.
     /// Inlined into the worker, which runs on the same actor: a call would check the task's executor again.
-    ///
-    /// - Returns: whether the flow started (not when the run began draining first).
     @inline(__always)
-    private func visit(_ user: isolated VirtualUser, due: C.Instant, runStart: C.Instant) async -> Bool {
-        defer { control.userFinished() }
+    private func visit(_ user: isolated VirtualUser, due: C.Instant, runStart: C.Instant, tasks: UserTasks) async -> VisitEnd {
         health.started(lag: due.duration(to: clock.now), due: runStart.duration(to: due), shard: user.index)
-        guard control.beginFlow() else { return false }
-        defer { control.endFlow() }
-        await iterate(pickFlow(&user.random), user: user, runStart: runStart, due: due)
-        // An arrival's life is one flow.
+        guard control.beginFlow() else {
+            control.userFinished()
+            return .notStarted
+        }
+        let turn = beginTurn(pickFlow(&user.random), user: user, runStart: runStart, now: nil, due: due)
+        switch await flows[turn.flowIndex].start(turn.context, user: user) {
+        case .ended(let outcome):
+            endVisit(turn, outcome: outcome, user: user)
+            return .ended
+        case .held(let hold):
+            self.hold(hold, turn: turn, user: user, tasks: tasks)
+            return .held
+        }
+    }
+
+    /// Records the visit's flow and ends the user's life (an arrival's life is one flow).
+    @inline(never)
+    private func endVisit(_ turn: FlowTurn<C>, outcome: Outcome, user: isolated VirtualUser) {
+        _ = endTurn(turn, outcome: outcome, user: user)
+        control.endFlow()
         leave(user)
-        return true
+        control.userFinished()
+    }
+
+    /// Holds a visit's wait with no task: the visit goes on in a new task once it ends, and the run's cancelling of its
+    /// tasks cancels the wait.
+    ///
+    /// - Parameter counted: whether the hold has its live count already (a held flow held again); the first hold takes
+    ///   one, so that the worker's ends only once the worker is parked, as after any visit.
+    private func hold(_ hold: any FlowHold, turn: FlowTurn<C>, user: isolated VirtualUser, tasks: UserTasks, counted: Bool = false) {
+        if !counted { control.taskStarted() }
+        let index = user.index
+        let number = tasks.hold(index, hold)
+        let executor = transport.executor(forUser: index)
+        hold.start {
+            tasks.resume(number, key: index, executorPreference: executor) {
+                await self.goOn(hold, turn: turn, user: user, tasks: tasks)
+            }
+        }
+    }
+
+    /// The rest of a visit whose flow was held: the flow from where its wait ended, then the user's leaving. Ends the
+    /// hold's live count.
+    private func goOn(_ hold: any FlowHold, turn: FlowTurn<C>, user: isolated VirtualUser, tasks: UserTasks) async {
+        switch await hold.resume(user: user) {
+        case .ended(let outcome):
+            endVisit(turn, outcome: outcome, user: user)
+            control.taskEnded()
+        case .held(let next):
+            self.hold(next, turn: turn, user: user, tasks: tasks, counted: true)
+        }
     }
 }
