@@ -88,13 +88,15 @@ struct ArrivalWorkersTests {
 
     @Test("renewing a user forgets its session, as a new actor would start without one")
     func renewForgetsSession() async {
-        let user = VirtualUser(index: 3, identity: UserIdentity(fields: ["username": "a"]), seed: 9)
+        let users = UserFeeder(templates: ["username": "u{n}", "password": "p{n}", "tenant": "acme"])
+        let user = VirtualUser(index: 3, identity: users.identity(for: 3), seed: 9)
         await user.spoilForTest()
-        await user.renew(index: 4, identity: UserIdentity(fields: ["username": "b"]), seed: 9)
-        let fresh = VirtualUser(index: 4, identity: UserIdentity(fields: ["username": "b"]), seed: 9)
+        await user.renew(index: 4, users: users, seed: 9)
+        let fresh = VirtualUser(index: 4, identity: users.identity(for: 4), seed: 9)
         let (renewed, made) = (await user.stateForTest(), await fresh.stateForTest())
         #expect(renewed == made)
-        #expect(renewed.index == 4 && renewed.username == "b")
+        #expect(renewed.index == 4 && renewed.username == "u4")
+        #expect(await user.identity == users.identity(for: 4))
     }
 
     @Test("with none parked the generator is told to start a worker, and once closed or full a worker is told to end")

@@ -200,7 +200,7 @@ extension Runner {
     /// or its user's flow is held (``FlowHold``).
     ///
     /// The worker runs isolated to one user actor on the arrivals' executor, visits and parks alike, and renews that
-    /// user for each arrival (``VirtualUser/renew(index:identity:seed:)``): the user is new in all but its memory. A new
+    /// user for each arrival (``VirtualUser/renew(index:users:seed:)``): the user is new in all but its memory. A new
     /// actor per arrival cost its allocation, and entering it and leaving it again cost two executor switches, each a
     /// look-up of the task's executor preference under its status lock.
     ///
@@ -224,7 +224,7 @@ extension Runner {
             }
             guard let next = await workers.next(parked: control.taskEnded) else { return nil }
             arrival = next
-            user.renew(index: arrival.number, identity: plan.users.identity(for: arrival.number), seed: plan.seed)
+            user.renew(index: arrival.number, users: plan.users, seed: plan.seed)
         }
     }
 

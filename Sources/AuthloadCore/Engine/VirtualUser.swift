@@ -6,7 +6,7 @@
 /// request and its response cost no thread hop), or else serially on an executor of its own, like any actor.
 public actor VirtualUser {
     /// The user's number, 0-based; it picks the identity and the metrics shard. An open-model worker renews its user
-    /// for each arrival (``renew(index:identity:seed:)``), so it is read on the actor.
+    /// for each arrival (``renew(index:users:seed:)``), so it is read on the actor.
     public private(set) var index: Int
     /// The user's data for its current flow iteration: filled once, or again for each iteration when a template
     /// holds `{iteration}` (``UserFeeder/variesByIteration``).
@@ -50,11 +50,12 @@ public actor VirtualUser {
     /// be: what an open-model worker does for each arrival, whose task runs isolated to its user from one arrival to
     /// the next (a new actor per arrival cost its allocation and two executor switches to enter and leave it).
     ///
+    /// - Parameter users: the feeder that made this user's identity.
     /// - Precondition: the user's life has ended (``Runner/leave(_:)`` let go of its client).
-    func renew(index: Int, identity: UserIdentity, seed: UInt64) {
+    func renew(index: Int, users: UserFeeder, seed: UInt64) {
         precondition(client == nil, "a user renewed while it holds a client")
         self.index = index
-        self.identity = identity
+        users.refill(&identity, for: index)
         iterations = 0
         cookies = CookieJar()
         sessionID = nil
