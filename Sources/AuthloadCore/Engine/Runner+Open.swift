@@ -28,10 +28,9 @@ extension Runner {
                 let home = transport.executor(forUser: first)
                 await withTaskExecutorPreference(home) {
                     await generate(
-                        start: start, end: end, tasks: tasks, started: started, timer: transport.timer(forUser: first),
-                        isolation: home.map { LoopIsolation($0) })
+                        start: start, end: end, tasks: tasks, started: started, generated: generated,
+                        timer: transport.timer(forUser: first), isolation: home.map { LoopIsolation($0) })
                 }
-                generated.set()
                 await tasks.waitUntilNoneRun()
             }
         } onCancel: {
@@ -44,7 +43,7 @@ extension Runner {
     /// they finish.
     ///
     /// Ends the live count ``runArrivals(start:end:)`` took for the generator when it stops generating, not when
-    /// its arrivals end.
+    /// its arrivals end, once it has set `generated`.
     ///
     /// - Parameters:
     ///   - timer: the timers of the thread the generator runs on, for its short pauses; nil to sleep on the clock.
@@ -52,10 +51,15 @@ extension Runner {
     ///     itself, so a nonisolated generator found itself on another executor at each call and return, and every one
     ///     (five a pause) went back through the loop's queue, a round of the loop each.
     private func generate(
-        start: C.Instant, end: C.Instant, tasks: UserTasks, started: Locked<Int>, timer: (any LoopTimer)?,
+        start: C.Instant, end: C.Instant, tasks: UserTasks, started: Locked<Int>, generated: AsyncFlag, timer: (any LoopTimer)?,
         isolation: isolated (any Actor)?
     ) async {
-        defer { control.taskEnded() }
+        // Set before the live count ends: a virtual-time driver that found the run quiet in between moved the clock past
+        // the end to the timekeeper's slack, and the run reported an interval more.
+        defer {
+            generated.set()
+            control.taskEnded()
+        }
         // The workers of each executor the arrivals run on (one per event loop), made as the first arrival needs them.
         var pools: [ArrivalWorkers<Arrival>] = []
         var workerCount = 0
@@ -139,7 +143,7 @@ extension Runner {
         }
     }
 
-    /// The generator's shortest sleep between arrivals (see ``generate(start:end:tasks:started:timer:)``).
+    /// The generator's shortest sleep between arrivals (see ``generate(start:end:tasks:started:generated:timer:isolation:)``).
     static var arrivalBatch: Duration { .milliseconds(1) }
 
     /// The longest pause the generator takes on its thread's timers, which a stop request does not cut short.
