@@ -19,6 +19,9 @@
 # HTTP request, what the kernel does for the generator beyond reading and writing: its context switches, the threads it
 # wakes (nginx's worker among them), its epoll_wait calls, futex calls (a wake of Swift's pool) and eventfd writes (a
 # wake of a loop by another thread); tracepoints, cheap enough to leave the rates near those of a plain run.
+# BENCH_EVENTS=list counts any other perf events per HTTP request, e.g. allocations through uprobes set up with
+#   perf probe -x /lib/x86_64-linux-gnu/libc.so.6 -a malloc; perf probe -x \$(dirname \$L)/libswiftCore.so -a swift_allocObject
+# and BENCH_EVENTS=context-switches,probe_libc:malloc,probe_libswiftCore:swift_allocObject.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rate=${1:-20000}
@@ -46,7 +49,7 @@ cat > "$work/open.json" <<JSON
 JSON
 
 status=0
-/usr/bin/time -v -o "$work/time" ${BENCH_PERF:+perf record -g ${BENCH_PERF_EVENT:+-e $BENCH_PERF_EVENT} -F 999 -o /tmp/open.perf} ${BENCH_COUNT:+perf stat -x, -o $work/counts -e context-switches,probe_libswift_Concurrency:*} ${BENCH_WAKES:+perf stat -x, -o $work/counts -e context-switches,sched:sched_waking,syscalls:sys_enter_epoll_pwait2,syscalls:sys_enter_futex,syscalls:sys_enter_write} taskset -c 1 "$binary" run "$work/open.json" --out "$work/report" --quiet > "$work/stdout" 2> "$work/stderr" || status=$?
+/usr/bin/time -v -o "$work/time" ${BENCH_PERF:+perf record -g ${BENCH_PERF_EVENT:+-e $BENCH_PERF_EVENT} -F 999 -o /tmp/open.perf} ${BENCH_COUNT:+perf stat -x, -o $work/counts -e context-switches,probe_libswift_Concurrency:*} ${BENCH_WAKES:+perf stat -x, -o $work/counts -e context-switches,sched:sched_waking,syscalls:sys_enter_epoll_pwait2,syscalls:sys_enter_futex,syscalls:sys_enter_write} ${BENCH_EVENTS:+perf stat -x, -o $work/counts -e $BENCH_EVENTS} taskset -c 1 "$binary" run "$work/open.json" --out "$work/report" --quiet > "$work/stdout" 2> "$work/stderr" || status=$?
 read -r flows errors requests < <(awk -F, '$1 == "login" && $2 == "" { print $3, $4, $16 }' "$work/report/summary.csv")
 cpu=$(awk -F: '/User time|System time/ { s += $2 } END { print s }' "$work/time")
 user=$(awk -F: '/User time/ { print $2 }' "$work/time")
@@ -62,7 +65,7 @@ print("started %s  dropped at the cap %s, late %s, while saturated %s"
       % (g.get("started"), g.get("droppedAtCap"), g.get("droppedLate"), g.get("droppedSaturated")))
 PY
 [ "$errors" = 0 ] || { echo "errors by kind:"; head -6 "$work/report/errors.csv"; }
-if [ -n "${BENCH_COUNT:-}${BENCH_WAKES:-}" ]; then
+if [ -n "${BENCH_COUNT:-}${BENCH_WAKES:-}${BENCH_EVENTS:-}" ]; then
     # Per HTTP request: context switches, and the Swift runtime's entry points or the kernel's (see the note at the top).
     awk -F, -v r="$requests" '$1 ~ /^[0-9]+$/ { n = $3; sub(/.*:/, "", n); printf "  %-45s %8.3f per request\n", n, $1 / r }' "$work/counts"
 fi

@@ -62,6 +62,43 @@ struct ArrivalWorkersTests {
         #expect(outcome.measured.errors.contains { $0.kind == .cancelled && $0.id.step == nil && $0.count == 20 })
     }
 
+    @Test("a worker's user is renewed for each arrival as a new user of that number: identity, random draws, a fresh session")
+    func renewedUserIsNew() async {
+        // 50 arrivals/s, 10 ms flows: every arrival runs on the one worker, on the user it renews.
+        let seen = Locked<[UserSnapshot]>([])
+        let transport = SimulatedTransport(clock: clock) { _, _ in ServiceReply(HTTPResponse(status: 200), after: .milliseconds(10)) }
+        let workers = Locked(0)
+        let hooks = RunHooks(workerStarted: { _ in workers.withLock { $0 += 1 } })
+        let plan = RunPlan.open(rate: 50, duration: .seconds(1))
+        let runner = Runner(
+            plan: plan, flows: [SessionNotingFlow(seen: seen)], transport: transport, endpoint: endpoint, clock: clock, hooks: hooks)
+        let outcome = await clock.drive(runner.control) { await runner.run() }
+        #expect(outcome.iterations == 50 && workers.withLock { $0 } == 1)
+        let snapshots = seen.withLock { $0 }
+        #expect(snapshots.map(\.index) == Array(0..<50))
+        for snapshot in snapshots {
+            // What a user made afresh for this arrival would hold, before its flow drew from it.
+            let fresh = VirtualUser(index: snapshot.index, identity: plan.users.identity(for: snapshot.index), seed: plan.seed)
+            let draw = await fresh.drawForTest()
+            #expect(snapshot.username == "user\(snapshot.index)")
+            #expect(snapshot.iterations == 1 && snapshot.cookiesEmpty && snapshot.sessionID == nil && snapshot.connectionFailures == 0)
+            #expect(snapshot.draw == draw, "arrival \(snapshot.index)")
+        }
+    }
+
+    @Test("renewing a user forgets its session, as a new actor would start without one")
+    func renewForgetsSession() async {
+        let users = UserFeeder(templates: ["username": "u{n}", "password": "p{n}", "tenant": "acme"])
+        let user = VirtualUser(index: 3, identity: users.identity(for: 3), seed: 9)
+        await user.spoilForTest()
+        await user.renew(index: 4, users: users, seed: 9)
+        let fresh = VirtualUser(index: 4, identity: users.identity(for: 4), seed: 9)
+        let (renewed, made) = (await user.stateForTest(), await fresh.stateForTest())
+        #expect(renewed == made)
+        #expect(renewed.index == 4 && renewed.username == "u4")
+        #expect(await user.identity == users.identity(for: 4))
+    }
+
     @Test("with none parked the generator is told to start a worker, and once closed or full a worker is told to end")
     func handAndNext() async {
         let workers = ArrivalWorkers<Int>(executor: nil, maxIdle: 0)
@@ -74,5 +111,52 @@ struct ArrivalWorkersTests {
         #expect(await closed.next(parked: { ended.withLock { $0 += 1 } }) == nil)
         #expect(closed.idleCount == 0 && !closed.hand(2))
         #expect(ended.withLock { $0 } == 2)
+    }
+}
+
+/// What a flow saw of its user as it began.
+struct UserSnapshot: Equatable {
+    var index: Int
+    var username: String
+    var iterations: Int
+    var cookiesEmpty: Bool
+    var sessionID: String?
+    var connectionFailures: Int
+    var draw: UInt64
+}
+
+/// Notes its user as it finds it, then leaves a session behind (cookies, a session id, a failure) for the next
+/// arrival's user not to see.
+private struct SessionNotingFlow: Flow {
+    let seen: Locked<[UserSnapshot]>
+    var stepNames: [String] { ["call"] }
+
+    func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome where C.Duration == Duration {
+        // pickFlow draws nothing with one flow, so this is the user's first draw.
+        seen.withLock { $0.append(user.stateForTest()) }
+        user.spoilForTest()
+        return await context.exchange(step: 0, HTTPRequest(method: "GET", target: "/ping")) { _ in .ok }.outcome
+    }
+}
+
+extension VirtualUser {
+    func stateForTest() -> UserSnapshot {
+        var random = self.random
+        return UserSnapshot(
+            index: index, username: identity.username, iterations: iterations, cookiesEmpty: cookies.isEmpty, sessionID: sessionID,
+            connectionFailures: connectionFailures, draw: random.next())
+    }
+
+    func drawForTest() -> UInt64 {
+        var random = self.random
+        return random.next()
+    }
+
+    /// Leaves a session and a history behind.
+    func spoilForTest() {
+        cookies.store(from: ["Set-Cookie": "s=1"])
+        sessionID = "session"
+        connectionFailures = 2
+        _ = random.next()
     }
 }

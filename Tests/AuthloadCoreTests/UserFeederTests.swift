@@ -38,6 +38,19 @@ struct UserFeederTests {
         #expect(UserFeeder.problem(inTemplate: "1{n:5}{iteration:65}") == "{iteration:65} pads to more than 64 digits")
     }
 
+    @Test("refilling another user's identity gives what the feeder makes for the new user, from templates and from a CSV")
+    func refill() throws {
+        let templates = UserFeeder(templates: ["invitationCode": "1{n:5}{iteration:3}", "companyCode": "acme", "username": "u{n}"])
+        let csv = try UserFeeder.csv(Self.csv, fileName: "users.csv", assignment: .sequential)
+        for feeder in [templates, csv] {
+            var identity = feeder.identity(for: 7)
+            for index in [8, 2, 12_345] {
+                feeder.refill(&identity, for: index)
+                #expect(identity == feeder.identity(for: index), "user \(index)")
+            }
+        }
+    }
+
     // Found with the profile fuzz harness (Fuzz/run.sh profile): `{n:99999999999}` passed validation and then made
     // every user's identity allocate about 100 GB, so the first user crashed the run.
     @Test(

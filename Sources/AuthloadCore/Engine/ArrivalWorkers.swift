@@ -23,16 +23,12 @@ final class ArrivalWorkers<Arrival: Sendable>: Sendable {
     private let state = Locked(State())
     /// Where the workers' arrivals run (the event loop that carries their requests); nil for Swift's pool.
     let executor: (any SerialExecutor & TaskExecutor)?
-    /// The workers' isolation between visits: an actor on ``executor``, so a worker stays on the loop and entering
-    /// each new user (an actor on the same loop) switches no thread. Nil when there is no executor.
-    let isolation: LoopIsolation?
     /// The most workers parked at once; a worker that finds this many parked ends instead, so a burst of thousands of
     /// users does not keep its tasks' memory for the rest of the run.
     let maxIdle: Int
 
     init(executor: (any SerialExecutor & TaskExecutor)?, maxIdle: Int = 1_024) {
         self.executor = executor
-        self.isolation = executor.map { LoopIsolation($0) }
         self.maxIdle = maxIdle
     }
 
@@ -75,8 +71,7 @@ final class ArrivalWorkers<Arrival: Sendable>: Sendable {
     var idleCount: Int { state.withLock { $0.idle.count } }
 }
 
-/// An actor with nothing in it but an executor it is lent (an event loop): the isolation of the open model's workers
-/// between visits.
+/// An actor with nothing in it but an executor it is lent (an event loop): the isolation of the open model's generator.
 actor LoopIsolation {
     private nonisolated let executor: any SerialExecutor
 

@@ -172,12 +172,13 @@ extension Runner {
 
     /// Holds a flow's wait with no task: the user's turn goes on in a new task once it ends (``goOn(_:turn:user:_:)``),
     /// and the run's cancelling of its tasks cancels the wait.
-    private func hold(_ hold: any FlowHold, turn: FlowTurn<C>, user: VirtualUser, _ population: Population<C.Instant>) {
+    private func hold(_ hold: any FlowHold, turn: FlowTurn<C>, user: isolated VirtualUser, _ population: Population<C.Instant>) {
         let tasks = population.tasks
-        let number = tasks.hold(user.index, hold)
-        let executor = transport.executor(forUser: user.index)
+        let index = user.index
+        let number = tasks.hold(index, hold)
+        let executor = transport.executor(forUser: index)
         hold.start {
-            tasks.resume(number, key: user.index, executorPreference: executor) {
+            tasks.resume(number, key: index, executorPreference: executor) {
                 let turn = await self.goOn(hold, turn: turn, user: user, population)
                 self.turnEnded(turn, population)
             }

@@ -5,7 +5,9 @@
 /// user late, the wait shows in full (no coordinated omission). An arrival is dropped — counted, not
 /// started — when `maxUsers` users are alive, when the generator gets to it more than `generator.dropAfter` late,
 /// or when the thread that would carry it is saturated. An admitted arrival goes to a worker, a long-lived task that
-/// runs arrivals one after another (``ArrivalWorkers``); the workers are held by the run's ``UserTasks``.
+/// runs arrivals one after another (``ArrivalWorkers``); the workers are held by the run's ``UserTasks``. A visit's flow
+/// starts as a closed-model turn's does (``Flow/start(_:user:)``): a wait it hands to the engine (``FlowHold``) is held
+/// with no task under it, and its worker goes on to the next arrival with a new user.
 extension Runner {
     func runArrivals(start: C.Instant, end: C.Instant) async -> Int {
         let started = Locked(0)
@@ -26,10 +28,9 @@ extension Runner {
                 let home = transport.executor(forUser: first)
                 await withTaskExecutorPreference(home) {
                     await generate(
-                        start: start, end: end, tasks: tasks, started: started, timer: transport.timer(forUser: first),
-                        isolation: home.map { LoopIsolation($0) })
+                        start: start, end: end, tasks: tasks, started: started, generated: generated,
+                        timer: transport.timer(forUser: first), isolation: home.map { LoopIsolation($0) })
                 }
-                generated.set()
                 await tasks.waitUntilNoneRun()
             }
         } onCancel: {
@@ -42,7 +43,7 @@ extension Runner {
     /// they finish.
     ///
     /// Ends the live count ``runArrivals(start:end:)`` took for the generator when it stops generating, not when
-    /// its arrivals end.
+    /// its arrivals end, once it has set `generated`.
     ///
     /// - Parameters:
     ///   - timer: the timers of the thread the generator runs on, for its short pauses; nil to sleep on the clock.
@@ -50,10 +51,15 @@ extension Runner {
     ///     itself, so a nonisolated generator found itself on another executor at each call and return, and every one
     ///     (five a pause) went back through the loop's queue, a round of the loop each.
     private func generate(
-        start: C.Instant, end: C.Instant, tasks: UserTasks, started: Locked<Int>, timer: (any LoopTimer)?,
+        start: C.Instant, end: C.Instant, tasks: UserTasks, started: Locked<Int>, generated: AsyncFlag, timer: (any LoopTimer)?,
         isolation: isolated (any Actor)?
     ) async {
-        defer { control.taskEnded() }
+        // Set before the live count ends: a virtual-time driver that found the run quiet in between moved the clock past
+        // the end to the timekeeper's slack, and the run reported an interval more.
+        defer {
+            generated.set()
+            control.taskEnded()
+        }
         // The workers of each executor the arrivals run on (one per event loop), made as the first arrival needs them.
         var pools: [ArrivalWorkers<Arrival>] = []
         var workerCount = 0
@@ -137,7 +143,7 @@ extension Runner {
         }
     }
 
-    /// The generator's shortest sleep between arrivals (see ``generate(start:end:tasks:started:timer:)``).
+    /// The generator's shortest sleep between arrivals (see ``generate(start:end:tasks:started:generated:timer:isolation:)``).
     static var arrivalBatch: Duration { .milliseconds(1) }
 
     /// The longest pause the generator takes on its thread's timers, which a stop request does not cut short.
@@ -179,42 +185,120 @@ extension Runner {
         _ first: Arrival, workers: ArrivalWorkers<Arrival>, key: Int, tasks: UserTasks, started: Locked<Int>, runStart: C.Instant
     ) {
         hooks.workerStarted?(first.number)
-        // The task's first job runs nonisolated and then enters the workers' isolation: one more enqueue, once per worker.
+        // The task's first job runs nonisolated and then enters its user's isolation: one more enqueue, once per worker.
         tasks.start(key, executorPreference: workers.executor) {
-            let count = await self.work(first, workers: workers, isolation: workers.isolation, runStart: runStart)
-            started.withLock { $0 += count }
+            var next: Arrival? = first
+            var count = 0
+            // A user whose flow was held stays with its flow: the worker goes on with a new one.
+            while let arrival = next {
+                let user = VirtualUser(
+                    index: arrival.number, identity: self.plan.users.identity(for: arrival.number), seed: self.plan.seed,
+                    executor: workers.executor)
+                next = await self.work(arrival, workers: workers, user: user, tasks: tasks, runStart: runStart, started: &count)
+            }
+            started.withLock { [count] in $0 += count }
         }
     }
 
-    /// A worker's life: it visits as each arrival handed to it, parked between them, until it is handed none.
+    /// A worker's life on one user: it visits as each arrival handed to it, parked between them, until it is handed none
+    /// or its user's flow is held (``FlowHold``).
     ///
-    /// - Returns: the flows it started.
-    private func work(_ first: Arrival, workers: ArrivalWorkers<Arrival>, isolation: isolated (any Actor)?, runStart: C.Instant)
-        async -> Int
-    {
+    /// The worker runs isolated to one user actor on the arrivals' executor, visits and parks alike, and renews that
+    /// user for each arrival (``VirtualUser/renew(index:users:seed:)``): the user is new in all but its memory. A new
+    /// actor per arrival cost its allocation, and entering it and leaving it again cost two executor switches, each a
+    /// look-up of the task's executor preference under its status lock.
+    ///
+    /// - Parameter started: counts the flows it started.
+    /// - Returns: the arrival handed to the worker once its user's flow was held; nil when the worker should end.
+    private func work(
+        _ first: Arrival, workers: ArrivalWorkers<Arrival>, user: isolated VirtualUser, tasks: UserTasks, runStart: C.Instant,
+        started: inout Int
+    ) async -> Arrival? {
         var arrival = first
-        var started = 0
         while true {
-            // A new user per arrival, as ever: only the task is reused.
-            let user = VirtualUser(
-                index: arrival.number, identity: plan.users.identity(for: arrival.number), seed: plan.seed, executor: workers.executor)
-            if await visit(user, due: arrival.due, runStart: runStart) { started += 1 }
-            guard let next = await workers.next(parked: control.taskEnded) else { return started }
+            switch await visit(user, due: arrival.due, runStart: runStart, tasks: tasks) {
+            case .notStarted:
+                break
+            case .ended:
+                started += 1
+            case .held:
+                // The held flow keeps the user, and a live count of its own, which the task that goes on with it ends.
+                started += 1
+                return await workers.next(parked: control.taskEnded)
+            }
+            guard let next = await workers.next(parked: control.taskEnded) else { return nil }
             arrival = next
+            user.renew(index: arrival.number, users: plan.users, seed: plan.seed)
         }
     }
 
-    /// One arrival's life, on its new user's actor: the user runs one flow, timed from its due instant, and leaves.
+    /// How a visit ended on its worker.
+    private enum VisitEnd {
+        /// The run was draining: no flow started.
+        case notStarted
+        case ended
+        /// Its flow waits on a hold, and goes on in a task of its own (``goOn(_:turn:user:tasks:)``).
+        case held
+    }
+
+    /// One arrival's life, on its user's actor: the user runs one flow, timed from its due instant, and leaves.
     ///
-    /// - Returns: whether the flow started (not when the run began draining first).
-    private func visit(_ user: isolated VirtualUser, due: C.Instant, runStart: C.Instant) async -> Bool {
-        defer { control.userFinished() }
+    /// The flow starts with ``Flow/start(_:user:)``, as a closed-model turn's does: a wait it hands to the engine (a GCCS
+    /// status stream) is held with no task under it (``FlowHold``), and the worker goes on with other arrivals meanwhile.
+    /// Inlined into the worker, which runs on the same actor: a call would check the task's executor again.
+    @inline(__always)
+    private func visit(_ user: isolated VirtualUser, due: C.Instant, runStart: C.Instant, tasks: UserTasks) async -> VisitEnd {
         health.started(lag: due.duration(to: clock.now), due: runStart.duration(to: due), shard: user.index)
-        guard control.beginFlow() else { return false }
-        defer { control.endFlow() }
-        await iterate(pickFlow(&user.random), user: user, runStart: runStart, due: due)
-        // An arrival's life is one flow.
+        guard control.beginFlow() else {
+            control.userFinished()
+            return .notStarted
+        }
+        let turn = beginTurn(pickFlow(&user.random), user: user, runStart: runStart, now: nil, due: due)
+        switch await flows[turn.flowIndex].start(turn.context, user: user) {
+        case .ended(let outcome):
+            endVisit(turn, outcome: outcome, user: user)
+            return .ended
+        case .held(let hold):
+            self.hold(hold, turn: turn, user: user, tasks: tasks)
+            return .held
+        }
+    }
+
+    /// Records the visit's flow and ends the user's life (an arrival's life is one flow).
+    @inline(never)
+    private func endVisit(_ turn: FlowTurn<C>, outcome: Outcome, user: isolated VirtualUser) {
+        _ = endTurn(turn, outcome: outcome, user: user)
+        control.endFlow()
         leave(user)
-        return true
+        control.userFinished()
+    }
+
+    /// Holds a visit's wait with no task: the visit goes on in a new task once it ends, and the run's cancelling of its
+    /// tasks cancels the wait.
+    ///
+    /// - Parameter counted: whether the hold has its live count already (a held flow held again); the first hold takes
+    ///   one, so that the worker's ends only once the worker is parked, as after any visit.
+    private func hold(_ hold: any FlowHold, turn: FlowTurn<C>, user: isolated VirtualUser, tasks: UserTasks, counted: Bool = false) {
+        if !counted { control.taskStarted() }
+        let index = user.index
+        let number = tasks.hold(index, hold)
+        let executor = transport.executor(forUser: index)
+        hold.start {
+            tasks.resume(number, key: index, executorPreference: executor) {
+                await self.goOn(hold, turn: turn, user: user, tasks: tasks)
+            }
+        }
+    }
+
+    /// The rest of a visit whose flow was held: the flow from where its wait ended, then the user's leaving. Ends the
+    /// hold's live count.
+    private func goOn(_ hold: any FlowHold, turn: FlowTurn<C>, user: isolated VirtualUser, tasks: UserTasks) async {
+        switch await hold.resume(user: user) {
+        case .ended(let outcome):
+            endVisit(turn, outcome: outcome, user: user)
+            control.taskEnded()
+        case .held(let next):
+            self.hold(next, turn: turn, user: user, tasks: tasks, counted: true)
+        }
     }
 }

@@ -182,26 +182,6 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
     /// How long after the end the run waits for the open model's generator to reach the arrivals due before it.
     static var endSlack: Duration { .milliseconds(10) }
 
-    /// Runs one flow; with `due`, its time and deadline count from that instant rather than from now.
-    ///
-    /// Inlined into its callers: every async call costs an executor check that takes the task's status lock
-    /// when the task prefers an executor (as users on a socket transport do). What the flow needs is made before it
-    /// and recorded after it in synchronous functions of their own, and kept across it in one object (``FlowTurn``):
-    /// inlined, the client, the context and their temporaries took about 600 bytes of the caller's async frame,
-    /// memory the user's task keeps for as long as the flow runs (a GCCS user: a minute).
-    ///
-    /// - Parameter now: the clock's reading the caller has just taken, the flow's start when it has no `due`.
-    /// - Returns: when the flow ended, read once for its latency and handed back for the caller's next decision.
-    @inline(__always)
-    @discardableResult
-    func iterate(_ flowIndex: Int, user: isolated VirtualUser, runStart: C.Instant, now: C.Instant? = nil, due: C.Instant? = nil)
-        async -> C.Instant
-    {
-        let turn = beginTurn(flowIndex, user: user, runStart: runStart, now: now, due: due)
-        let outcome = await flows[flowIndex].run(turn.context, user: user)
-        return endTurn(turn, outcome: outcome, user: user)
-    }
-
     /// A flow's client and context, made for one iteration.
     @inline(never)
     func beginTurn(_ flowIndex: Int, user: isolated VirtualUser, runStart: C.Instant, now: C.Instant?, due: C.Instant?)

@@ -5,8 +5,9 @@
 /// The actor runs on the executor its transport offers (the event loop that carries its requests, so a
 /// request and its response cost no thread hop), or else serially on an executor of its own, like any actor.
 public actor VirtualUser {
-    /// The user's number, 0-based; it picks the identity and the metrics shard.
-    public nonisolated let index: Int
+    /// The user's number, 0-based; it picks the identity and the metrics shard. An open-model worker renews its user
+    /// for each arrival (``renew(index:users:seed:)``), so it is read on the actor.
+    public private(set) var index: Int
     /// The user's data for its current flow iteration: filled once, or again for each iteration when a template
     /// holds `{iteration}` (``UserFeeder/variesByIteration``).
     public internal(set) var identity: UserIdentity
@@ -31,7 +32,7 @@ public actor VirtualUser {
     public init(index: Int, identity: UserIdentity, seed: UInt64, executor: (any SerialExecutor)? = nil) {
         self.index = index
         self.identity = identity
-        self.random = SplitMix64(seed: seed ^ (UInt64(truncatingIfNeeded: index) &* 0xD1B5_4A32_D192_ED03))
+        self.random = Self.random(index: index, seed: seed)
         if let executor {
             self.executor = executor.asUnownedSerialExecutor()
             self.executorOwner = executor
@@ -44,6 +45,27 @@ public actor VirtualUser {
     }
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor }
+
+    /// Makes this actor user number `index` in its first iteration, as a new one made with the same arguments would
+    /// be: what an open-model worker does for each arrival, whose task runs isolated to its user from one arrival to
+    /// the next (a new actor per arrival cost its allocation and two executor switches to enter and leave it).
+    ///
+    /// - Parameter users: the feeder that made this user's identity.
+    /// - Precondition: the user's life has ended (``Runner/leave(_:)`` let go of its client).
+    func renew(index: Int, users: UserFeeder, seed: UInt64) {
+        precondition(client == nil, "a user renewed while it holds a client")
+        self.index = index
+        users.refill(&identity, for: index)
+        iterations = 0
+        cookies = CookieJar()
+        sessionID = nil
+        random = Self.random(index: index, seed: seed)
+        connectionFailures = 0
+    }
+
+    private static func random(index: Int, seed: UInt64) -> SplitMix64 {
+        SplitMix64(seed: seed ^ (UInt64(truncatingIfNeeded: index) &* 0xD1B5_4A32_D192_ED03))
+    }
 }
 
 /// The isolation of a user whose transport offers no executor: an actor with nothing in it but its executor.

@@ -98,6 +98,17 @@ public struct UserFeeder: Sendable, Equatable {
         }
     }
 
+    /// Makes `identity`, which this feeder made for some user, the identity of user number `index` in its first
+    /// iteration, as ``identity(for:iteration:)`` would; templates are filled into its own storage, so an open-model
+    /// worker renewing its user for each arrival allocates no new table.
+    public func refill(_ identity: inout UserIdentity, for index: Int) {
+        guard case .templates = source, let compiled else {
+            identity = self.identity(for: index)
+            return
+        }
+        compiled.refill(&identity.fields, n: index, iteration: 0)
+    }
+
     /// Some template holds `{iteration}`: a user's identity must be filled again for each of its iterations.
     public var variesByIteration: Bool {
         guard case .templates(let templates) = source else { return false }
@@ -249,8 +260,14 @@ private struct CompiledTemplates: Sendable, Equatable {
 
     func fill(n: Int, iteration: Int) -> [String: String] {
         var fields = literal
-        for column in tokens { fields[column.name] = UserFeeder.fill(column.parts, n: n, iteration: iteration) }
+        refill(&fields, n: n, iteration: iteration)
         return fields
+    }
+
+    /// Fills the templated columns of `fields`, which ``fill(n:iteration:)`` made, in place: no new storage when the
+    /// caller holds the only copy.
+    func refill(_ fields: inout [String: String], n: Int, iteration: Int) {
+        for column in tokens { fields[column.name] = UserFeeder.fill(column.parts, n: n, iteration: iteration) }
     }
 }
 
