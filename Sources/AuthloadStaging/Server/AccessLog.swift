@@ -32,7 +32,7 @@ public final class AccessLog: Sendable {
         var other = 0
 
         mutating func count(_ route: UnsafeBufferPointer<UInt8>, capacity: Int) {
-            let hash = Self.hash(route)
+            let hash = FNV1a.hash(route)
             for index in routes.indices where routes[index].hash == hash && routes[index].route.elementsEqual(route) {
                 routes[index].count += 1
                 return
@@ -42,13 +42,6 @@ public final class AccessLog: Sendable {
             } else {
                 routes.append((hash, Array(route), 1))
             }
-        }
-
-        /// FNV-1a: a table of a few dozen routes needs no more than a cheap check before comparing bytes.
-        static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-            return hash
         }
     }
 

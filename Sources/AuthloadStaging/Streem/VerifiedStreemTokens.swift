@@ -42,12 +42,9 @@ struct VerifiedStreemTokens: Sendable {
 
     mutating func remember(_ token: VerifiedStreemToken) { slots[slot(of: token.token)] = token }
 
-    /// The slot of a token: from bytes of its signature, which an HMAC makes uniform, mixed as FNV-1a does (not
-    /// `Hasher`, whose seed changes from one process to the next: a simulation replays the same way). The last
-    /// character is left out: it carries only four bits of the signature.
+    /// The slot of a token: from bytes of its signature, which an HMAC makes uniform (``FNV1a``, not `Hasher`: a
+    /// simulation replays the same way). The last character is left out: it carries only four bits of the signature.
     private func slot(of token: String) -> Int {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in token.utf8.suffix(9).dropLast() { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return Int(hash % UInt64(slots.count))
+        Int(FNV1a.hash(token.utf8.suffix(9).dropLast()) % UInt64(slots.count))
     }
 }
