@@ -26,14 +26,14 @@ private func runOnce(
 
 @Suite("FCSDK login flow")
 struct FCSDKFlowTests {
-    static let staging = StagingServer(configuration: StagingConfiguration())
-
     @Test("logs in against the staging service and logs out the same session")
     func loginLogout() async {
+        // A server of its own: the count of its sessions below is this test's alone when the suites run in parallel.
+        let staging = StagingServer(configuration: StagingConfiguration())
         let seen = Locked<[String]>([])
         let (outcome, errors) = await runOnce { request, _ in
             seen.withLock { $0.append("\(request.method) \(request.target)") }
-            return Self.staging.respond(to: request)
+            return staging.respond(to: request)
         }
         #expect(outcome == .ok)
         #expect(errors.isEmpty)
@@ -41,12 +41,13 @@ struct FCSDKFlowTests {
         #expect(requests.count == 2)
         #expect(requests.first == "POST /csdk-sample/SDK/login")
         #expect(requests.last?.hasPrefix("DELETE /csdk-sample/SDK/login/id/") == true)
-        #expect(Self.staging.fcsdk.activeSessions == 0)
+        #expect(staging.fcsdk.activeSessions == 0)
     }
 
     @Test("logoutPath names where the session ends, {sessionid} standing for it; a profile's is read and checked")
     func logoutPathOption() async throws {
         let seen = Locked<[String]>([])
+        let staging = StagingServer(configuration: StagingConfiguration())
         var options = FCSDKLoginFlow.Options()
         options.logoutPath = "/sessions/{sessionid}/end"
         let (outcome, _) = await runOnce(options: options) { request, _ in
@@ -55,7 +56,7 @@ struct FCSDKFlowTests {
                 let ok = request.target.hasPrefix("/sessions/") && request.target.hasSuffix("/end")
                 return ServiceReply(HTTPResponse(status: ok ? 200 : 404))
             }
-            return Self.staging.respond(to: request)
+            return staging.respond(to: request)
         }
         #expect(outcome == .ok)
         let logout = try #require(seen.withLock { $0 }.last)
