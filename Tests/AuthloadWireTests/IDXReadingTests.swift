@@ -79,4 +79,26 @@ struct IDXReadingTests {
         #expect(
             response.messages == [IDXMessage(level: "INFO", key: "Hello", text: "Hello"), IDXMessage(key: "idx.no", text: "No")])
     }
+
+    @Test(
+        "the first error is the first of all errors: top-level, then on fields, nested forms and option forms in order",
+        arguments: [
+            (#"{"messages": {"value": [{"message": "i"}, {"message": "top", "class": "ERROR"}]}, "#, "top"),
+            (#"{"#, "nested"),
+            (#"{"messages": {"value": [{"message": "i"}]}, "#, "nested")
+        ])
+    func firstError(prefix: String, expected: String) throws {
+        let error = { (key: String) in #"{"message": "\#(key)", "class": "ERROR"}"# }
+        let remediations =
+            #""remediation": {"value": [{"name": "a", "href": "/a", "value": [{"name": "plain", "messages": {"value": [{"message": "info"}]}}, "#
+            + #"{"name": "credentials", "form": {"value": [{"name": "passcode", "messages": {"value": [\#(error("nested"))]}}]}}]}, "#
+            + #"{"name": "b", "href": "/b", "value": [{"name": "authenticator", "options": [{"label": "x", "value": {"form": {"value": "#
+            + #"[{"name": "id", "messages": {"value": [\#(error("option"))]}}]}}}], "messages": {"value": [\#(error("field"))]}}]}]}}"#
+        let response = try #require(read(prefix + remediations))
+        #expect(response.errors.count == (expected == "top" ? 4 : 3))
+        #expect(response.firstError == response.errors.first)
+        #expect(response.firstError?.key == expected)
+        let withoutErrors = try #require(read(#"{"remediation": {"value": [{"name": "a", "href": "/a", "value": [{"name": "x"}]}]}}"#))
+        #expect(withoutErrors.firstError == nil)
+    }
 }
