@@ -24,6 +24,8 @@ public final class OktaIDXService: Sendable {
     private let random: Locked<SplitMix64>
     /// The ION templates made so far, one a shape of answer: a few dozen at most, since options are fixed.
     let templates = Locked<[IONShape: IONTemplate]>([:])
+    /// The last `Date` header written, and its second.
+    private let lastDate = Locked<(seconds: Int64, text: String)>((.min, ""))
 
     struct State {
         var interactions: ExpiringTable<OktaIDXInteraction>
@@ -84,9 +86,18 @@ public final class OktaIDXService: Sendable {
                 latency += dispatch
             }
         }
-        response.headers.add("Date", HTTPDate.format(epochSeconds: time.components.seconds))
+        response.headers.add("Date", date(epochSeconds: time.components.seconds))
         response.headers.add("x-okta-request-id", random.withLock { $0.hex(20) })
         return ServiceReply(response, after: latency)
+    }
+
+    /// The `Date` header for a second since the epoch, formatted once a second: answers come many a second, and
+    /// formatting each was a tenth of the service's work.
+    private func date(epochSeconds: Int64) -> String {
+        if let text = lastDate.withLock({ $0.seconds == epochSeconds ? $0.text : nil }) { return text }
+        let text = HTTPDate.format(epochSeconds: epochSeconds)
+        lastDate.withLock { $0 = (epochSeconds, text) }
+        return text
     }
 
     // MARK: OAuth endpoints
