@@ -26,6 +26,11 @@ public final class OktaIDXService: Sendable {
     let templates = Locked<[IONShape: IONTemplate]>([:])
     /// The last `Date` header written, and its second.
     private let lastDate = Locked<(seconds: Int64, text: String)>((.min, ""))
+    /// The last origin made from a `Host` header, and the host.
+    private let lastOrigin = Locked<(host: String?, origin: String)>((nil, ""))
+    /// `options.paths.interact` and `.token`, which are built each time they are read.
+    private let interactPath: String
+    private let tokenPath: String
 
     struct State {
         var interactions: ExpiringTable<OktaIDXInteraction>
@@ -34,6 +39,9 @@ public final class OktaIDXService: Sendable {
         /// Requests per rate-limited path in its current window: one entry per path, never more.
         var windows: [String: (window: Int64, count: Int)] = [:]
     }
+
+    /// Where the IDX endpoints this service answers lie.
+    private static let idxRoutes = IDXPaths.idxPrefix + "/"
 
     /// The most paths the rate limiter keeps counts for.
     static let rateLimitedPathCapacity = 64
@@ -47,6 +55,8 @@ public final class OktaIDXService: Sendable {
     ) {
         self.options = options
         self.now = now
+        interactPath = options.paths.interact
+        tokenPath = options.paths.token
         state = Locked(
             State(
                 interactions: ExpiringTable(capacity: capacity), transactions: ExpiringTable(capacity: capacity),
@@ -67,7 +77,7 @@ public final class OktaIDXService: Sendable {
     /// Answers the request if it is for this service, nil otherwise.
     func respond(to request: HTTPRequest) -> ServiceReply? {
         let path = String(request.path)
-        guard path == options.paths.interact || path == options.paths.token || path.hasPrefix(IDXPaths.idxPrefix + "/") else { return nil }
+        guard path == interactPath || path == tokenPath || path.hasPrefix(Self.idxRoutes) else { return nil }
         let time = now()
         var latency = random.withLock { options.latency.sample(using: &$0) }
         var response: HTTPResponse
@@ -77,8 +87,8 @@ public final class OktaIDXService: Sendable {
             response = .methodNotAllowed("POST")
         } else {
             switch path {
-            case options.paths.interact: response = interact(request, at: time)
-            case options.paths.token: response = token(request, at: time)
+            case interactPath: response = interact(request, at: time)
+            case tokenPath: response = token(request, at: time)
             case IDXPaths.introspect: response = introspect(request, at: time)
             default:
                 let (answer, dispatch) = remediate(path, request: request, at: time)
@@ -320,7 +330,12 @@ public final class OktaIDXService: Sendable {
     /// The origin hrefs start with: the configured one, or the one the client addressed.
     private func origin(of request: HTTPRequest) -> String {
         if let origin = options.origin { return origin }
-        return request.headers["Host"].map { "http://\($0)" } ?? ""
+        guard let host = request.headers["Host"] else { return "" }
+        // Clients address one host: its origin is written once, not at every answer.
+        if let known = lastOrigin.withLock({ $0.host == host ? $0.origin : nil }) { return known }
+        let origin = "http://\(host)"
+        lastOrigin.withLock { $0 = (host, origin) }
+        return origin
     }
 
     // MARK: Rate limit
