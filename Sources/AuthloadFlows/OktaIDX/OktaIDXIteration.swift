@@ -1,14 +1,16 @@
 import AuthloadCore
 import AuthloadWire
 
-/// One IDX login of one user: the PKCE pair and handles it holds between steps, and the remediation loop.
+/// One IDX login of one user: the remediation loop, and the PKCE pair and handles each attempt holds between steps.
+///
+/// Nothing in it changes once made, so its async steps take it as it is: a mutating step calling the others copied the
+/// whole value (the flow's options, the context, the answers) for every request.
 struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
     typealias Step = OktaIDXFlow.Step
 
     let flow: OktaIDXFlow
     let context: FlowContext<C>
     let answers: IDXWalker.Answers
-    private var verifier = ""
 
     init(flow: OktaIDXFlow, context: FlowContext<C>, answers: IDXWalker.Answers) {
         self.flow = flow
@@ -39,7 +41,7 @@ struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
         case failed(Outcome)
     }
 
-    mutating func run() async -> Outcome {
+    func run() async -> Outcome {
         var restarts = 0
         while true {
             let attemptStart = clock.now
@@ -62,9 +64,9 @@ struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
 
     // MARK: Steps
 
-    private mutating func attempt() async -> AttemptEnd {
+    private func attempt() async -> AttemptEnd {
         // PKCE (RFC 7636): 64 random bytes give an 86-character verifier, within the 43–128 allowed.
-        verifier = Base64.urlEncoded(Digest.secureRandomBytes(count: 64))
+        let verifier = Base64.urlEncoded(Digest.secureRandomBytes(count: 64))
         let challenge = Base64.urlEncoded(Digest.sha256(Array(verifier.utf8)))
         let state = Base64.urlEncoded(Digest.secureRandomBytes(count: 16))
 
@@ -119,7 +121,7 @@ struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
                 case .fail(let outcome):
                     return .done(outcome)
                 case .exchange(let success):
-                    return .done(await token(success))
+                    return .done(await token(success, verifier: verifier))
                 case .submit(let remediation, let nextStep, _, let body):
                     taken += 1
                     pollingSince = nil
@@ -142,7 +144,7 @@ struct OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// B6: the `successWithInteractionCode` form, posted as a form with the code verifier added.
-    private func token(_ success: IDXRemediation) async -> Outcome {
+    private func token(_ success: IDXRemediation, verifier: String) async -> Outcome {
         // Like the SDK, fields with no value (client_secret for a public client) are left out.
         let fields = try? success.fields.filled(
             value: { $0 == ["code_verifier"] ? .string(verifier) : nil }, choose: { _ in nil }, omitMissing: true)
