@@ -113,7 +113,7 @@ public final class OktaIDXService: Sendable {
     // MARK: OAuth endpoints
 
     private func interact(_ request: HTTPRequest, at time: Duration) -> HTTPResponse {
-        let form = Dictionary(FormURLEncoding.decode(request.body), uniquingKeysWith: { first, _ in first })
+        let form = FormFields(FormURLEncoding.decode(request.body))
         if let expected = options.clientID, form["client_id"] != expected {
             return Self.oauthError(401, "invalid_client", "Client authentication failed.")
         }
@@ -130,7 +130,7 @@ public final class OktaIDXService: Sendable {
     }
 
     private func token(_ request: HTTPRequest, at time: Duration) -> HTTPResponse {
-        let form = Dictionary(FormURLEncoding.decode(request.body), uniquingKeysWith: { first, _ in first })
+        let form = FormFields(FormURLEncoding.decode(request.body))
         guard form["grant_type"] == "interaction_code" else {
             return Self.oauthError(400, "unsupported_grant_type", "The grant_type is not supported.")
         }
@@ -158,6 +158,16 @@ public final class OktaIDXService: Sendable {
                 "access_token": .string(access), "scope": "openid profile offline_access",
                 "refresh_token": .string(refresh), "id_token": .string(id)
             ])
+    }
+
+    /// A form's fields by name, the first of a repeated name winning: the few pairs of an OAuth form compared in turn,
+    /// where a dictionary made of them hashed every name twice.
+    private struct FormFields {
+        let pairs: [(String, String)]
+
+        init(_ pairs: [(String, String)]) { self.pairs = pairs }
+
+        subscript(name: String) -> String? { pairs.first { $0.0 == name }?.1 }
     }
 
     static func oauthError(_ status: Int, _ error: String, _ description: String) -> HTTPResponse {
