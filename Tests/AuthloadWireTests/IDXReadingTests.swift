@@ -38,6 +38,19 @@ struct IDXReadingTests {
         #expect(remediation.fields == [IDXField(name: "f", visible: false, value: .null)])
     }
 
+    @Test("a remediation, field or authenticator whose name, href or type is of the wrong type is dropped whole")
+    func wrongTypedIdentity() throws {
+        let response = try #require(
+            read(
+                #"{"remediation": {"value": [{"name": 1, "href": "/a"}, {"name": "b", "href": ["/b"]}, {"name": "c", "href": "/c", "#
+                    + #""value": [{"name": null, "label": "L"}, {"label": "M"}, {"name": "g"}]}]}, "#
+                    + #""authenticators": {"value": [{"type": 1, "id": "x"}, {"id": "y"}, {"type": "email", "id": "z"}]}}"#))
+        #expect(response.remediations.map(\.name) == ["c"])
+        #expect(response.remediations.first?.href == "/c")
+        #expect(response.remediations.first?.fields == [IDXField(name: "g")])
+        #expect(response.authenticators == [IDXAuthenticator(type: "email", id: "z")])
+    }
+
     @Test("an option's object value is its form when it has one, and its value as it stands when not")
     func optionValues() throws {
         let response = try #require(
