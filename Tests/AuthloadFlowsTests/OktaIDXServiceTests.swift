@@ -111,6 +111,7 @@ struct OktaIDXServiceTests {
         #expect(wrong.status == 400)
         let parsed = try #require(IDXResponse(body: wrong.body))
         #expect(parsed.errors.map(\.key) == [IDXMessageKey.passcodeInvalid])
+        #expect(parsed.firstError?.key == IDXMessageKey.passcodeInvalid)
         #expect(parsed.messages.isEmpty, "the error is on the passcode field, not at the top")
         #expect(parsed.remediations.map(\.name) == ["challenge-authenticator"])
 

@@ -16,6 +16,9 @@ import Testing
         #expect(Base64.decoded(standard) == Array(text.utf8))
         #expect(Base64.urlDecoded(url) == Array(text.utf8))
         #expect(Base64.urlDecoded(standard) == Array(text.utf8))
+        // Bytes without contiguous storage (a lazy map) encode as an array of them does.
+        #expect(Base64.encoded(text.utf8.lazy.map { $0 }) == standard)
+        #expect(Base64.urlEncoded(text.utf8.lazy.map { $0 }) == url)
     }
 
     @Test("uses - and _ in the URL alphabet")

@@ -38,6 +38,19 @@ struct IDXReadingTests {
         #expect(remediation.fields == [IDXField(name: "f", visible: false, value: .null)])
     }
 
+    @Test("a remediation, field or authenticator whose name, href or type is of the wrong type is dropped whole")
+    func wrongTypedIdentity() throws {
+        let response = try #require(
+            read(
+                #"{"remediation": {"value": [{"name": 1, "href": "/a"}, {"name": "b", "href": ["/b"]}, {"name": "c", "href": "/c", "#
+                    + #""value": [{"name": null, "label": "L"}, {"label": "M"}, {"name": "g"}]}]}, "#
+                    + #""authenticators": {"value": [{"type": 1, "id": "x"}, {"id": "y"}, {"type": "email", "id": "z"}]}}"#))
+        #expect(response.remediations.map(\.name) == ["c"])
+        #expect(response.remediations.first?.href == "/c")
+        #expect(response.remediations.first?.fields == [IDXField(name: "g")])
+        #expect(response.authenticators == [IDXAuthenticator(type: "email", id: "z")])
+    }
+
     @Test("an option's object value is its form when it has one, and its value as it stands when not")
     func optionValues() throws {
         let response = try #require(
@@ -78,5 +91,27 @@ struct IDXReadingTests {
                     + #"{"message": "No", "i18n": {"key": "idx.no"}, "class": "ERROR"}]}}"#))
         #expect(
             response.messages == [IDXMessage(level: "INFO", key: "Hello", text: "Hello"), IDXMessage(key: "idx.no", text: "No")])
+    }
+
+    @Test(
+        "the first error is the first of all errors: top-level, then on fields, nested forms and option forms in order",
+        arguments: [
+            (#"{"messages": {"value": [{"message": "i"}, {"message": "top", "class": "ERROR"}]}, "#, "top"),
+            (#"{"#, "nested"),
+            (#"{"messages": {"value": [{"message": "i"}]}, "#, "nested")
+        ])
+    func firstError(prefix: String, expected: String) throws {
+        let error = { (key: String) in #"{"message": "\#(key)", "class": "ERROR"}"# }
+        let remediations =
+            #""remediation": {"value": [{"name": "a", "href": "/a", "value": [{"name": "plain", "messages": {"value": [{"message": "info"}]}}, "#
+            + #"{"name": "credentials", "form": {"value": [{"name": "passcode", "messages": {"value": [\#(error("nested"))]}}]}}]}, "#
+            + #"{"name": "b", "href": "/b", "value": [{"name": "authenticator", "options": [{"label": "x", "value": {"form": {"value": "#
+            + #"[{"name": "id", "messages": {"value": [\#(error("option"))]}}]}}}], "messages": {"value": [\#(error("field"))]}}]}]}}"#
+        let response = try #require(read(prefix + remediations))
+        #expect(response.errors.count == (expected == "top" ? 4 : 3))
+        #expect(response.firstError == response.errors.first)
+        #expect(response.firstError?.key == expected)
+        let withoutErrors = try #require(read(#"{"remediation": {"value": [{"name": "a", "href": "/a", "value": [{"name": "x"}]}]}}"#))
+        #expect(withoutErrors.firstError == nil)
     }
 }

@@ -16,7 +16,7 @@
 public struct JSONReader {
     var parser: JSONParser
     /// Values started so far, to find a member or element its reader left unread.
-    private var started = 0
+    @usableFromInline var started = 0
 
     /// What the next value is, from its first byte.
     public enum Kind: Sendable {
@@ -64,22 +64,44 @@ public struct JSONReader {
     /// filled in place, where one captured by the closure would be copied out of it whole.
     ///
     /// - Returns: false, having skipped the value, when it is not an object.
-    @discardableResult
+    ///
+    /// Inlinable, as ``readElements(into:_:)`` is: a caller in another module gets it specialized, its `member` inlined
+    /// into the loop, where each member of each object otherwise went through a generic call and a closure.
+    @inlinable @discardableResult
     public mutating func readMembers<State>(
         into state: inout State, _ member: (inout JSONReader, Key, inout State) throws(JSONParseError) -> Void
     ) throws(JSONParseError) -> Bool {
-        guard try kind() == .object else {
+        guard try enter(object: true) else { return false }
+        while let key = try nextKey() {
+            let before = started
+            try member(&self, key, &state)
+            if started == before { try skip() }
+        }
+        return true
+    }
+
+    /// Opens the object (or array) next and counts it as started; false, having skipped it, when it is something else.
+    @usableFromInline
+    mutating func enter(object: Bool) throws(JSONParseError) -> Bool {
+        guard try kind() == (object ? .object : .array) else {
             try skip()
             return false
         }
         started += 1
-        try parser.enter(object: true)
-        while try parser.nextMember() {
-            let before = started
-            try member(&self, Key(base: parser.currentKey), &state)
-            if started == before { try skip() }
-        }
+        try parser.enter(object: object)
         return true
+    }
+
+    /// The key of the open object's next member, its colon read; nil when the object closes instead.
+    @usableFromInline
+    mutating func nextKey() throws(JSONParseError) -> Key? {
+        try parser.nextMember() ? Key(bytes: parser.currentKey.bytes) : nil
+    }
+
+    /// True when the open array has another element; false when it closes instead.
+    @usableFromInline
+    mutating func nextElement() throws(JSONParseError) -> Bool {
+        try parser.nextElement()
     }
 
     /// Calls `element` with each element of the next value when it is an array; an element it leaves unread is skipped.
@@ -94,17 +116,12 @@ public struct JSONReader {
     /// Calls `element` with each element of the next value when it is an array, and `state` for it to fill in.
     ///
     /// - Returns: false, having skipped the value, when it is not an array.
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func readElements<State>(
         into state: inout State, _ element: (inout JSONReader, inout State) throws(JSONParseError) -> Void
     ) throws(JSONParseError) -> Bool {
-        guard try kind() == .array else {
-            try skip()
-            return false
-        }
-        started += 1
-        try parser.enter(object: false)
-        while try parser.nextElement() {
+        guard try enter(object: false) else { return false }
+        while try nextElement() {
             let before = started
             try element(&self, &state)
             if started == before { try skip() }
@@ -178,15 +195,25 @@ extension JSONReader {
     ///
     /// It points into the reader's memory: use it inside the call it is given to, never after ``read(_:_:)`` returns.
     public struct Key: CustomStringConvertible {
-        let base: JSONParser.Key
+        @usableFromInline let bytes: UnsafeBufferPointer<UInt8>
 
-        public var description: String { String(decoding: base.bytes, as: UTF8.self) }
+        @usableFromInline
+        init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
+        public var description: String { String(decoding: bytes, as: UTF8.self) }
+
+        /// Inlinable, so that a `switch` over keys compares each length in place and calls out only when it matches.
+        @inlinable
         public static func == (key: Key, literal: StaticString) -> Bool {
-            key.base.bytes.count == literal.utf8CodeUnitCount
-                && JSONParser.equalBytes(key.base.bytes.baseAddress, literal.utf8Start, key.base.bytes.count)
+            key.bytes.count == literal.utf8CodeUnitCount && equalBytes(key, literal)
         }
 
+        @usableFromInline
+        static func equalBytes(_ key: Key, _ literal: StaticString) -> Bool {
+            JSONParser.equalBytes(key.bytes.baseAddress, literal.utf8Start, key.bytes.count)
+        }
+
+        @inlinable
         public static func ~= (literal: StaticString, key: Key) -> Bool { key == literal }
     }
 }

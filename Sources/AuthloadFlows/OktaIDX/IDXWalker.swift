@@ -11,8 +11,8 @@ import AuthloadWire
 /// ```swift
 /// var walker = IDXWalker(factors: [.sms, .email], answers: answers)
 /// switch walker.next(after: introspected) {
-/// case .submit(let remediation, let step, let body): …   // send body to remediation.targetPath
-/// case .poll(let remediation, let wait, let body): …     // wait, then send
+/// case .submit(let remediation, let step, let body, let bytes): …   // send bytes (body serialized) to remediation.targetPath
+/// case .poll(let remediation, let wait, let body, let bytes): …     // wait, then send
 /// case .exchange(let success): …                          // the token request
 /// case .fail(let outcome): …
 /// }
@@ -33,10 +33,12 @@ struct IDXWalker: Sendable {
     enum Decision: Sendable, Equatable {
         /// The login is done: post the `successWithInteractionCode` form to the token endpoint.
         case exchange(IDXRemediation)
-        /// Send `body` to the remediation's href, measured as `step`.
-        case submit(IDXRemediation, step: Step, body: JSONObject)
-        /// Wait `after` (the server's `refresh`), then send `body`: the user has not approved the push yet.
-        case poll(IDXRemediation, after: Duration, body: JSONObject)
+        /// Send `body` to the remediation's href, measured as `step`; `bytes` is `body` serialized, as it is sent (the
+        /// walker serializes it once, to tell a repeated answer, and the flow sends those bytes).
+        case submit(IDXRemediation, step: Step, body: JSONObject, bytes: [UInt8])
+        /// Wait `after` (the server's `refresh`), then send `body` (serialized: `bytes`): the user has not approved the
+        /// push yet.
+        case poll(IDXRemediation, after: Duration, body: JSONObject, bytes: [UInt8])
         case fail(Outcome)
     }
 
@@ -52,7 +54,9 @@ struct IDXWalker: Sendable {
     private var passwordAnswered = false
     /// The method chosen last (at a select or verification-data form), which names the challenge that follows.
     private var chosenMethod: String?
-    private var answered: [String: Int] = [:]
+    /// Each answer sent so far, by remediation and serialized body, and how often: a login sends a handful, so a list
+    /// scanned in turn beats hashing each body.
+    private var answered: [(remediation: String, body: [UInt8], count: Int)] = []
 
     init(factors: [OktaIDXFlow.Factor], answers: Answers) {
         self.factors = factors
@@ -63,20 +67,23 @@ struct IDXWalker: Sendable {
     mutating func next(after response: IDXResponse) -> Decision {
         if let success = response.success { return .exchange(success) }
         if let error = response.messages.first(where: \.isError) { return .fail(OktaIDXFlow.outcome(for: error)) }
-        func offered(_ names: Set<String>) -> IDXRemediation? { response.remediations.first { names.contains($0.name) } }
+        // One or two names compared in turn: a set literal built and hashed at every rule cost more than the comparisons.
+        func offered(_ name: String, or other: String? = nil) -> IDXRemediation? {
+            response.remediations.first { $0.name == name || $0.name == other }
+        }
 
-        if let identify = offered(["identify", "identify-recovery"]) { return self.identify(identify) }
-        if let challenge = offered(["challenge-authenticator"]) { return answer(challenge, in: response) }
-        if let poll = offered(["challenge-poll"]) { return self.poll(poll) }
-        if let select = offered(["select-authenticator-authenticate"]) { return self.select(select, in: response) }
+        if let identify = offered("identify", or: "identify-recovery") { return self.identify(identify) }
+        if let challenge = offered("challenge-authenticator") { return answer(challenge, in: response) }
+        if let poll = offered("challenge-poll") { return self.poll(poll) }
+        if let select = offered("select-authenticator-authenticate") { return self.select(select, in: response) }
         // Optional enrollment comes with `skip`: a load test logs in, it does not enroll.
-        if let skip = offered(["skip"]) { return submit(skip, step: .skip) { _ in nil } }
-        if let enroll = offered(["enroll-authenticator"]) { return answer(enroll, in: response) }
-        if let select = offered(["select-authenticator-enroll"]) { return self.select(select, in: response) }
-        if let data = offered(["authenticator-verification-data", "authenticator-enrollment-data"]) {
+        if let skip = offered("skip") { return submit(skip, step: .skip) { _ in nil } }
+        if let enroll = offered("enroll-authenticator") { return answer(enroll, in: response) }
+        if let select = offered("select-authenticator-enroll") { return self.select(select, in: response) }
+        if let data = offered("authenticator-verification-data", or: "authenticator-enrollment-data") {
             return verificationData(data)
         }
-        if offered(["select-enroll-profile", "enroll-profile"]) != nil { return .fail(Outcome(.protocolError, "user not enrolled")) }
+        if offered("select-enroll-profile", or: "enroll-profile") != nil { return .fail(Outcome(.protocolError, "user not enrolled")) }
         let name = response.remediations.first { $0.name != "cancel" }?.name
         return .fail(cannotProceed(at: name ?? "(none)", offered: response.remediations.map(\.name)))
     }
@@ -137,7 +144,8 @@ struct IDXWalker: Sendable {
     private func poll(_ remediation: IDXRemediation) -> Decision {
         do {
             let body = try remediation.fields.filled(value: { _ in nil }, choose: { $0.options.first })
-            return .poll(remediation, after: remediation.refresh ?? Self.defaultRefresh, body: body)
+            return .poll(
+                remediation, after: remediation.refresh ?? Self.defaultRefresh, body: body, bytes: JSONValue.object(body).serialized())
         } catch {
             return .fail(Outcome(.protocolError, "cannot answer remediation \(remediation.name): \(error.description)"))
         }
@@ -204,10 +212,17 @@ struct IDXWalker: Sendable {
         } catch {
             return .fail(Outcome(.protocolError, "cannot answer remediation \(remediation.name): \(error.description)"))
         }
-        let key = remediation.name + JSONValue.object(body).serializedString
-        answered[key, default: 0] += 1
-        guard answered[key]! <= Self.maxRepeats else { return .fail(Outcome(.protocolError, "loop at \(remediation.name)")) }
-        return .submit(remediation, step: step, body: body)
+        let bytes = JSONValue.object(body).serialized()
+        let count: Int
+        if let index = answered.firstIndex(where: { $0.remediation == remediation.name && $0.body == bytes }) {
+            answered[index].count += 1
+            count = answered[index].count
+        } else {
+            answered.append((remediation.name, bytes, 1))
+            count = 1
+        }
+        guard count <= Self.maxRepeats else { return .fail(Outcome(.protocolError, "loop at \(remediation.name)")) }
+        return .submit(remediation, step: step, body: body, bytes: bytes)
     }
 
     private func cannotProceed(at name: String, offered: [String]) -> Outcome {

@@ -91,8 +91,7 @@ public struct OktaIDXFlow: Flow {
         let answers = IDXWalker.Answers(
             username: identity.username, password: identity.password, passcode: identity["passcode"] ?? options.passcode,
             securityAnswer: identity["securityAnswer"], phoneNumber: identity["phone"])
-        var iteration = OktaIDXIteration(flow: self, context: context, answers: answers)
-        return await iteration.run()
+        return await OktaIDXIteration(flow: self, context: context, answers: answers).run()
     }
 
     // MARK: Classification

@@ -31,21 +31,23 @@ struct IONTemplate: Sendable {
         var username = ""
         var code = ""
 
-        func value(for hole: Hole) -> String {
+        /// Appends the value for `hole`, escaped.
+        func append(_ hole: Hole, to body: inout [UInt8]) {
             switch hole {
-            case .handle: handle
-            case .origin: origin
-            case .expires: expires
-            case .username: username
-            case .code: code
+            case .handle: JSONValue.appendEscaped(handle, to: &body)
+            case .origin: JSONValue.appendEscaped(origin, to: &body)
+            case .expires: JSONValue.appendEscaped(expires, to: &body)
+            case .username: JSONValue.appendEscaped(username, to: &body)
+            case .code: JSONValue.appendEscaped(code, to: &body)
             }
         }
     }
 
-    /// The bytes between the holes: one more than `holes`.
-    private let pieces: [[UInt8]]
-    private let holes: [Hole]
-    private let size: Int
+    /// The serialization with the markers cut out, in one buffer: pieces kept as arrays of their own cost a retain and
+    /// a release each for every answer.
+    private let bytes: [UInt8]
+    /// Where each hole lies in `bytes`, in order.
+    private let holes: [(offset: Int, hole: Hole)]
 
     /// What a tree holds in place of a hole's value, anywhere inside a string. U+0001 is serialized as `\u0001`, which
     /// no other value of an ION body writes: the service's strings are its own and its options', with no control
@@ -54,39 +56,42 @@ struct IONTemplate: Sendable {
 
     /// Cuts the serialization of `tree` at every marker.
     init(serializing tree: JSONValue) {
-        let bytes = tree.serialized()
+        let serialized = tree.serialized()
         let escape = Array(#"\u0001"#.utf8)
-        var pieces: [[UInt8]] = []
-        var holes: [Hole] = []
+        var bytes: [UInt8] = []
+        var holes: [(offset: Int, hole: Hole)] = []
         var start = 0
         var index = 0
-        while index + escape.count < bytes.count {
-            if bytes[index] == escape[0], bytes[index..<index + escape.count].elementsEqual(escape),
-                let hole = Hole(rawValue: bytes[index + escape.count])
+        while index + escape.count < serialized.count {
+            if serialized[index] == escape[0], serialized[index..<index + escape.count].elementsEqual(escape),
+                let hole = Hole(rawValue: serialized[index + escape.count])
             {
-                pieces.append(Array(bytes[start..<index]))
-                holes.append(hole)
+                bytes += serialized[start..<index]
+                holes.append((bytes.count, hole))
                 index += escape.count + 1
                 start = index
             } else {
                 index += 1
             }
         }
-        pieces.append(Array(bytes[start...]))
-        self.pieces = pieces
+        bytes += serialized[start...]
+        self.bytes = bytes
         self.holes = holes
-        size = bytes.count
     }
 
     /// The body with `values` in its holes, each escaped as the serializer would have written it.
     func filled(_ values: Values) -> [UInt8] {
         var body: [UInt8] = []
-        body.reserveCapacity(size + 64 * holes.count)
-        for (piece, hole) in zip(pieces, holes) {
-            body.append(contentsOf: piece)
-            JSONValue.appendEscaped(values.value(for: hole), to: &body)
+        body.reserveCapacity(bytes.count + 64 * holes.count)
+        bytes.withUnsafeBufferPointer { bytes in
+            var start = 0
+            for (offset, hole) in holes {
+                body.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<offset]))
+                values.append(hole, to: &body)
+                start = offset
+            }
+            body.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
         }
-        body.append(contentsOf: pieces[pieces.count - 1])
         return body
     }
 }

@@ -33,7 +33,7 @@ extension OktaIDXService {
                 expires: IONTemplate.marker(.expires), passcodeError: passcodeError, topError: topError)
         }
         let values = IONTemplate.Values(
-            handle: handle, origin: origin, expires: Self.iso8601(transaction.expiresAt), username: transaction.username)
+            handle: handle, origin: origin, expires: transaction.expiresAtText, username: transaction.username)
         return Self.ionResponse(status: status, template.filled(values))
     }
 

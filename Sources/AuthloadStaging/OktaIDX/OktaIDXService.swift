@@ -24,6 +24,13 @@ public final class OktaIDXService: Sendable {
     private let random: Locked<SplitMix64>
     /// The ION templates made so far, one a shape of answer: a few dozen at most, since options are fixed.
     let templates = Locked<[IONShape: IONTemplate]>([:])
+    /// The last `Date` header written, and its second.
+    private let lastDate = Locked<(seconds: Int64, text: String)>((.min, ""))
+    /// The last origin made from a `Host` header, and the host.
+    private let lastOrigin = Locked<(host: String?, origin: String)>((nil, ""))
+    /// `options.paths.interact` and `.token`, which are built each time they are read.
+    private let interactPath: String
+    private let tokenPath: String
 
     struct State {
         var interactions: ExpiringTable<OktaIDXInteraction>
@@ -32,6 +39,9 @@ public final class OktaIDXService: Sendable {
         /// Requests per rate-limited path in its current window: one entry per path, never more.
         var windows: [String: (window: Int64, count: Int)] = [:]
     }
+
+    /// Where the IDX endpoints this service answers lie.
+    private static let idxRoutes = IDXPaths.idxPrefix + "/"
 
     /// The most paths the rate limiter keeps counts for.
     static let rateLimitedPathCapacity = 64
@@ -45,6 +55,8 @@ public final class OktaIDXService: Sendable {
     ) {
         self.options = options
         self.now = now
+        interactPath = options.paths.interact
+        tokenPath = options.paths.token
         state = Locked(
             State(
                 interactions: ExpiringTable(capacity: capacity), transactions: ExpiringTable(capacity: capacity),
@@ -65,7 +77,7 @@ public final class OktaIDXService: Sendable {
     /// Answers the request if it is for this service, nil otherwise.
     func respond(to request: HTTPRequest) -> ServiceReply? {
         let path = String(request.path)
-        guard path == options.paths.interact || path == options.paths.token || path.hasPrefix(IDXPaths.idxPrefix + "/") else { return nil }
+        guard path == interactPath || path == tokenPath || path.hasPrefix(Self.idxRoutes) else { return nil }
         let time = now()
         var latency = random.withLock { options.latency.sample(using: &$0) }
         var response: HTTPResponse
@@ -75,8 +87,8 @@ public final class OktaIDXService: Sendable {
             response = .methodNotAllowed("POST")
         } else {
             switch path {
-            case options.paths.interact: response = interact(request, at: time)
-            case options.paths.token: response = token(request, at: time)
+            case interactPath: response = interact(request, at: time)
+            case tokenPath: response = token(request, at: time)
             case IDXPaths.introspect: response = introspect(request, at: time)
             default:
                 let (answer, dispatch) = remediate(path, request: request, at: time)
@@ -84,15 +96,24 @@ public final class OktaIDXService: Sendable {
                 latency += dispatch
             }
         }
-        response.headers.add("Date", HTTPDate.format(epochSeconds: time.components.seconds))
+        response.headers.add("Date", date(epochSeconds: time.components.seconds))
         response.headers.add("x-okta-request-id", random.withLock { $0.hex(20) })
         return ServiceReply(response, after: latency)
+    }
+
+    /// The `Date` header for a second since the epoch, formatted once a second: answers come many a second, and
+    /// formatting each was a tenth of the service's work.
+    private func date(epochSeconds: Int64) -> String {
+        if let text = lastDate.withLock({ $0.seconds == epochSeconds ? $0.text : nil }) { return text }
+        let text = HTTPDate.format(epochSeconds: epochSeconds)
+        lastDate.withLock { $0 = (epochSeconds, text) }
+        return text
     }
 
     // MARK: OAuth endpoints
 
     private func interact(_ request: HTTPRequest, at time: Duration) -> HTTPResponse {
-        let form = Dictionary(FormURLEncoding.decode(request.body), uniquingKeysWith: { first, _ in first })
+        let form = FormFields(FormURLEncoding.decode(request.body))
         if let expected = options.clientID, form["client_id"] != expected {
             return Self.oauthError(401, "invalid_client", "Client authentication failed.")
         }
@@ -109,7 +130,7 @@ public final class OktaIDXService: Sendable {
     }
 
     private func token(_ request: HTTPRequest, at time: Duration) -> HTTPResponse {
-        let form = Dictionary(FormURLEncoding.decode(request.body), uniquingKeysWith: { first, _ in first })
+        let form = FormFields(FormURLEncoding.decode(request.body))
         guard form["grant_type"] == "interaction_code" else {
             return Self.oauthError(400, "unsupported_grant_type", "The grant_type is not supported.")
         }
@@ -137,6 +158,16 @@ public final class OktaIDXService: Sendable {
                 "access_token": .string(access), "scope": "openid profile offline_access",
                 "refresh_token": .string(refresh), "id_token": .string(id)
             ])
+    }
+
+    /// A form's fields by name, the first of a repeated name winning: the few pairs of an OAuth form compared in turn,
+    /// where a dictionary made of them hashed every name twice.
+    private struct FormFields {
+        let pairs: [(String, String)]
+
+        init(_ pairs: [(String, String)]) { self.pairs = pairs }
+
+        subscript(name: String) -> String? { pairs.first { $0.0 == name }?.1 }
     }
 
     static func oauthError(_ status: Int, _ error: String, _ description: String) -> HTTPResponse {
@@ -309,7 +340,12 @@ public final class OktaIDXService: Sendable {
     /// The origin hrefs start with: the configured one, or the one the client addressed.
     private func origin(of request: HTTPRequest) -> String {
         if let origin = options.origin { return origin }
-        return request.headers["Host"].map { "http://\($0)" } ?? ""
+        guard let host = request.headers["Host"] else { return "" }
+        // Clients address one host: its origin is written once, not at every answer.
+        if let known = lastOrigin.withLock({ $0.host == host ? $0.origin : nil }) { return known }
+        let origin = "http://\(host)"
+        lastOrigin.withLock { $0 = (host, origin) }
+        return origin
     }
 
     // MARK: Rate limit

@@ -16,17 +16,34 @@ struct OktaIDXTransaction: Sendable {
         case question
     }
 
-    var phase = Phase.identify
+    var phase: Phase
     /// What the user has proven so far: the policy asks for both before it hands out a code.
-    var passwordDone = false
-    var factorDone = false
-    var username = ""
+    var passwordDone: Bool
+    var factorDone: Bool
+    var username: String
     /// The PKCE challenge from interact, checked at the token endpoint.
     var codeChallenge: String
     /// Time since the Unix epoch after which every call answers `idx.session.expired`.
-    var expiresAt: Duration
+    let expiresAt: Duration
+    /// `expiresAt` as ION dates it (``OktaIDXService/iso8601(_:)``): written once, where every answer of the
+    /// transaction formatted it again.
+    let expiresAtText: String
     /// Wrong passcodes so far (for lockout).
-    var failedPasscodes = 0
+    var failedPasscodes: Int
+
+    init(
+        phase: Phase = .identify, passwordDone: Bool = false, factorDone: Bool = false, username: String = "", codeChallenge: String,
+        expiresAt: Duration, failedPasscodes: Int = 0
+    ) {
+        self.phase = phase
+        self.passwordDone = passwordDone
+        self.factorDone = factorDone
+        self.username = username
+        self.codeChallenge = codeChallenge
+        self.expiresAt = expiresAt
+        expiresAtText = OktaIDXService.iso8601(expiresAt)
+        self.failedPasscodes = failedPasscodes
+    }
 }
 
 /// An interaction handle from `/v1/interact`, waiting to be introspected.

@@ -37,6 +37,15 @@ public enum Base64 {
     private static let pad = UInt8(ascii: "=")
 
     private static func encode(_ bytes: some Collection<UInt8>, alphabet: [UInt8], padding: Bool) -> String {
+        // Callers elsewhere reach this unspecialized, where every byte went through the iterator's witness: a PKCE
+        // pair took two percent of a simulated Okta login. Contiguous bytes (any array) are read through a buffer.
+        if let encoded = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0, alphabet: alphabet, padding: padding) }) {
+            return encoded
+        }
+        return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0, alphabet: alphabet, padding: padding) }
+    }
+
+    private static func encode(buffer bytes: UnsafeBufferPointer<UInt8>, alphabet: [UInt8], padding: Bool) -> String {
         var output: [UInt8] = []
         output.reserveCapacity((bytes.count + 2) / 3 * 4)
         var iterator = bytes.makeIterator()

@@ -55,12 +55,18 @@ extension IDXRemediation {
     /// Reads a remediation form; nil when it is not an object or lacks its name or href.
     static func read(_ reader: inout JSONReader) throws(JSONParseError) -> IDXRemediation? {
         var remediation = IDXRemediation(name: "", href: "", accepts: nil, produces: nil, fields: [])
-        // Empty until read: a remediation without its name or href is dropped.
-        var (name, href): (String?, String?)
+        // A remediation without its name or href is dropped. Both are read in place, as a field's name is.
+        var (named, located) = (false, false)
         try reader.readMembers(into: &remediation) { reader, key, remediation throws(JSONParseError) in
             switch key {
-            case "name": name = try reader.string()
-            case "href": href = try reader.string()
+            case "name":
+                let name = try reader.string()
+                remediation.name = name ?? ""
+                named = name != nil
+            case "href":
+                let href = try reader.string()
+                remediation.href = href ?? ""
+                located = href != nil
             case "method": remediation.method = try reader.string() ?? "POST"
             case "accepts": remediation.accepts = try reader.string()
             case "produces": remediation.produces = try reader.string()
@@ -70,10 +76,7 @@ extension IDXRemediation {
             default: try reader.skip()
             }
         }
-        guard let name, let href else { return nil }
-        remediation.name = name
-        remediation.href = href
-        return remediation
+        return named && located ? remediation : nil
     }
 }
 
@@ -81,10 +84,15 @@ extension IDXField {
     /// Reads a form field; nil when it is not an object or has no name.
     static func read(_ reader: inout JSONReader) throws(JSONParseError) -> IDXField? {
         var field = IDXField(name: "")
-        var name: String?
+        // Whether it has a name, its name read in place: a name kept aside and set after the read made the compiler
+        // copy the whole field, every member retained, to return it.
+        var named = false
         try reader.readMembers(into: &field) { reader, key, field throws(JSONParseError) in
             switch key {
-            case "name": name = try reader.string()
+            case "name":
+                let name = try reader.string()
+                field.name = name ?? ""
+                named = name != nil
             case "label": field.label = try reader.string()
             case "type": field.type = try reader.string()
             case "required": field.required = try reader.bool() ?? false
@@ -98,9 +106,7 @@ extension IDXField {
             default: try reader.skip()
             }
         }
-        guard let name else { return nil }
-        field.name = name
-        return field
+        return named ? field : nil
     }
 }
 
@@ -136,10 +142,14 @@ extension IDXAuthenticator {
     /// Reads an authenticator; nil when it is not an object or has no type.
     static func read(_ reader: inout JSONReader) throws(JSONParseError) -> IDXAuthenticator? {
         var authenticator = IDXAuthenticator(type: "")
-        var type: String?
+        // Its type read in place, as a field's name is.
+        var typed = false
         try reader.readMembers(into: &authenticator) { reader, key, authenticator throws(JSONParseError) in
             switch key {
-            case "type": type = try reader.string()
+            case "type":
+                let type = try reader.string()
+                authenticator.type = type ?? ""
+                typed = type != nil
             case "id": authenticator.id = try reader.string()
             case "key": authenticator.key = try reader.string()
             case "methods":
@@ -153,9 +163,7 @@ extension IDXAuthenticator {
             default: try reader.skip()
             }
         }
-        guard let type else { return nil }
-        authenticator.type = type
-        return authenticator
+        return typed ? authenticator : nil
     }
 }
 

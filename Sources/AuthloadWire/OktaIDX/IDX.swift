@@ -109,6 +109,17 @@ public struct IDXField: Sendable, Equatable {
     var errors: [IDXMessage] {
         messages.filter(\.isError) + (form ?? []).flatMap(\.errors) + options.flatMap { $0.form.flatMap(\.errors) }
     }
+
+    /// The first of ``errors``, found without building the list, which every answer of a login would allocate only
+    /// to find it empty.
+    var firstError: IDXMessage? {
+        if let error = messages.first(where: \.isError) { return error }
+        if let form, let error = form.firstError { return error }
+        for option in options {
+            if let error = option.form.firstError { return error }
+        }
+        return nil
+    }
 }
 
 /// One choice of an `options` field: a scalar value (`"sms"`) or a form of its own (an authenticator).
@@ -219,5 +230,24 @@ public struct IDXResponse: Sendable {
     /// Every ERROR message: top-level first, then those on fields, remediation by remediation.
     public var errors: [IDXMessage] {
         messages.filter(\.isError) + remediations.flatMap { $0.fields.flatMap(\.errors) }
+    }
+
+    /// The first of ``errors``, found without building the list.
+    public var firstError: IDXMessage? {
+        if let error = messages.first(where: \.isError) { return error }
+        for remediation in remediations {
+            if let error = remediation.fields.firstError { return error }
+        }
+        return nil
+    }
+}
+
+extension Array where Element == IDXField {
+    /// The first ERROR message on these fields, in form order.
+    var firstError: IDXMessage? {
+        for field in self {
+            if let error = field.firstError { return error }
+        }
+        return nil
     }
 }
