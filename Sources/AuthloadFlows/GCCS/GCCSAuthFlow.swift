@@ -125,6 +125,7 @@ public struct GCCSAuthFlow: Flow {
 
     /// Hands each wait on the status stream to the engine, when the socket can follow the stream on its own loop: a user
     /// holds it about a minute, and a task waiting that long keeps the memory of every frame it stacked before.
+    @_specialize(where C == SimulationClock)
     public func start<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> FlowProgress where C.Duration == Duration {
         await iteration(context, user: user).start()
     }
