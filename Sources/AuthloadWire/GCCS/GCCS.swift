@@ -104,7 +104,9 @@ public struct GCCSEnvelope: Sendable, Equatable {
 /// Where the GCCS endpoints live; the REST prefix is not public (docs/protocols.md, GCCS), so it is an option.
 public struct GCCSPaths: Sendable, Equatable {
     /// Prefix of the REST calls (`{apiPrefix}/auth`, `/auth/nodes`, …).
-    public var apiPrefix = "/api/v3"
+    public var apiPrefix = "/api/v3" {
+        didSet { (auth, nodes, complete) = Self.endpoints(under: apiPrefix) }
+    }
     /// The raw-WebSocket URL path of the STOMP endpoint.
     public var socket = "/ws/v3/app/websocket"
     /// The destination statuses are sent to; also the subscription id the SDK uses.
@@ -112,7 +114,12 @@ public struct GCCSPaths: Sendable, Equatable {
 
     public init() {}
 
-    public var auth: String { apiPrefix + "/auth" }
-    public var nodes: String { apiPrefix + "/auth/nodes" }
-    public var complete: String { apiPrefix + "/auth/complete" }
+    // Kept, not joined at each use: the service compares every request's path with them, the flow sends to them.
+    public private(set) var auth = "/api/v3/auth"
+    public private(set) var nodes = "/api/v3/auth/nodes"
+    public private(set) var complete = "/api/v3/auth/complete"
+
+    private static func endpoints(under prefix: String) -> (auth: String, nodes: String, complete: String) {
+        (prefix + "/auth", prefix + "/auth/nodes", prefix + "/auth/complete")
+    }
 }
