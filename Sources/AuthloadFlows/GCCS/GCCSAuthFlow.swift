@@ -147,8 +147,11 @@ public struct GCCSAuthFlow: Flow {
 
     /// How a REST answer counts: the envelope's `rtCode` decides, whatever the HTTP status (as in the SDK);
     /// a body that is not an envelope is an HTTP error, or a protocol error on a 200.
-    static func classify(_ response: HTTPResponse) -> Outcome {
-        guard let envelope = GCCSEnvelope(body: response.body) else {
+    static func classify(_ response: HTTPResponse) -> Outcome { classify(response, envelope: GCCSEnvelope(body: response.body)) }
+
+    /// ``classify(_:)`` of a response whose body was parsed already (`envelope`, nil when it is not one).
+    static func classify(_ response: HTTPResponse, envelope: GCCSEnvelope?) -> Outcome {
+        guard let envelope else {
             return response.status == 200 ? Outcome(.protocolError, "not a GCCS envelope") : Outcome(.httpError, "\(response.status)")
         }
         return envelope.rtCode == GCCSResultCode.success ? .ok : Outcome(.protocolError, "rtCode \(envelope.rtCode)")
