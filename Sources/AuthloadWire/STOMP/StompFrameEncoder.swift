@@ -39,9 +39,11 @@ public enum StompFrameEncoder {
             append(name, isName: true, escaping: escapes, to: &output)
             guard output.count > nameStart else { continue }
             output.append(colon)
-            append(value, isName: false, escaping: escapes, to: &output)
             // Compared as written, so a name that only becomes `content-length` once NUL is dropped still counts.
-            hasContentLength = hasContentLength || output[nameStart..<output.count].starts(with: contentLengthColon)
+            hasContentLength =
+                hasContentLength
+                || (output.count - nameStart == contentLengthColon.count && output[nameStart...].elementsEqual(contentLengthColon))
+            append(value, isName: false, escaping: escapes, to: &output)
             output.append(lineFeed)
         }
         if !frame.body.isEmpty, !hasContentLength {
