@@ -82,7 +82,11 @@ public struct StompFrameDecoder: Sendable {
 
     /// ``feed(_:)`` of a text message's bytes, specialized in this module: from another, the generic one read them
     /// one at a time through `Sequence`'s witnesses (a GCCS flow feeds every status message it receives).
-    public mutating func feed(_ bytes: String.UTF8View) { append(bytes) }
+    public mutating func feed(_ bytes: String.UTF8View) {
+        // A native string's bytes are copied in one go; through `Sequence` they went one at a time.
+        let copied: Void? = bytes.withContiguousStorageIfAvailable { append($0) }
+        if copied == nil { append(bytes) }
+    }
 
     /// ``feed(_:)`` of a binary message's bytes, specialized in this module, copied in one go.
     public mutating func feed(_ bytes: [UInt8]) { append(bytes) }
