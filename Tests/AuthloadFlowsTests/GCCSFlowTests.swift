@@ -73,6 +73,17 @@ struct GCCSFlowTests {
         #expect(throws: ProfileError.self) { try GCCSPaths.read(bad) }
     }
 
+    @Test("the REST endpoints follow the API prefix, however it was set")
+    func endpointsFollowPrefix() throws {
+        var paths = GCCSPaths()
+        #expect([paths.auth, paths.nodes, paths.complete] == ["/api/v3/auth", "/api/v3/auth/nodes", "/api/v3/auth/complete"])
+        paths.apiPrefix = ""
+        #expect([paths.auth, paths.nodes, paths.complete] == ["/auth", "/auth/nodes", "/auth/complete"])
+        let reader = ProfileReader(path: "flows[0]", value: try JSONValue.parse(Array(#"{"apiPrefix": "/gccs/v9"}"#.utf8)))
+        let read = try GCCSPaths.read(reader)
+        #expect([read.auth, read.nodes, read.complete] == ["/gccs/v9/auth", "/gccs/v9/auth/nodes", "/gccs/v9/auth/complete"])
+    }
+
     @Test("statuses the server never pushes are counted missing, statuses it repeats counted duplicate; neither fails the flow")
     func missingAndDuplicateStatuses() async throws {
         let (host, _) = staging {

@@ -57,4 +57,35 @@ struct GCCSStatusTrackerTests {
         #expect(tracker.takeMissing(before: .completeVerificationOfNodes) == [], "already reported")
         #expect(tracker.takeMissing(before: .authCompleted) == [], "not a verification status")
     }
+
+    @Test("a status set holds each status apart, and says whether an insert added it")
+    func statusSet() {
+        var set: GCCSStatusSet = [.authFailed]
+        for status in GCCSStatus.allCases where status != .authFailed {
+            #expect(!set.contains(status))
+            let added = set.insert(status)
+            #expect(added)
+            #expect(set.contains(status))
+            let again = set.insert(status)
+            #expect(!again)
+        }
+        #expect(set.contains(.authFailed))
+        #expect(!GCCSStatusTracker<Instant>.terminal.contains(.completeVerificationOfNodes))
+        #expect(GCCSStatusTracker<Instant>.terminal.contains(.authTimeout))
+    }
+
+    @Test("each step and timed status records under its own name, a status's gap right after it")
+    func stepIndices() {
+        for step in GCCSAuthFlow.Step.allCases {
+            #expect(GCCSAuthFlow.stepNames[GCCSAuthFlow.index(step)] == step.rawValue)
+        }
+        for status in GCCSStatus.allCases {
+            let indices = GCCSAuthFlow.indices(of: status)
+            #expect((indices != nil) == GCCSAuthFlow.timedStatuses.contains(status), "\(status)")
+            if let (sinceStart, gap) = indices {
+                #expect(GCCSAuthFlow.stepNames[sinceStart] == status.rawValue)
+                #expect(GCCSAuthFlow.stepNames[gap] == status.rawValue + " gap")
+            }
+        }
+    }
 }

@@ -74,6 +74,21 @@ struct StompFrameTests {
         #expect(frame == expected)
     }
 
+    @Test("reads each command from its exact bytes, and no other spelling")
+    func commandFromBytes() {
+        for command in StompCommand.allCases {
+            let bytes = Array(command.rawValue.utf8)
+            #expect(StompCommand(bytes[...]) == command)
+            #expect(StompCommand(Array(command.rawValue.lowercased().utf8)[...]) == nil)
+            #expect(StompCommand(bytes.dropLast()) == nil)
+            #expect(StompCommand((bytes + [0x53])[...]) == nil)
+        }
+        #expect(StompCommand(ArraySlice<UInt8>()) == nil)
+        // A command inside a longer buffer, as the decoder hands it over.
+        let line = Array("XMESSAGE\n".utf8)
+        #expect(StompCommand(line[1..<8]) == .message)
+    }
+
     @Test("tells client commands from server commands, and which escape headers")
     func commandProperties() {
         let server: Set<StompCommand> = [.connected, .message, .receipt, .error]

@@ -81,7 +81,7 @@ public struct GCCSAuthFlow: Flow {
     /// Statuses timed as steps of their own, in stream order.
     static let timedStatuses: [GCCSStatus] = GCCSStatus.verification + [.authCompleted, .authCanceled]
 
-    enum Step: String {
+    enum Step: String, CaseIterable {
         case auth, connect, nodes, complete, token, cancel, disconnect
         /// Events: a status that came again, and a verification status that never came before a later one did.
         case duplicateStatus = "duplicate status"
@@ -108,13 +108,19 @@ public struct GCCSAuthFlow: Flow {
             ])
     }
 
-    static func index(_ step: Step) -> Int { stepNames.firstIndex(of: step.rawValue)! }
+    /// Looked up among the steps rather than among the names: the flow records a step at every request and status.
+    static func index(_ step: Step) -> Int { stepIndices[steps.firstIndex(of: step)!] }
 
     /// The step numbers of a timed status: from the flow's start, and its gap.
     static func indices(of status: GCCSStatus) -> (sinceStart: Int, gap: Int)? {
-        guard let index = stepNames.firstIndex(of: status.rawValue) else { return nil }
+        guard let position = timedStatuses.firstIndex(of: status) else { return nil }
+        let index = timedStatusIndices[position]
         return (index, index + 1)
     }
+
+    private static let steps = Step.allCases
+    private static let stepIndices = steps.map { stepNames.firstIndex(of: $0.rawValue)! }
+    private static let timedStatusIndices = timedStatuses.map { stepNames.firstIndex(of: $0.rawValue)! }
 
     // Specialized for a simulation's clock only: there a flow's turns cost CPU and nothing else, while a real run's
     // flows stay generic for the memory of users waiting in them (Runner.run(), docs/development.md).
@@ -125,6 +131,7 @@ public struct GCCSAuthFlow: Flow {
 
     /// Hands each wait on the status stream to the engine, when the socket can follow the stream on its own loop: a user
     /// holds it about a minute, and a task waiting that long keeps the memory of every frame it stacked before.
+    @_specialize(where C == SimulationClock)
     public func start<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> FlowProgress where C.Duration == Duration {
         await iteration(context, user: user).start()
     }
@@ -140,8 +147,11 @@ public struct GCCSAuthFlow: Flow {
 
     /// How a REST answer counts: the envelope's `rtCode` decides, whatever the HTTP status (as in the SDK);
     /// a body that is not an envelope is an HTTP error, or a protocol error on a 200.
-    static func classify(_ response: HTTPResponse) -> Outcome {
-        guard let envelope = GCCSEnvelope(body: response.body) else {
+    static func classify(_ response: HTTPResponse) -> Outcome { classify(response, envelope: GCCSEnvelope(body: response.body)) }
+
+    /// ``classify(_:)`` of a response whose body was parsed already (`envelope`, nil when it is not one).
+    static func classify(_ response: HTTPResponse, envelope: GCCSEnvelope?) -> Outcome {
+        guard let envelope else {
             return response.status == 200 ? Outcome(.protocolError, "not a GCCS envelope") : Outcome(.httpError, "\(response.status)")
         }
         return envelope.rtCode == GCCSResultCode.success ? .ok : Outcome(.protocolError, "rtCode \(envelope.rtCode)")

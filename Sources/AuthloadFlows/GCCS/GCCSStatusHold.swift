@@ -15,8 +15,8 @@ final class GCCSStatusHold<C: Clock>: FlowHold, @unchecked Sendable where C.Dura
     /// What the socket's consumption threw, if it did.
     private var failure: (any Error)?
 
-    /// Nil when the stream is not open or its socket has no loop of its own to follow it on (a simulated socket): then
-    /// the iteration waits on its task.
+    /// Nil when the stream is not open or its socket has no loop of its own to follow it on: then the iteration waits
+    /// on its task.
     init?(_ iteration: GCCSIteration<C>, wait: GCCSIteration<C>.StatusWait) {
         guard let (follower, socket) = iteration.follow(wait) else { return nil }
         guard let consumption = socket.consumption(of: follower) else {
@@ -42,7 +42,12 @@ final class GCCSStatusHold<C: Clock>: FlowHold, @unchecked Sendable where C.Dura
         consumption.stop(CancellationError())
     }
 
-    func resume(user: isolated VirtualUser) async -> FlowProgress {
+    func resume(user: isolated VirtualUser) async -> FlowProgress { await goOn(user: user) }
+
+    // The engine calls `resume` through its protocol, where the clock is not known: specialized for a simulation's, as
+    // ``GCCSAuthFlow/start(_:user:)`` is, the rest of the iteration runs as the start did.
+    @_specialize(where C == SimulationClock)
+    private func goOn(user: isolated VirtualUser) async -> FlowProgress {
         let outcome = iteration.followed(follower, on: socket, failure: failure, wait: wait)
         return await iteration.goOn(await iteration.after(wait, outcome))
     }

@@ -22,7 +22,12 @@ final class StompFollower<C: Clock>: WebSocketMessageConsumer, @unchecked Sendab
         self.handle = handle
     }
 
-    func next(after received: ReceivedWebSocketMessage?) -> WebSocketConsumerStep {
+    func next(after received: ReceivedWebSocketMessage?) -> WebSocketConsumerStep { step(after: received) }
+
+    // The socket calls `next` through its protocol, where the clock is not known: specialized here for a simulation's,
+    // where the follower reads every status message, the session's queue and decoder ran unspecialized.
+    @_specialize(where C == SimulationClock)
+    private func step(after received: ReceivedWebSocketMessage?) -> WebSocketConsumerStep {
         do {
             if let received { try session.take(received, now: clock.now) }
             while let frame = try session.nextFrame() {

@@ -246,16 +246,16 @@ public final class GCCSService: Sendable {
 
     private func streamNextStatus(deviceID: String) {
         let (step, message, peer): (GCCSChannel.StreamStep, WebSocketMessage?, (any WebSocketPeer)?) = channels.withLock { channels in
-            guard var channel = channels[deviceID] else { return (.stop, nil, nil) }
-            let step = channel.advanceStream()
-            var message: WebSocketMessage?
-            switch step {
-            case .push(let status, _) where options.skipStatuses.contains(status): break
-            case .push(let status, _), .fail(let status): message = channel.message(status, queue: options.paths.queue)
-            case .breakSocket, .stop: break
-            }
-            channels[deviceID] = channel
-            return (step, message, channel.peer)
+            Self.update(&channels, deviceID) { channel in
+                let step = channel.advanceStream()
+                var message: WebSocketMessage?
+                switch step {
+                case .push(let status, _) where options.skipStatuses.contains(status): break
+                case .push(let status, _), .fail(let status): message = channel.message(status, queue: options.paths.queue)
+                case .breakSocket, .stop: break
+                }
+                return (step, message, channel.peer)
+            } ?? (.stop, nil, nil)
         }
         guard let peer else { return }
         if let message { send(message, to: peer) }
@@ -273,12 +273,17 @@ public final class GCCSService: Sendable {
     /// Sends `status` to the device's subscription, if it still has one.
     func push(_ status: GCCSStatus, deviceID: String) {
         let (message, peer) = channels.withLock { channels -> (WebSocketMessage?, (any WebSocketPeer)?) in
-            guard var channel = channels[deviceID] else { return (nil, nil) }
-            let message = channel.message(status, queue: options.paths.queue)
-            channels[deviceID] = channel
-            return (message, channel.peer)
+            Self.update(&channels, deviceID) { channel in (channel.message(status, queue: options.paths.queue), channel.peer) }
+                ?? (nil, nil)
         }
         if let message, let peer { send(message, to: peer) }
+    }
+
+    /// Applies `body` to the device's channel where the table holds it, nil when there is none: a copy taken out and
+    /// put back retained and released every field of the channel, at every status pushed.
+    private static func update<T>(_ channels: inout [String: GCCSChannel], _ deviceID: String, _ body: (inout GCCSChannel) -> T) -> T? {
+        guard let index = channels.index(forKey: deviceID) else { return nil }
+        return body(&channels.values[index])
     }
 
     private func send(_ message: WebSocketMessage, to peer: any WebSocketPeer) {

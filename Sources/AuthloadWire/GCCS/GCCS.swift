@@ -21,13 +21,34 @@ public enum GCCSStatus: String, Sendable, Hashable, CaseIterable {
     public static let verification: [GCCSStatus] = [.createChannel, .selectNodes, .startVerificationOfNodes, .completeVerificationOfNodes]
 
     /// The body of the STOMP MESSAGE that carries this status.
-    public var messageBody: [UInt8] { JSONValue.object(["status": .string(rawValue)]).serialized() }
+    public var messageBody: [UInt8] { Self.messageBodies[ordinal] }
 
     /// Reads a status message body; nil when it is not `{"status": "<known name>"}`.
+    ///
+    /// A body byte for byte as ``messageBody`` writes it (every one the staging service sends) is known without
+    /// parsing; any other spelling of the same JSON is parsed.
     public init?(messageBody: [UInt8]) {
+        if let index = Self.messageBodies.firstIndex(where: { $0.count == messageBody.count && $0 == messageBody }) {
+            self = Self.all[index]
+            return
+        }
+        self.init(parsing: messageBody)
+    }
+
+    /// Reads a status message body by parsing it as JSON.
+    init?(parsing messageBody: [UInt8]) {
         guard let name = (try? JSONValue.parse(messageBody))?["status"]?.stringValue else { return nil }
         self.init(rawValue: name)
     }
+
+    /// Every status, kept: `allCases` builds its array at every use.
+    private static let all = allCases
+
+    /// Each status's body, serialized once, in the order of ``all``.
+    private static let messageBodies: [[UInt8]] = all.map { JSONValue.object(["status": .string($0.rawValue)]).serialized() }
+
+    /// The status's place in ``all``.
+    private var ordinal: Int { Self.all.firstIndex(of: self)! }
 }
 
 /// Result codes of the GCCS envelope (docs/protocols.md, GCCS); 0 is success.
@@ -83,7 +104,9 @@ public struct GCCSEnvelope: Sendable, Equatable {
 /// Where the GCCS endpoints live; the REST prefix is not public (docs/protocols.md, GCCS), so it is an option.
 public struct GCCSPaths: Sendable, Equatable {
     /// Prefix of the REST calls (`{apiPrefix}/auth`, `/auth/nodes`, …).
-    public var apiPrefix = "/api/v3"
+    public var apiPrefix = "/api/v3" {
+        didSet { (auth, nodes, complete) = Self.endpoints(under: apiPrefix) }
+    }
     /// The raw-WebSocket URL path of the STOMP endpoint.
     public var socket = "/ws/v3/app/websocket"
     /// The destination statuses are sent to; also the subscription id the SDK uses.
@@ -91,7 +114,12 @@ public struct GCCSPaths: Sendable, Equatable {
 
     public init() {}
 
-    public var auth: String { apiPrefix + "/auth" }
-    public var nodes: String { apiPrefix + "/auth/nodes" }
-    public var complete: String { apiPrefix + "/auth/complete" }
+    // Kept, not joined at each use: the service compares every request's path with them, the flow sends to them.
+    public private(set) var auth = "/api/v3/auth"
+    public private(set) var nodes = "/api/v3/auth/nodes"
+    public private(set) var complete = "/api/v3/auth/complete"
+
+    private static func endpoints(under prefix: String) -> (auth: String, nodes: String, complete: String) {
+        (prefix + "/auth", prefix + "/auth/nodes", prefix + "/auth/complete")
+    }
 }

@@ -15,9 +15,14 @@ public enum GCCSFieldCipher {
 
     /// The AES-256 key and the IV derived from `channelKey`.
     static func keyAndIV(channelKey: String) -> (key: [UInt8], iv: [UInt8]) {
-        let given = Array(channelKey.utf8.prefix(32))
-        let key = given + (0..<(32 - given.count)).map { filler[$0 % filler.count] }
-        return (key, Array(key.prefix(16)))
+        // Built in place: the flow and the service derive it three times an authentication each.
+        var key: [UInt8] = []
+        key.reserveCapacity(32)
+        key.append(contentsOf: channelKey.utf8.prefix(32))
+        // The filler starts over where the channel key ends.
+        let given = key.count
+        while key.count < 32 { key.append(filler[(key.count - given) % filler.count]) }
+        return (key, Array(key[..<16]))
     }
 
     /// `value` encrypted under `channelKey`, base64-encoded.
@@ -54,6 +59,7 @@ public enum GCCSFieldCipher {
             return EVP_CipherFinal_ex(context, out.baseAddress! + Int(written), &final) == 1
         }
         guard ok else { return nil }
-        return Array(output.prefix(Int(written + final)))
+        output.removeLast(output.count - Int(written + final))
+        return output
     }
 }

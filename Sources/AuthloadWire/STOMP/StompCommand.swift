@@ -39,8 +39,17 @@ public enum StompCommand: String, Sendable, Hashable, CaseIterable {
     }
 
     /// The command spelled by `bytes`, or nil; the longest command is 11 bytes, so longer lines are rejected unread.
+    ///
+    /// Compared as bytes with each spelling of that length: a decoder reads one command a frame, and building a string to
+    /// match against the raw values cost more than the rest of the command line.
     init?(_ bytes: ArraySlice<UInt8>) {
         guard bytes.count <= 11 else { return nil }
-        self.init(rawValue: String(decoding: bytes, as: UTF8.self))
+        for (command, spelling) in Self.spellings where spelling.count == bytes.count && spelling.elementsEqual(bytes) {
+            self = command
+            return
+        }
+        return nil
     }
+
+    private static let spellings: [(StompCommand, [UInt8])] = allCases.map { ($0, Array($0.rawValue.utf8)) }
 }

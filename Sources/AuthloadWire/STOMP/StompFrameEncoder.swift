@@ -39,9 +39,11 @@ public enum StompFrameEncoder {
             append(name, isName: true, escaping: escapes, to: &output)
             guard output.count > nameStart else { continue }
             output.append(colon)
-            append(value, isName: false, escaping: escapes, to: &output)
             // Compared as written, so a name that only becomes `content-length` once NUL is dropped still counts.
-            hasContentLength = hasContentLength || output[nameStart..<output.count].starts(with: contentLengthColon)
+            hasContentLength =
+                hasContentLength
+                || (output.count - nameStart == contentLengthColon.count && output[nameStart...].elementsEqual(contentLengthColon))
+            append(value, isName: false, escaping: escapes, to: &output)
             output.append(lineFeed)
         }
         if !frame.body.isEmpty, !hasContentLength {
@@ -60,7 +62,28 @@ public enum StompFrameEncoder {
     private static let backslash: UInt8 = 0x5C
     private static let contentLengthColon = Array("content-length:".utf8)
 
-    private static func append(_ text: String, isName: Bool, escaping: Bool, to output: inout [UInt8]) {
+    /// Appends a header name or value as its frame writes it.
+    ///
+    /// Most headers hold no byte that is escaped or dropped, in any frame: those are copied whole, and only the rest
+    /// go byte by byte through ``appendEscaping(_:isName:escaping:to:)``.
+    static func append(_ text: String, isName: Bool, escaping: Bool, to output: inout [UInt8]) {
+        var text = text
+        let copied = text.withUTF8 { bytes -> Bool in
+            guard !bytes.contains(where: needsCare) else { return false }
+            output.append(contentsOf: bytes)
+            return true
+        }
+        if !copied { appendEscaping(text, isName: isName, escaping: escaping, to: &output) }
+    }
+
+    /// Whether `byte` is escaped or dropped in some frame: NUL, CR, LF, `:` or `\`.
+    @inline(__always)
+    private static func needsCare(_ byte: UInt8) -> Bool {
+        // All five are below 0x5D; one compare lets the common bytes (letters, digits, `-`, `/`) through.
+        byte <= backslash && (byte == 0 || byte == carriageReturn || byte == lineFeed || byte == colon || byte == backslash)
+    }
+
+    static func appendEscaping(_ text: String, isName: Bool, escaping: Bool, to output: inout [UInt8]) {
         for byte in text.utf8 {
             if escaping, let letter = escapeLetter(byte) {
                 output.append(backslash)

@@ -28,16 +28,24 @@ public enum StompVersion: String, Sendable, Hashable, CaseIterable, Comparable {
     /// ```
     public static func negotiate(acceptVersion: String?, supported: [StompVersion] = [.v1_1, .v1_2]) -> StompVersion? {
         guard let acceptVersion else { return supported.contains(.v1_0) ? .v1_0 : nil }
-        return acceptVersion.split(separator: ",", omittingEmptySubsequences: true)
-            .compactMap { StompVersion(rawValue: String(trimmingSpaces($0))) }
-            .filter(supported.contains)
-            .max()
+        // Read as bytes: a string per entry for every CONNECT was most of a staging server's answer to it.
+        var best: StompVersion?
+        for entry in acceptVersion.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true) {
+            guard let version = version(spelledBy: trimmingSpaces(entry)), supported.contains(version) else { continue }
+            best = max(best ?? version, version)
+        }
+        return best
     }
 
-    private static func trimmingSpaces(_ text: Substring) -> Substring {
+    /// The version whose raw value is exactly `bytes`, or nil.
+    private static func version(spelledBy bytes: Substring.UTF8View) -> StompVersion? {
+        allCases.first { $0.rawValue.utf8.elementsEqual(bytes) }
+    }
+
+    private static func trimmingSpaces(_ text: Substring.UTF8View) -> Substring.UTF8View {
         var text = text
-        while text.first == " " { text.removeFirst() }
-        while text.last == " " { text.removeLast() }
+        while text.first == UInt8(ascii: " ") { text.removeFirst() }
+        while text.last == UInt8(ascii: " ") { text.removeLast() }
         return text
     }
 }
