@@ -1,7 +1,7 @@
 import AuthloadCore
 
 /// What the Streem service's calls read of a token whose signature checked out, and no more.
-struct VerifiedStreemToken: Sendable {
+struct VerifiedStreemToken: Sendable, Equatable {
     /// The whole token: a slot is found by its signature, and only the same token reads it.
     var token: String
     var subject: JSONValue?
@@ -12,6 +12,16 @@ struct VerifiedStreemToken: Sendable {
     var expires: Duration?
     var sessionExpires: Duration?
 
+    init(token: String, subject: JSONValue?, name: JSONValue?, forUs: Bool, expires: Duration?, sessionExpires: Duration?) {
+        self.token = token
+        self.subject = subject
+        self.name = name
+        self.forUs = forUs
+        self.expires = expires
+        self.sessionExpires = sessionExpires
+    }
+
+    /// What `claims`, those of `token`, say to a service whose audience is `audience`.
     init(token: String, claims: JSONValue, audience: String) {
         self.token = token
         subject = claims["sub"]
@@ -35,16 +45,16 @@ struct VerifiedStreemTokens: Sendable {
     init(slots count: Int) { slots = Array(repeating: nil, count: max(1, count)) }
 
     /// The token remembered for `bearer`, if it is that very token.
-    func token(_ bearer: String) -> VerifiedStreemToken? {
-        guard let known = slots[slot(of: bearer)], known.token == bearer else { return nil }
+    func token(_ bearer: Substring) -> VerifiedStreemToken? {
+        guard let known = slots[slot(of: bearer)], known.token[...] == bearer else { return nil }
         return known
     }
 
-    mutating func remember(_ token: VerifiedStreemToken) { slots[slot(of: token.token)] = token }
+    mutating func remember(_ token: VerifiedStreemToken) { slots[slot(of: token.token[...])] = token }
 
     /// The slot of a token: from bytes of its signature, which an HMAC makes uniform (``FNV1a``, not `Hasher`: a
     /// simulation replays the same way). The last character is left out: it carries only four bits of the signature.
-    private func slot(of token: String) -> Int {
+    private func slot(of token: Substring) -> Int {
         Int(FNV1a.hash(token.utf8.suffix(9).dropLast()) % UInt64(slots.count))
     }
 }

@@ -1,0 +1,45 @@
+import AuthloadCore
+import AuthloadWire
+import Testing
+
+@testable import AuthloadStaging
+
+/// The claims the Streem service mints, written as bytes rather than built as a JSON value.
+@Suite("Streem token claims")
+struct StreemTokenClaimsTests {
+    static let claims = [
+        StreemTokenClaims(
+            subject: "invitee-123456789", audience: StreemService.audience, issued: .seconds(1_700_000_000),
+            expires: .seconds(1_700_000_120), sessionExpires: .seconds(1_700_014_400)),
+        // Fractions of a millisecond rounded away, a subject that needs escaping, times that are not whole seconds.
+        StreemTokenClaims(
+            subject: "user \"7\"\\\u{1}@example.com", audience: "https://other/", issued: .milliseconds(1_700_000_000_123),
+            expires: .microseconds(1_700_000_120_123_456), sessionExpires: .nanoseconds(1_700_014_400_999_999_999))
+    ]
+
+    /// The claims as the service built them before: a JSON object, members in this order.
+    static func asValue(_ claims: StreemTokenClaims) -> JSONValue {
+        func seconds(_ d: Duration) -> JSONValue { .number((d.seconds * 1000).rounded() / 1000) }
+        return [
+            "iss": "streem:api:authload", "sub": .string(claims.subject), "aud": .string(claims.audience),
+            "iat": seconds(claims.issued), "exp": seconds(claims.expires), "session_exp": seconds(claims.sessionExpires),
+            "name": .string(claims.subject)
+        ]
+    }
+
+    @Test("the bytes are those of the same claims serialized as a JSON object", arguments: claims)
+    func bytes(claims: StreemTokenClaims) throws {
+        let bytes = claims.serialized()
+        #expect(bytes == Self.asValue(claims).serialized())
+        #expect(try JSONValue.parse(bytes) == Self.asValue(claims))
+    }
+
+    @Test("what the memo keeps for a minted token is what verifying the token reads from it", arguments: claims)
+    func verified(claims: StreemTokenClaims) throws {
+        let key = Array("a key of thirty-two bytes, as Streem's is".utf8)
+        let token = JWT.signHS256(payload: claims.serialized(), key: key)
+        let read = try #require(JWT.verifyHS256(token, key: key))
+        #expect(claims.verified(token: token) == VerifiedStreemToken(token: token, claims: read, audience: claims.audience))
+        #expect(VerifiedStreemToken(token: token, claims: read, audience: "https://another/").forUs == false)
+    }
+}
