@@ -34,6 +34,16 @@ struct JWTTests {
         }
     }
 
+    @Test("a key set up once signs and verifies as the same bytes do")
+    func setUpKey() {
+        let key = HMACKey(Self.key)
+        let token = JWT.signHS256(Self.claims, key: key)
+        #expect(token == JWT.signHS256(Self.claims, key: Self.key))
+        #expect(JWT.signHS256(payload: Self.claims.serialized(), key: key) == token)
+        #expect(JWT.verifyHS256(token, key: key) == Self.claims)
+        #expect(JWT.verifyHS256(token, key: HMACKey(Array("another key".utf8))) == nil)
+    }
+
     @Test("another header that names HS256 verifies; one that names another algorithm, or none, does not")
     func headers() {
         #expect(JWT.verifyHS256(Self.token(header: ["typ": "JWT", "alg": "HS256", "kid": "1"]), key: Self.key) == Self.claims)

@@ -41,7 +41,7 @@ public final class StreemService: Sendable {
 
     public let options: Options
     private let now: WallClock
-    private let key: [UInt8]
+    private let key: HMACKey
     private let random: Locked<SplitMix64>
     /// Subjects by OpenID access token; expired tokens are swept out as new ones come.
     private let accessTokens = Locked(ExpiringTable<String>(capacity: tableCapacity))
@@ -59,7 +59,7 @@ public final class StreemService: Sendable {
     public init(options: Options, seed: UInt64 = 13, now: @escaping WallClock = WallTime.now) {
         self.options = options
         self.now = now
-        key = Digest.secureRandomBytes(count: 32)
+        key = HMACKey(Digest.secureRandomBytes(count: 32))
         random = Locked(SplitMix64(seed: seed))
     }
 

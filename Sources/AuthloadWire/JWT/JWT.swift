@@ -24,13 +24,32 @@ public enum JWT {
     /// The token is built in one buffer: header, payload and signature appended in place, the HMAC computed over
     /// the buffer itself.
     public static func signHS256(payload: [UInt8], key: [UInt8]) -> String {
+        signHS256(payload: payload) { Digest.hmacSHA256(key: key, $0) }
+    }
+
+    /// ``signHS256(_:key:)-(_,[UInt8])`` under a key set up once, for a service that mints many tokens.
+    public static func signHS256(_ claims: JSONValue, key: HMACKey) -> String {
+        signHS256(payload: claims.serialized(), key: key)
+    }
+
+    /// ``signHS256(payload:key:)-(_,[UInt8])`` under a key set up once, for a service that mints many tokens.
+    public static func signHS256(payload: [UInt8], key: HMACKey) -> String {
+        signHS256(payload: payload) { key.sha256($0) }
+    }
+
+    /// ``verifyHS256(_:key:)-(_,[UInt8])`` under a key set up once, for a service that checks many tokens.
+    public static func verifyHS256(_ token: String, key: HMACKey) -> JSONValue? {
+        verifyHS256(token) { key.sha256($0) }
+    }
+
+    private static func signHS256(payload: [UInt8], mac: (UnsafeRawBufferPointer) -> [UInt8]) -> String {
         var token: [UInt8] = []
         // Header, two dots, the payload's encoding and the 43 characters of a SHA-256 signature's.
         token.reserveCapacity(headerBytes.count + 2 + (payload.count + 2) / 3 * 4 + 43)
         token.append(contentsOf: headerBytes)
         token.append(dot)
         payload.withUnsafeBytes { Base64.appendURLEncoded($0, to: &token) }
-        let signature = token.withUnsafeBytes { Digest.hmacSHA256(key: key, $0) }
+        let signature = token.withUnsafeBytes(mac)
         token.append(dot)
         signature.withUnsafeBytes { Base64.appendURLEncoded($0, to: &token) }
         return String(decoding: token, as: UTF8.self)
@@ -40,6 +59,10 @@ public enum JWT {
     ///
     /// The token is read in place: its segments are ranges of its bytes, and the HMAC runs over them.
     public static func verifyHS256(_ token: String, key: [UInt8]) -> JSONValue? {
+        verifyHS256(token) { Digest.hmacSHA256(key: key, $0) }
+    }
+
+    private static func verifyHS256(_ token: String, mac: (UnsafeRawBufferPointer) -> [UInt8]) -> JSONValue? {
         var token = token
         return token.withUTF8 { bytes -> JSONValue? in
             guard let parts = Segments(bytes), let signature = Base64.urlDecoded(parts.signature) else { return nil }
@@ -49,7 +72,7 @@ public enum JWT {
                     headerJSON["alg"]?.stringValue == "HS256"
                 else { return nil }
             }
-            let expected = Digest.hmacSHA256(key: key, UnsafeRawBufferPointer(parts.signed))
+            let expected = mac(UnsafeRawBufferPointer(parts.signed))
             guard Digest.constantTimeEqual(signature, expected) else { return nil }
             return claims(payload: parts.payload)
         }
