@@ -93,18 +93,16 @@ public enum Base64 {
         }
     }
 
-    /// The six-bit value of an alphabet character, or nil for anything else.
-    @inline(__always)
-    private static func value(of byte: UInt8, urlSafe: Bool) -> UInt32? {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"): UInt32(byte - UInt8(ascii: "A"))
-        case UInt8(ascii: "a")...UInt8(ascii: "z"): UInt32(byte - UInt8(ascii: "a") + 26)
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(byte - UInt8(ascii: "0") + 52)
-        case UInt8(ascii: "+") where !urlSafe, UInt8(ascii: "-") where urlSafe: 62
-        case UInt8(ascii: "/") where !urlSafe, UInt8(ascii: "_") where urlSafe: 63
-        default: nil
-        }
+    /// The six-bit value of each byte in an alphabet, 0xFF for a byte outside it: one load per character, where
+    /// comparing it with the alphabet's ranges was most of decoding a token.
+    private static func values(of alphabet: [UInt8]) -> [UInt8] {
+        var values = [UInt8](repeating: 0xFF, count: 256)
+        for (value, byte) in alphabet.enumerated() { values[Int(byte)] = UInt8(value) }
+        return values
     }
+
+    private static let standardValues = values(of: standardAlphabet)
+    private static let urlValues = values(of: urlAlphabet)
 
     private static func decode(_ text: [UInt8], urlSafe: Bool) -> [UInt8]? {
         text.withUnsafeBufferPointer { decode($0, urlSafe: urlSafe) }
@@ -123,30 +121,31 @@ public enum Base64 {
         // Written in place into an array of the exact length, which a failure leaves unused.
         var valid = true
         let output = [UInt8](unsafeUninitializedCapacity: end / 4 * 3 + max(0, remainder - 1)) { output, initialized in
-            var at = 0
-            var index = 0
-            while index < end {
-                let count = min(4, end - index)
-                var group: UInt32 = 0
-                for offset in 0..<4 {
-                    let sextet = offset < count ? value(of: text[index + offset], urlSafe: urlSafe) : 0
-                    guard let sextet else {
+            (urlSafe ? urlValues : standardValues).withUnsafeBufferPointer { values in
+                var at = 0
+                var index = 0
+                while index < end {
+                    let count = min(4, end - index)
+                    var group: UInt32 = 0
+                    var invalid: UInt8 = 0
+                    for offset in 0..<4 {
+                        let sextet = offset < count ? values[Int(text[index + offset])] : 0
+                        invalid |= sextet
+                        group = group << 6 | UInt32(sextet & 63)
+                    }
+                    // A byte outside the alphabet has its top bit set; bits the last character carries beyond the
+                    // final byte must be zero (RFC 4648 §3.5).
+                    if invalid & 0x80 != 0 || count == 2 && group & 0xFFFF != 0 || count == 3 && group & 0xFF != 0 {
                         valid = false
                         return
                     }
-                    group = group << 6 | sextet
+                    output[at] = UInt8(truncatingIfNeeded: group >> 16)
+                    if count > 2 { output[at + 1] = UInt8(truncatingIfNeeded: group >> 8) }
+                    if count > 3 { output[at + 2] = UInt8(truncatingIfNeeded: group) }
+                    at += count - 1
+                    initialized = at
+                    index += 4
                 }
-                // Bits the last character carries beyond the final byte must be zero (RFC 4648 §3.5).
-                if count == 2 && group & 0xFFFF != 0 || count == 3 && group & 0xFF != 0 {
-                    valid = false
-                    return
-                }
-                output[at] = UInt8(truncatingIfNeeded: group >> 16)
-                if count > 2 { output[at + 1] = UInt8(truncatingIfNeeded: group >> 8) }
-                if count > 3 { output[at + 2] = UInt8(truncatingIfNeeded: group) }
-                at += count - 1
-                initialized = at
-                index += 4
             }
         }
         return valid ? output : nil
