@@ -1,16 +1,19 @@
 import AuthloadCore
 
 /// What the Streem service's calls read of a token whose signature checked out, and no more.
-struct VerifiedStreemToken: Sendable, Equatable {
+///
+/// A class: every call finds its token in the memo, and a reference comes out of it with one retain, where a copy of
+/// the fields cost a retain and a release of each string they hold.
+final class VerifiedStreemToken: Sendable, Equatable {
     /// The whole token: a slot is found by its signature, and only the same token reads it.
-    var token: String
-    var subject: JSONValue?
-    var name: JSONValue?
+    let token: String
+    let subject: JSONValue?
+    let name: JSONValue?
     /// Whether its `aud` is the service's.
-    var forUs: Bool
+    let forUs: Bool
     /// Its `exp`, nil when it has none (then it is never valid for a call).
-    var expires: Duration?
-    var sessionExpires: Duration?
+    let expires: Duration?
+    let sessionExpires: Duration?
 
     init(token: String, subject: JSONValue?, name: JSONValue?, forUs: Bool, expires: Duration?, sessionExpires: Duration?) {
         self.token = token
@@ -29,6 +32,11 @@ struct VerifiedStreemToken: Sendable, Equatable {
         forUs = claims["aud"]?.stringValue == audience
         expires = claims["exp"]?.numberValue.map(Duration.seconds)
         sessionExpires = claims["session_exp"]?.numberValue.map(Duration.seconds)
+    }
+
+    static func == (a: VerifiedStreemToken, b: VerifiedStreemToken) -> Bool {
+        (a.token, a.subject, a.name, a.forUs) == (b.token, b.subject, b.name, b.forUs)
+            && (a.expires, a.sessionExpires) == (b.expires, b.sessionExpires)
     }
 }
 
