@@ -44,11 +44,11 @@ public struct FCSDKLoginFlow: Flow {
         login.headers.add("Accept", "application/json")
         if let cookie = user.cookies.header { login.headers.add("Cookie", cookie) }
 
-        let loggedIn = await context.exchange(step: Step.login.rawValue, login, classify: Self.classifyLogin)
+        // The body is read once, by the classification, which keeps the session id it found.
+        var found: String?
+        let loggedIn = await context.exchange(step: Step.login.rawValue, login) { Self.classifyLogin($0, sessionID: &found) }
         if let response = loggedIn.response { user.cookies.store(from: response.headers) }
-        guard loggedIn.outcome.isOK, let response = loggedIn.response, let sessionID = Self.sessionID(in: response) else {
-            return loggedIn.outcome
-        }
+        guard loggedIn.outcome.isOK, let sessionID = found else { return loggedIn.outcome }
         user.sessionID = sessionID
 
         let hold = user.random.duration(in: options.hold)
@@ -71,11 +71,14 @@ public struct FCSDKLoginFlow: Flow {
         return loggedOut.outcome
     }
 
-    static func classifyLogin(_ response: HTTPResponse) -> Outcome {
+    /// The login's outcome; sets `found` to the session id of a 200's body.
+    static func classifyLogin(_ response: HTTPResponse, sessionID found: inout String?) -> Outcome {
         switch response.status {
-        case 200: sessionID(in: response) == nil ? Outcome(.protocolError, "200 without sessionid") : .ok
-        case 401: Outcome(.authFailure, "401")
-        default: Outcome(.httpError, "\(response.status)")
+        case 200:
+            found = sessionID(in: response)
+            return found == nil ? Outcome(.protocolError, "200 without sessionid") : .ok
+        case 401: return Outcome(.authFailure, "401")
+        default: return Outcome(.httpError, "\(response.status)")
         }
     }
 
