@@ -43,3 +43,40 @@ struct StreemTokenClaimsTests {
         #expect(VerifiedStreemToken(token: token, claims: read, audience: "https://another/").forUs == false)
     }
 }
+
+/// The memo of verified tokens, its pairs of slots filled by hand.
+@Suite("Streem verified-token memo")
+struct VerifiedStreemTokensTests {
+    static func entry(_ token: String) -> VerifiedStreemToken {
+        VerifiedStreemToken(token: token, subject: nil, name: nil, forUs: true, expires: nil, sessionExpires: nil)
+    }
+
+    @Test("two tokens on one pair are both remembered; a third forgets the older of them")
+    func pairs() {
+        // Two slots are one pair: every token falls on it.
+        var memo = VerifiedStreemTokens(slots: 2)
+        let (a, b, c) = ("h.p.signature-a", "h.p.signature-b", "h.p.signature-c")
+        memo.remember(Self.entry(a))
+        memo.remember(Self.entry(b))
+        #expect(memo.token(a[...])?.token == a)
+        #expect(memo.token(b[...])?.token == b)
+        memo.remember(Self.entry(c))
+        #expect(memo.token(a[...]) == nil)
+        #expect(memo.token(b[...])?.token == b)
+        #expect(memo.token(c[...])?.token == c)
+        // The newest again does not push the other out.
+        memo.remember(Self.entry(c))
+        #expect(memo.token(b[...])?.token == b)
+        #expect(memo.token("h.p.signature-b2"[...]) == nil, "only that very token is found")
+    }
+
+    @Test("it remembers at most its slots' worth of tokens", arguments: [1, 2, 3, 64])
+    func bounded(slots: Int) {
+        var memo = VerifiedStreemTokens(slots: slots)
+        let tokens = (0..<200).map { "h.p.signature-\($0)" }
+        for token in tokens { memo.remember(Self.entry(token)) }
+        let found = tokens.filter { memo.token($0[...]) != nil }.count
+        #expect(found >= 1 && found <= slots + slots % 2)
+        #expect(memo.token(tokens.last![...]) != nil, "the newest is always kept")
+    }
+}
