@@ -49,13 +49,15 @@ struct FCSDKFlowTests {
         let seen = Locked<[String]>([])
         var options = FCSDKLoginFlow.Options()
         options.logoutPath = "/sessions/{sessionid}/end"
+        // A server of its own: the session it logs in to stays open there, and the shared one must end with none.
+        let staging = StagingServer(configuration: StagingConfiguration())
         let (outcome, _) = await runOnce(options: options) { request, _ in
             seen.withLock { $0.append("\(request.method) \(request.target)") }
             if request.method == "DELETE" {
                 let ok = request.target.hasPrefix("/sessions/") && request.target.hasSuffix("/end")
                 return ServiceReply(HTTPResponse(status: ok ? 200 : 404))
             }
-            return Self.staging.respond(to: request)
+            return staging.respond(to: request)
         }
         #expect(outcome == .ok)
         let logout = try #require(seen.withLock { $0 }.last)
