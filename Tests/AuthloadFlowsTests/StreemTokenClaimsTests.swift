@@ -80,3 +80,20 @@ struct VerifiedStreemTokensTests {
         #expect(memo.token(tokens.last![...]) != nil, "the newest is always kept")
     }
 }
+
+@Suite("Streem /v1/me answer")
+struct StreemMeBodyTests {
+    @Test(
+        "the answer is the one the object {sub, name} serializes to, a missing claim as null",
+        arguments: [
+            (JSONValue.string("invitee-123456789"), JSONValue.string("invitee-123456789")),
+            (.string("quote\"back\\slash\u{1}ü"), .null), (.number(7), .string(""))
+        ])
+    func body(subject: JSONValue, name: JSONValue) throws {
+        let token = VerifiedStreemToken(
+            token: "h.p.s", subject: subject == .null ? nil : subject, name: name == .null ? nil : name, forUs: true, expires: nil,
+            sessionExpires: nil)
+        let object: JSONValue = ["sub": subject, "name": name]
+        #expect(StreemService.meBody(token) == object.serialized())
+    }
+}

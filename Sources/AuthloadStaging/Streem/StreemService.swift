@@ -287,7 +287,20 @@ public final class StreemService: Sendable {
 
     private func me(_ bearer: Substring?) -> HTTPResponse {
         guard let token = valid(bearer) else { return unauthorized("token is invalid or expired") }
-        return .json(status: 200, ["sub": token.subject ?? .null, "name": token.name ?? .null])
+        return HTTPResponse(status: 200, headers: HTTPResponse.jsonHeaders, body: Self.meBody(token))
+    }
+
+    /// The answer to `GET /v1/me`, `{"sub","name"}`, written as bytes: byte for byte what serializing the object writes
+    /// (each value through the same writer), without building it for every call, the service's most frequent request.
+    static func meBody(_ token: VerifiedStreemToken) -> [UInt8] {
+        var body: [UInt8] = []
+        body.reserveCapacity(96)
+        body.append(contentsOf: #"{"sub":"#.utf8)
+        (token.subject ?? .null).write(to: &body)
+        body.append(contentsOf: #","name":"#.utf8)
+        (token.name ?? .null).write(to: &body)
+        body.append(UInt8(ascii: "}"))
+        return body
     }
 
     private func logout(_ bearer: Substring?) -> HTTPResponse {
