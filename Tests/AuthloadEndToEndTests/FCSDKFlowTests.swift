@@ -50,6 +50,8 @@ struct FCSDKFlowTests {
         let staging = StagingServer(configuration: StagingConfiguration())
         var options = FCSDKLoginFlow.Options()
         options.logoutPath = "/sessions/{sessionid}/end"
+        // A server of its own: the session it logs in to stays open there, and the shared one must end with none.
+        let staging = StagingServer(configuration: StagingConfiguration())
         let (outcome, _) = await runOnce(options: options) { request, _ in
             seen.withLock { $0.append("\(request.method) \(request.target)") }
             if request.method == "DELETE" {

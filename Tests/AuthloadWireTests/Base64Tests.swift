@@ -38,7 +38,9 @@ import Testing
         #expect(Base64.decoded(text) == nil)
     }
 
-    @Test("rejects URL text that is not a canonical encoding", arguments: ["Z", "Zg=", "Zh", "+/+/", "Zm9vY", "Zg=a", "=="])
+    @Test(
+        "rejects URL text that is not a canonical encoding",
+        arguments: ["Z", "Zg=", "Zh", "+/+/", "Zm9vY", "Zg=a", "==", "Zm\u{e9}", "Zm9v\u{7f}Zg"])
     func rejectsURL(text: String) {
         #expect(Base64.urlDecoded(text) == nil)
     }
@@ -51,5 +53,27 @@ import Testing
             #expect(Base64.decoded(Base64.encoded(bytes)) == bytes)
             #expect(Base64.urlDecoded(Base64.urlEncoded(bytes)) == bytes)
         }
+    }
+
+    @Test("appends the URL encoding after what a buffer holds, as encoding it alone would, for every length up to 64")
+    func appendsInPlace() {
+        var generator = SplitMix64(seed: 65)
+        for length in 0...64 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            var buffer = Array("head.".utf8)
+            bytes.withUnsafeBytes { Base64.appendURLEncoded($0, to: &buffer) }
+            #expect(String(decoding: buffer, as: UTF8.self) == "head." + Base64.urlEncoded(bytes))
+        }
+    }
+
+    @Test("decodes URL text read in place as it decodes the same text as a string, refusals included")
+    func decodesInPlace() {
+        for text in ["", "Zg", "Zm9vYmFy", "-_-_", "Zm9vYg==", "Z", "Zh", "+/+/", "Zg=a", "=="] {
+            let inPlace = Array(text.utf8).withUnsafeBufferPointer { Base64.urlDecoded($0) }
+            #expect(inPlace == Base64.urlDecoded(text), "\(text)")
+        }
+        // A slice of a longer text, as a token's segment is read.
+        let token = Array("Zm9v.YmFy.".utf8)
+        #expect(token.withUnsafeBufferPointer { Base64.urlDecoded(UnsafeBufferPointer(rebasing: $0[5..<9])) } == Array("bar".utf8))
     }
 }

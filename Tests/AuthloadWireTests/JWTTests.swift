@@ -21,6 +21,29 @@ struct JWTTests {
         #expect(JWT.claims(of: token) == Self.claims)
     }
 
+    @Test("a token is its header, payload and signature each encoded apart, whether signed from claims or their bytes")
+    func layout() {
+        let expected = Self.token(header: ["alg": "HS256", "typ": "JWT"])
+        #expect(JWT.signHS256(Self.claims, key: Self.key) == expected)
+        #expect(JWT.signHS256(payload: Self.claims.serialized(), key: Self.key) == expected)
+        // Payload lengths of every remainder modulo three, and an empty key.
+        for extra in ["", "x", "xy"] {
+            let claims: JSONValue = ["sub": .string("u" + extra)]
+            #expect(JWT.signHS256(claims, key: []) == Self.token(header: ["alg": "HS256", "typ": "JWT"], claims: claims, key: []))
+            #expect(JWT.verifyHS256(JWT.signHS256(claims, key: []), key: []) == claims)
+        }
+    }
+
+    @Test("a key set up once signs and verifies as the same bytes do")
+    func setUpKey() {
+        let key = HMACKey(Self.key)
+        let token = JWT.signHS256(Self.claims, key: key)
+        #expect(token == JWT.signHS256(Self.claims, key: Self.key))
+        #expect(JWT.signHS256(payload: Self.claims.serialized(), key: key) == token)
+        #expect(JWT.verifyHS256(token, key: key) == Self.claims)
+        #expect(JWT.verifyHS256(token, key: HMACKey(Array("another key".utf8))) == nil)
+    }
+
     @Test("another header that names HS256 verifies; one that names another algorithm, or none, does not")
     func headers() {
         #expect(JWT.verifyHS256(Self.token(header: ["typ": "JWT", "alg": "HS256", "kid": "1"]), key: Self.key) == Self.claims)
@@ -42,6 +65,9 @@ struct JWTTests {
         #expect(JWT.verifyHS256(token + ".", key: Self.key) == nil)
         #expect(JWT.verifyHS256(parts[0] + "." + parts[1], key: Self.key) == nil)
         #expect(JWT.verifyHS256("", key: Self.key) == nil)
+        #expect(JWT.verifyHS256("..", key: Self.key) == nil)
+        #expect(JWT.verifyHS256(parts[0] + ".." + parts[2], key: Self.key) == nil, "an empty payload")
+        #expect(JWT.verifyHS256(parts[0] + "." + parts[1] + ".", key: Self.key) == nil, "an empty signature")
         #expect(JWT.claims(of: token + ".x") == nil)
         #expect(JWT.claims(of: parts[0] + ".bm90IGpzb24." + parts[2]) == nil, "a payload that is not JSON")
     }

@@ -134,6 +134,10 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     // MARK: Changing
 
     public mutating func add(_ name: String, _ value: String) {
+        // Grown once for both, and still geometrically: a request's headers are added one by one to an empty list, and
+        // a long value (a bearer token) after its name grew it a second time.
+        let needed = bytes.count + name.utf8.count + value.utf8.count
+        if needed > bytes.capacity { bytes.reserveCapacity(Swift.max(needed, 2 * bytes.capacity)) }
         let nameStart = bytes.count
         bytes.append(contentsOf: name.utf8)
         let valueStart = bytes.count

@@ -9,7 +9,8 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
     let flow: StreemSessionFlow
     let context: FlowContext<C>
     let identity: UserIdentity
-    private var token = ""
+    /// The `Authorization` value of the current token, made once per token rather than once per call.
+    private var authorization = ""
     /// OpenID only: the refresh token, where to use it, and the client the company's configuration names
     /// (a refresh token is bound to the client it was issued to).
     private var refreshToken = ""
@@ -66,12 +67,12 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
             }
             if now >= nextCall {
                 calls = Int(start.duration(to: now) / options.callInterval) + 1
-                let called = await authorizedStep(.call, "GET", options.callPath, &random)
+                let called = await authorizedStep(.call, "GET", flow.callTarget, &random)
                 guard called.isOK else { return called }
             }
         }
         if options.logout, !sessionOver {
-            let loggedOut = await authorizedStep(.logout, "POST", options.logoutPath, &random)
+            let loggedOut = await authorizedStep(.logout, "POST", flow.logoutTarget, &random)
             guard loggedOut.isOK else { return loggedOut }
         }
         if sessionOver, let since = refreshUnavailableSince {
@@ -158,7 +159,7 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
             return Outcome(.protocolError, "no readable streem_token")
         }
         let received = clock.now
-        self.token = token
+        authorization = "Bearer " + token
         expiresAt = received.advanced(by: .seconds(expires - issued))
         let session = claims["session_exp"]?.numberValue ?? expires
         sessionEndsAt = received.advanced(by: .seconds(session - issued))
@@ -170,8 +171,8 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
     /// One authorized request as `step` (a call, the logout). A 401 is the token running out: in reactive
     /// mode an expected event, in proactive mode a failure of the step; either way the token is renewed
     /// and the request made again.
-    private mutating func authorizedStep(_ step: Step, _ method: String, _ path: String, _ random: inout SplitMix64) async -> Outcome {
-        let (start, result) = await context.send(authorized(method, path))
+    private mutating func authorizedStep(_ step: Step, _ method: String, _ target: String, _ random: inout SplitMix64) async -> Outcome {
+        let (start, result) = await context.send(authorized(method, target))
         guard let response = result.response else {
             context.record(step: flow.index(step), start: start, outcome: result.outcome)
             return result.outcome
@@ -191,7 +192,7 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
         let renewed = await renew(&random)
         guard renewed.isOK else { return renewed }
         if refreshUnavailableSince != nil { return .ok }
-        return await context.exchange(step: flow.index(step), authorized(method, path)) { response in
+        return await context.exchange(step: flow.index(step), authorized(method, target)) { response in
             response.status == 401 ? Outcome(.authFailure, "401 after a refresh") : Self.expectSuccess(response)
         }.outcome
     }
@@ -237,7 +238,7 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
     private mutating func refresh() async -> Renewal {
         switch options.login {
         case .invitation:
-            var request = authorized("POST", options.refreshPath)
+            var request = authorized("POST", flow.refreshTarget)
             request.headers.add("Content-Type", "application/json")
             let sent = await send(nil, request, classify: Self.expectToken)
             switch sent.response?.status {
@@ -303,9 +304,10 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
         return await send(step, request, classify: Self.expectToken)
     }
 
-    private func authorized(_ method: String, _ path: String) -> HTTPRequest {
-        var request = HTTPRequest(method: method, target: flow.basePath + path)
-        request.headers.add("Authorization", "Bearer \(token)")
+    /// `method` on `target` (the base path included) with the current token.
+    private func authorized(_ method: String, _ target: String) -> HTTPRequest {
+        var request = HTTPRequest(method: method, target: target)
+        request.headers.add("Authorization", authorization)
         return request
     }
 

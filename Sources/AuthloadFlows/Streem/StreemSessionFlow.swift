@@ -59,9 +59,21 @@ public struct StreemSessionFlow: Flow {
     /// How many users are refreshing right now, and the most there ever were.
     public let refreshes = ConcurrencyGauge()
 
+    /// The targets of the calls a held session makes again and again, the base path prefixed once.
+    let callTarget: String
+    let logoutTarget: String
+    let refreshTarget: String
+    /// The steps of this login, in the order they are reported.
+    let steps: [Step]
+
     public init(options: Options, basePath: String = "") {
         self.options = options
         self.basePath = basePath
+        callTarget = basePath + options.callPath
+        logoutTarget = basePath + options.logoutPath
+        refreshTarget = basePath + options.refreshPath
+        let login: [Step] = options.login == .invitation ? [.redeem] : [.openIDConfiguration, .token, .exchange]
+        steps = login + [.call, .refresh, .logout, .expired, .relogin, .sessionEnded]
     }
 
     enum Step: String {
@@ -69,11 +81,6 @@ public struct StreemSessionFlow: Flow {
         case openIDConfiguration = "openid-configuration"
         case token, exchange, call, refresh, logout, expired, relogin
         case sessionEnded = "session-ended"
-    }
-
-    var steps: [Step] {
-        let login: [Step] = options.login == .invitation ? [.redeem] : [.openIDConfiguration, .token, .exchange]
-        return login + [.call, .refresh, .logout, .expired, .relogin, .sessionEnded]
     }
 
     public var stepNames: [String] { steps.map(\.rawValue) }

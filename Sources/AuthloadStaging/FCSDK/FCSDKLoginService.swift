@@ -79,15 +79,28 @@ public final class FCSDKLoginService: Sendable {
             if sessions.count >= Self.sessionCapacity { sessions.removeAll() }
             sessions.insert(sessionID)
         }
-        var response = HTTPResponse.json(
-            status: 200,
-            [
-                "sessionid": .string(sessionID), "voiceUser": .string(username), "voiceDomain": .string(options.voiceDomain)
-            ])
+        var response = HTTPResponse(
+            status: 200, headers: HTTPResponse.jsonHeaders,
+            body: Self.loginBody(sessionID: sessionID, voiceUser: username, voiceDomain: options.voiceDomain))
         if let cookie = options.setCookie {
             response.headers.add("Set-Cookie", "\(cookie)=\(String(token.1, radix: 36)); Path=/; HttpOnly")
         }
         return response
+    }
+
+    /// The body of a login's answer, `{"sessionid","voiceUser","voiceDomain"}`, written as bytes: byte for byte what
+    /// serializing the object writes (each value through the same writer), without building it for every login.
+    static func loginBody(sessionID: String, voiceUser: String, voiceDomain: String) -> [UInt8] {
+        var body: [UInt8] = []
+        body.reserveCapacity(64 + sessionID.utf8.count + voiceUser.utf8.count + voiceDomain.utf8.count)
+        body.append(contentsOf: #"{"sessionid":"#.utf8)
+        JSONValue.string(sessionID).write(to: &body)
+        body.append(contentsOf: #","voiceUser":"#.utf8)
+        JSONValue.string(voiceUser).write(to: &body)
+        body.append(contentsOf: #","voiceDomain":"#.utf8)
+        JSONValue.string(voiceDomain).write(to: &body)
+        body.append(UInt8(ascii: "}"))
+        return body
     }
 
     private func logout(sessionID: String) -> HTTPResponse {
@@ -99,8 +112,12 @@ public final class FCSDKLoginService: Sendable {
 extension HTTPResponse {
     /// A response with a JSON body and its content type.
     public static func json(status: Int, _ body: JSONValue) -> HTTPResponse {
-        HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: body.serialized())
+        HTTPResponse(status: status, headers: jsonHeaders, body: body.serialized())
     }
+
+    /// Made once and shared (a value whose storage is copied only when a response adds a field): every answer of the
+    /// staging services built its own from a literal, two allocations each.
+    static let jsonHeaders: HTTPHeaders = ["Content-Type": "application/json"]
 
     static func methodNotAllowed(_ allowed: String) -> HTTPResponse {
         var response = HTTPResponse.json(status: 405, ["error": .string("use \(allowed)")])

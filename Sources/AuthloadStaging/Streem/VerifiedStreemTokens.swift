@@ -1,17 +1,30 @@
 import AuthloadCore
 
 /// What the Streem service's calls read of a token whose signature checked out, and no more.
-struct VerifiedStreemToken: Sendable {
+///
+/// A class: every call finds its token in the memo, and a reference comes out of it with one retain, where a copy of
+/// the fields cost a retain and a release of each string they hold.
+final class VerifiedStreemToken: Sendable, Equatable {
     /// The whole token: a slot is found by its signature, and only the same token reads it.
-    var token: String
-    var subject: JSONValue?
-    var name: JSONValue?
+    let token: String
+    let subject: JSONValue?
+    let name: JSONValue?
     /// Whether its `aud` is the service's.
-    var forUs: Bool
+    let forUs: Bool
     /// Its `exp`, nil when it has none (then it is never valid for a call).
-    var expires: Duration?
-    var sessionExpires: Duration?
+    let expires: Duration?
+    let sessionExpires: Duration?
 
+    init(token: String, subject: JSONValue?, name: JSONValue?, forUs: Bool, expires: Duration?, sessionExpires: Duration?) {
+        self.token = token
+        self.subject = subject
+        self.name = name
+        self.forUs = forUs
+        self.expires = expires
+        self.sessionExpires = sessionExpires
+    }
+
+    /// What `claims`, those of `token`, say to a service whose audience is `audience`.
     init(token: String, claims: JSONValue, audience: String) {
         self.token = token
         subject = claims["sub"]
@@ -20,31 +33,48 @@ struct VerifiedStreemToken: Sendable {
         expires = claims["exp"]?.numberValue.map(Duration.seconds)
         sessionExpires = claims["session_exp"]?.numberValue.map(Duration.seconds)
     }
+
+    static func == (a: VerifiedStreemToken, b: VerifiedStreemToken) -> Bool {
+        (a.token, a.subject, a.name, a.forUs) == (b.token, b.subject, b.name, b.forUs)
+            && (a.expires, a.sessionExpires) == (b.expires, b.sessionExpires)
+    }
 }
 
 /// A fixed number of slots that remember tokens whose signature checked out, so that a call with a token seen before
 /// skips the HMAC, the base64 and the JSON of its payload, as a server caching its verified tokens does.
 ///
 /// Only a memo of the verification, never its answer: whether a token verifies does not change, and what it says
-/// (`exp`, `session_exp`) is judged at every call by the caller. A slot holds the last token whose signature fell on
-/// it, so the memory is bounded by the slots whatever the run's length or rate. A table of every live token instead
+/// (`exp`, `session_exp`) is judged at every call by the caller. A pair of slots holds the last two tokens whose
+/// signatures fell on it, so the memory is bounded by the slots whatever the run's length or rate. A table of every live token instead
 /// (swept as they expired) kept ~7 MB more in a 2,000-user soak (`Benchmarks/soak-rss.sh`) than verifying every call.
 struct VerifiedStreemTokens: Sendable {
+    /// In pairs: a token falls on a pair and takes its first slot, the token there moving to the second. Two live
+    /// tokens falling on one pair are both kept, where a slot of their own kept only the newer: with about as many live
+    /// tokens as half the slots (a 2,000-user soak), many calls found their token pushed out and verified it again.
     private var slots: [VerifiedStreemToken?]
 
-    init(slots count: Int) { slots = Array(repeating: nil, count: max(1, count)) }
+    /// - Parameter count: how many tokens it remembers at most (rounded up to an even number).
+    init(slots count: Int) { slots = Array(repeating: nil, count: 2 * max(1, (count + 1) / 2)) }
 
     /// The token remembered for `bearer`, if it is that very token.
-    func token(_ bearer: String) -> VerifiedStreemToken? {
-        guard let known = slots[slot(of: bearer)], known.token == bearer else { return nil }
-        return known
+    func token(_ bearer: Substring) -> VerifiedStreemToken? {
+        let first = pair(of: bearer)
+        if let known = slots[first], known.token[...] == bearer { return known }
+        if let known = slots[first + 1], known.token[...] == bearer { return known }
+        return nil
     }
 
-    mutating func remember(_ token: VerifiedStreemToken) { slots[slot(of: token.token)] = token }
+    /// Keeps `token` first in its pair; the older of the pair's two is forgotten, unless it is the same token.
+    mutating func remember(_ token: VerifiedStreemToken) {
+        let first = pair(of: token.token[...])
+        if slots[first]?.token != token.token { slots[first + 1] = slots[first] }
+        slots[first] = token
+    }
 
-    /// The slot of a token: from bytes of its signature, which an HMAC makes uniform (``FNV1a``, not `Hasher`: a
-    /// simulation replays the same way). The last character is left out: it carries only four bits of the signature.
-    private func slot(of token: String) -> Int {
-        Int(FNV1a.hash(token.utf8.suffix(9).dropLast()) % UInt64(slots.count))
+    /// The first slot of a token's pair: from bytes of its signature, which an HMAC makes uniform (``FNV1a``, not
+    /// `Hasher`: a simulation replays the same way). The last character is left out: it carries only four bits of the
+    /// signature.
+    private func pair(of token: Substring) -> Int {
+        2 * Int(FNV1a.hash(token.utf8.suffix(9).dropLast()) % UInt64(slots.count / 2))
     }
 }

@@ -22,14 +22,24 @@ public enum Base64 {
 
     /// Returns the bytes of a padded standard encoding, or nil if `text` is not one.
     public static func decoded(_ text: some StringProtocol) -> [UInt8]? {
-        decode(Array(text.utf8), urlSafe: false)
+        text.utf8.withContiguousStorageIfAvailable { decode($0, urlSafe: false) } ?? decode(Array(text.utf8), urlSafe: false)
     }
 
     /// Returns the bytes of a base64url encoding, or nil if `text` is not one.
     ///
     /// Padding is optional here: RFC 7636 and JWT omit it, but some servers still send it.
     public static func urlDecoded(_ text: some StringProtocol) -> [UInt8]? {
-        decode(Array(text.utf8), urlSafe: true)
+        text.utf8.withContiguousStorageIfAvailable { decode($0, urlSafe: true) } ?? decode(Array(text.utf8), urlSafe: true)
+    }
+
+    /// ``urlDecoded(_:)`` of text given as its UTF-8 bytes, e.g. a segment of a token read in place.
+    public static func urlDecoded(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        decode(text, urlSafe: true)
+    }
+
+    /// Appends the base64url encoding of `bytes`, without padding, to `output`: a JWT is built in one buffer.
+    public static func appendURLEncoded(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        append(bytes.assumingMemoryBound(to: UInt8.self), alphabet: urlAlphabet, padding: false, to: &output)
     }
 
     private static let standardAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
@@ -48,33 +58,66 @@ public enum Base64 {
     private static func encode(buffer bytes: UnsafeBufferPointer<UInt8>, alphabet: [UInt8], padding: Bool) -> String {
         var output: [UInt8] = []
         output.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var iterator = bytes.makeIterator()
-        while let first = iterator.next() {
-            let second = iterator.next()
-            let third = iterator.next()
-            let group = UInt32(first) << 16 | UInt32(second ?? 0) << 8 | UInt32(third ?? 0)
-            output.append(alphabet[Int(group >> 18 & 63)])
-            output.append(alphabet[Int(group >> 12 & 63)])
-            if second != nil { output.append(alphabet[Int(group >> 6 & 63)]) } else if padding { output.append(pad) }
-            if third != nil { output.append(alphabet[Int(group & 63)]) } else if padding { output.append(pad) }
+        if bytes.withContiguousStorageIfAvailable({ append($0, alphabet: alphabet, padding: padding, to: &output) }) == nil {
+            Array(bytes).withUnsafeBufferPointer { append($0, alphabet: alphabet, padding: padding, to: &output) }
         }
         return String(decoding: output, as: UTF8.self)
     }
 
-    /// The six-bit value of an alphabet character, or nil for anything else.
-    @inline(__always)
-    private static func value(of byte: UInt8, urlSafe: Bool) -> UInt32? {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"): UInt32(byte - UInt8(ascii: "A"))
-        case UInt8(ascii: "a")...UInt8(ascii: "z"): UInt32(byte - UInt8(ascii: "a") + 26)
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(byte - UInt8(ascii: "0") + 52)
-        case UInt8(ascii: "+") where !urlSafe, UInt8(ascii: "-") where urlSafe: 62
-        case UInt8(ascii: "/") where !urlSafe, UInt8(ascii: "_") where urlSafe: 63
-        default: nil
+    /// Appends the encoding of `bytes` to `output`, growing it once.
+    private static func append(_ bytes: UnsafeBufferPointer<UInt8>, alphabet: [UInt8], padding: Bool, to output: inout [UInt8]) {
+        let whole = bytes.count / 3 * 3
+        let rest = bytes.count - whole
+        let length = whole / 3 * 4 + (rest == 0 ? 0 : padding ? 4 : rest + 1)
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: length))
+        output.withUnsafeMutableBufferPointer { output in
+            alphabet.withUnsafeBufferPointer { alphabet in
+                var at = start
+                func put(_ group: UInt32, shift: UInt32) {
+                    output[at] = alphabet[Int(group >> shift & 63)]
+                    at += 1
+                }
+                var index = 0
+                while index < whole {
+                    let group = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+                    put(group, shift: 18)
+                    put(group, shift: 12)
+                    put(group, shift: 6)
+                    put(group, shift: 0)
+                    index += 3
+                }
+                guard rest > 0 else { return }
+                let group = UInt32(bytes[index]) << 16 | (rest == 2 ? UInt32(bytes[index + 1]) << 8 : 0)
+                put(group, shift: 18)
+                put(group, shift: 12)
+                if rest == 2 { put(group, shift: 6) }
+                if padding {
+                    for _ in rest..<3 {
+                        output[at] = pad
+                        at += 1
+                    }
+                }
+            }
         }
     }
 
+    /// The six-bit value of each byte in an alphabet, 0xFF for a byte outside it: one load per character, where
+    /// comparing it with the alphabet's ranges was most of decoding a token.
+    private static func values(of alphabet: [UInt8]) -> [UInt8] {
+        var values = [UInt8](repeating: 0xFF, count: 256)
+        for (value, byte) in alphabet.enumerated() { values[Int(byte)] = UInt8(value) }
+        return values
+    }
+
+    private static let standardValues = values(of: standardAlphabet)
+    private static let urlValues = values(of: urlAlphabet)
+
     private static func decode(_ text: [UInt8], urlSafe: Bool) -> [UInt8]? {
+        text.withUnsafeBufferPointer { decode($0, urlSafe: urlSafe) }
+    }
+
+    private static func decode(_ text: UnsafeBufferPointer<UInt8>, urlSafe: Bool) -> [UInt8]? {
         var end = text.count
         while end > 0, end > text.count - 2, text[end - 1] == pad { end -= 1 }
         let padded = end < text.count
@@ -84,25 +127,36 @@ public enum Base64 {
         let remainder = end % 4
         if remainder == 1 { return nil }
 
-        var output: [UInt8] = []
-        output.reserveCapacity(end / 4 * 3 + 2)
-        var index = 0
-        while index < end {
-            let count = min(4, end - index)
-            var group: UInt32 = 0
-            for offset in 0..<4 {
-                let sextet = offset < count ? value(of: text[index + offset], urlSafe: urlSafe) : 0
-                guard let sextet else { return nil }
-                group = group << 6 | sextet
+        // Written in place into an array of the exact length, which a failure leaves unused.
+        var valid = true
+        let output = [UInt8](unsafeUninitializedCapacity: end / 4 * 3 + max(0, remainder - 1)) { output, initialized in
+            (urlSafe ? urlValues : standardValues).withUnsafeBufferPointer { values in
+                var at = 0
+                var index = 0
+                while index < end {
+                    let count = min(4, end - index)
+                    var group: UInt32 = 0
+                    var invalid: UInt8 = 0
+                    for offset in 0..<4 {
+                        let sextet = offset < count ? values[Int(text[index + offset])] : 0
+                        invalid |= sextet
+                        group = group << 6 | UInt32(sextet & 63)
+                    }
+                    // A byte outside the alphabet has its top bit set; bits the last character carries beyond the
+                    // final byte must be zero (RFC 4648 §3.5).
+                    if invalid & 0x80 != 0 || count == 2 && group & 0xFFFF != 0 || count == 3 && group & 0xFF != 0 {
+                        valid = false
+                        return
+                    }
+                    output[at] = UInt8(truncatingIfNeeded: group >> 16)
+                    if count > 2 { output[at + 1] = UInt8(truncatingIfNeeded: group >> 8) }
+                    if count > 3 { output[at + 2] = UInt8(truncatingIfNeeded: group) }
+                    at += count - 1
+                    initialized = at
+                    index += 4
+                }
             }
-            output.append(UInt8(truncatingIfNeeded: group >> 16))
-            if count > 2 { output.append(UInt8(truncatingIfNeeded: group >> 8)) }
-            if count > 3 { output.append(UInt8(truncatingIfNeeded: group)) }
-            // Bits the last character carries beyond the final byte must be zero (RFC 4648 §3.5).
-            if count == 2, group & 0xFFFF != 0 { return nil }
-            if count == 3, group & 0xFF != 0 { return nil }
-            index += 4
         }
-        return output
+        return valid ? output : nil
     }
 }

@@ -21,14 +21,26 @@ public enum Digest {
 
     /// Returns the 32-byte HMAC-SHA-256 of `bytes` under `key` (RFC 2104), as HS256 JWTs need.
     public static func hmacSHA256(key: [UInt8], _ bytes: [UInt8]) -> [UInt8] {
-        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        bytes.withUnsafeBytes { hmacSHA256(key: key, $0) }
+    }
+
+    /// ``hmacSHA256(key:_:)`` of bytes read in place, e.g. the signed part of a token.
+    public static func hmacSHA256(key: [UInt8], _ bytes: UnsafeRawBufferPointer) -> [UInt8] {
         var length: UInt32 = 0
         // HMAC wants pointers even for empty inputs.
-        let keyBytes = key.isEmpty ? [0] : key
-        let data = bytes.isEmpty ? [0] : bytes
-        let result = HMAC(EVP_sha256(), keyBytes, Int32(key.count), data, bytes.count, &output, &length)
-        guard result != nil else { preconditionFailure("OpenSSL could not compute HMAC-SHA-256: \(lastOpenSSLError())") }
-        return Array(output.prefix(Int(length)))
+        let empty: UInt8 = 0
+        let output = [UInt8](unsafeUninitializedCapacity: Int(EVP_MAX_MD_SIZE)) { output, initialized in
+            let result = key.withUnsafeBufferPointer { key in
+                withUnsafePointer(to: empty) { empty in
+                    HMAC(
+                        EVP_sha256(), key.baseAddress.map(UnsafeRawPointer.init) ?? UnsafeRawPointer(empty), Int32(key.count),
+                        bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? empty, bytes.count, output.baseAddress, &length)
+                }
+            }
+            guard result != nil else { preconditionFailure("OpenSSL could not compute HMAC-SHA-256: \(lastOpenSSLError())") }
+            initialized = Int(length)
+        }
+        return output
     }
 
     /// Compares two byte strings in time that does not depend on where they differ (`CRYPTO_memcmp`).
