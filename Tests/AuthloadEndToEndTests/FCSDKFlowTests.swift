@@ -47,10 +47,9 @@ struct FCSDKFlowTests {
     @Test("logoutPath names where the session ends, {sessionid} standing for it; a profile's is read and checked")
     func logoutPathOption() async throws {
         let seen = Locked<[String]>([])
-        let staging = StagingServer(configuration: StagingConfiguration())
         var options = FCSDKLoginFlow.Options()
         options.logoutPath = "/sessions/{sessionid}/end"
-        // A server of its own: the session it logs in to stays open there, and the shared one must end with none.
+        // A server of its own: the session it logs in to stays open there.
         let staging = StagingServer(configuration: StagingConfiguration())
         let (outcome, _) = await runOnce(options: options) { request, _ in
             seen.withLock { $0.append("\(request.method) \(request.target)") }
