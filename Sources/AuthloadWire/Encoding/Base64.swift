@@ -58,9 +58,7 @@ public enum Base64 {
     private static func encode(buffer bytes: UnsafeBufferPointer<UInt8>, alphabet: [UInt8], padding: Bool) -> String {
         var output: [UInt8] = []
         output.reserveCapacity((bytes.count + 2) / 3 * 4)
-        if bytes.withContiguousStorageIfAvailable({ append($0, alphabet: alphabet, padding: padding, to: &output) }) == nil {
-            Array(bytes).withUnsafeBufferPointer { append($0, alphabet: alphabet, padding: padding, to: &output) }
-        }
+        append(bytes, alphabet: alphabet, padding: padding, to: &output)
         return String(decoding: output, as: UTF8.self)
     }
 
