@@ -75,14 +75,10 @@ public struct FCSDKLoginFlow: Flow {
     /// The login's body, `{"username","password"}`, written as bytes: byte for byte what serializing the object writes
     /// (each value through the same writer), without building it for every login.
     static func credentials(username: String, password: String) -> [UInt8] {
-        var body: [UInt8] = []
-        body.reserveCapacity(32 + username.utf8.count + password.utf8.count)
-        body.append(contentsOf: #"{"username":"#.utf8)
-        JSONValue.string(username).write(to: &body)
-        body.append(contentsOf: #","password":"#.utf8)
-        JSONValue.string(password).write(to: &body)
-        body.append(UInt8(ascii: "}"))
-        return body
+        var body = JSONObjectWriter(reservingCapacity: 32 + username.utf8.count + password.utf8.count)
+        body.add("username", username)
+        body.add("password", password)
+        return body.finish()
     }
 
     /// The login's outcome; sets `found` to the session id of a 200's body.

@@ -91,16 +91,11 @@ public final class FCSDKLoginService: Sendable {
     /// The body of a login's answer, `{"sessionid","voiceUser","voiceDomain"}`, written as bytes: byte for byte what
     /// serializing the object writes (each value through the same writer), without building it for every login.
     static func loginBody(sessionID: String, voiceUser: String, voiceDomain: String) -> [UInt8] {
-        var body: [UInt8] = []
-        body.reserveCapacity(64 + sessionID.utf8.count + voiceUser.utf8.count + voiceDomain.utf8.count)
-        body.append(contentsOf: #"{"sessionid":"#.utf8)
-        JSONValue.string(sessionID).write(to: &body)
-        body.append(contentsOf: #","voiceUser":"#.utf8)
-        JSONValue.string(voiceUser).write(to: &body)
-        body.append(contentsOf: #","voiceDomain":"#.utf8)
-        JSONValue.string(voiceDomain).write(to: &body)
-        body.append(UInt8(ascii: "}"))
-        return body
+        var body = JSONObjectWriter(reservingCapacity: 64 + sessionID.utf8.count + voiceUser.utf8.count + voiceDomain.utf8.count)
+        body.add("sessionid", sessionID)
+        body.add("voiceUser", voiceUser)
+        body.add("voiceDomain", voiceDomain)
+        return body.finish()
     }
 
     private func logout(sessionID: String) -> HTTPResponse {

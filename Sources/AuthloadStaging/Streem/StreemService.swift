@@ -293,14 +293,10 @@ public final class StreemService: Sendable {
     /// The answer to `GET /v1/me`, `{"sub","name"}`, written as bytes: byte for byte what serializing the object writes
     /// (each value through the same writer), without building it for every call, the service's most frequent request.
     static func meBody(_ token: VerifiedStreemToken) -> [UInt8] {
-        var body: [UInt8] = []
-        body.reserveCapacity(96)
-        body.append(contentsOf: #"{"sub":"#.utf8)
-        (token.subject ?? .null).write(to: &body)
-        body.append(contentsOf: #","name":"#.utf8)
-        (token.name ?? .null).write(to: &body)
-        body.append(UInt8(ascii: "}"))
-        return body
+        var body = JSONObjectWriter(reservingCapacity: 96)
+        body.add("sub", token.subject ?? .null)
+        body.add("name", token.name ?? .null)
+        return body.finish()
     }
 
     private func logout(_ bearer: Substring?) -> HTTPResponse {

@@ -20,23 +20,15 @@ struct StreemTokenClaims {
 
     /// The compact JSON object `{"iss","sub","aud","iat","exp","session_exp","name"}`.
     func serialized() -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(160 + 2 * subject.utf8.count + audience.utf8.count)
-        func member(_ key: String, _ value: JSONValue) {
-            output.append(output.isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
-            JSONValue.string(key).write(to: &output)
-            output.append(UInt8(ascii: ":"))
-            value.write(to: &output)
-        }
-        member("iss", .string(Self.issuer))
-        member("sub", .string(subject))
-        member("aud", .string(audience))
-        member("iat", .number(Self.seconds(issued)))
-        member("exp", .number(Self.seconds(expires)))
-        member("session_exp", .number(Self.seconds(sessionExpires)))
-        member("name", .string(subject))
-        output.append(UInt8(ascii: "}"))
-        return output
+        var claims = JSONObjectWriter(reservingCapacity: 160 + 2 * subject.utf8.count + audience.utf8.count)
+        claims.add("iss", Self.issuer)
+        claims.add("sub", subject)
+        claims.add("aud", audience)
+        claims.add("iat", .number(Self.seconds(issued)))
+        claims.add("exp", .number(Self.seconds(expires)))
+        claims.add("session_exp", .number(Self.seconds(sessionExpires)))
+        claims.add("name", subject)
+        return claims.finish()
     }
 
     /// What a call reads of `token`, signed over these claims: what verifying it would find, for the service's own
