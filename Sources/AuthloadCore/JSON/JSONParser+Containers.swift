@@ -14,6 +14,7 @@ extension JSONParser {
         /// key compares one word with each key before it, and the bytes only of a key that may be the same.
         var fingerprint: UInt64
 
+        @inline(__always)
         init(bytes: UnsafeBufferPointer<UInt8>) {
             self.bytes = bytes
             let count = bytes.count
@@ -239,6 +240,7 @@ extension JSONParser {
     }
 
     /// Consumes a `,`, and names a trailing comma as such when `closing` follows it.
+    @inline(__always)
     private mutating func consumeSeparator(closing: UInt8) throws(JSONParseError) -> Bool {
         guard consume(UInt8(ascii: ",")) else { return false }
         skipWhitespace()
