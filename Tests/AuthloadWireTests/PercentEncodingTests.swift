@@ -1,3 +1,4 @@
+import AuthloadCore
 import Testing
 
 @testable import AuthloadWire
@@ -20,6 +21,21 @@ struct PercentEncodingTests {
         #expect(PercentEncoding.decode(expected) == text)
     }
 
+    @Test("runs of safe bytes between escapes, of a string or a substring, encode as byte by byte")
+    func runs() {
+        var random = SplitMix64(seed: 33)
+        let pieces = ["a", "Z9", "-._~", "plain-run-of-bytes", " ", "/", "%", "é", "😀", "&=", "+"]
+        for _ in 0..<300 {
+            let text = (0..<Int.random(in: 0...8, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+            let expected = text.utf8.map { byte in
+                ASCII.isUnreserved(byte) ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded()
+            }.joined()
+            #expect(PercentEncoding.encode(text) == expected)
+            #expect(PercentEncoding.encode(("<" + text + ">").dropFirst().dropLast()) == expected)
+            #expect(FormURLEncoding.encodedString([(text, text)]) == expected + "=" + expected)
+        }
+    }
+
     @Test("keeps plus as plus unless asked to read it as a space")
     func plus() {
         #expect(PercentEncoding.decode("a+b%20c") == "a+b c")
@@ -34,4 +50,8 @@ struct PercentEncodingTests {
     func malformed(text: String, expected: String) {
         #expect(PercentEncoding.decode(text) == expected)
     }
+}
+
+extension String {
+    fileprivate func leftPadded() -> String { count < 2 ? "0" + self : self }
 }

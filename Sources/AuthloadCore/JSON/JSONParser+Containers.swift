@@ -10,9 +10,23 @@ extension JSONParser {
     /// A decoded key: in the input when it has no escapes, else in memory of its own (``decodedKeys``).
     struct Key: Equatable {
         var bytes: UnsafeBufferPointer<UInt8>
+        /// Its length and first, middle and last bytes: two keys that differ here differ, so the search for a repeated
+        /// key compares one word with each key before it, and the bytes only of a key that may be the same.
+        var fingerprint: UInt64
+
+        @inline(__always)
+        init(bytes: UnsafeBufferPointer<UInt8>) {
+            self.bytes = bytes
+            let count = bytes.count
+            fingerprint =
+                count == 0
+                ? 0
+                : UInt64(truncatingIfNeeded: count) | UInt64(bytes[0]) << 40 | UInt64(bytes[count >> 1]) << 48
+                    | UInt64(bytes[count - 1]) << 56
+        }
 
         static func == (lhs: Key, rhs: Key) -> Bool {
-            lhs.bytes.count == rhs.bytes.count && equalBytes(lhs.bytes.baseAddress, rhs.bytes.baseAddress, lhs.bytes.count)
+            lhs.fingerprint == rhs.fingerprint && equalBytes(lhs.bytes.baseAddress, rhs.bytes.baseAddress, lhs.bytes.count)
         }
     }
 
@@ -25,11 +39,20 @@ extension JSONParser {
             if a != b { return false }
             offset += 8
         }
-        while offset < count {
-            if lhs[offset] != rhs[offset] { return false }
-            offset += 1
+        // The last few bytes, a key's or a short key's all, four, two and one at a time rather than each on its own.
+        if count - offset >= 4 {
+            let a = UnsafeRawPointer(lhs + offset).loadUnaligned(as: UInt32.self)
+            let b = UnsafeRawPointer(rhs + offset).loadUnaligned(as: UInt32.self)
+            if a != b { return false }
+            offset += 4
         }
-        return true
+        if count - offset >= 2 {
+            let a = UnsafeRawPointer(lhs + offset).loadUnaligned(as: UInt16.self)
+            let b = UnsafeRawPointer(rhs + offset).loadUnaligned(as: UInt16.self)
+            if a != b { return false }
+            offset += 2
+        }
+        return offset == count || lhs[offset] == rhs[offset]
     }
 
     /// Above this many members an object's keys are checked for repeats through a set.
@@ -40,7 +63,7 @@ extension JSONParser {
         guard containers.count < JSONValue.maximumNestingDepth else {
             throw error(at: position, "arrays and objects nest deeper than \(JSONValue.maximumNestingDepth) levels")
         }
-        containers.append(Container(isObject: object, firstKey: keys.count))
+        containers.append(Container(isObject: object, firstKey: keyCount))
         position += 1
     }
 
@@ -50,23 +73,22 @@ extension JSONParser {
     mutating func nextMember() throws(JSONParseError) -> Bool {
         let top = containers.count - 1
         skipWhitespace()
-        let expected: String
-        if containers[top].isEmpty {
+        let first = containers[top].isEmpty
+        if first {
             if consume(UInt8(ascii: "}")) {
                 leave()
                 return false
             }
-            expected = "expected a string key or '}'"
+            containers[top].isEmpty = false
         } else {
             guard try consumeSeparator(closing: UInt8(ascii: "}")) else {
                 guard consume(UInt8(ascii: "}")) else { throw unexpected("expected ',' or '}' after object member") }
                 leave()
                 return false
             }
-            expected = "expected a string key after ','"
         }
-        containers[top].isEmpty = false
-        try readKey(expected: expected)
+        guard position < bytes.count, bytes[position] == .quote else { throw missingKey(first: first) }
+        try readKey()
         return true
     }
 
@@ -91,7 +113,7 @@ extension JSONParser {
     }
 
     /// The key ``nextMember()`` read last, decoded.
-    var currentKey: Key { keys[keys.count - 1] }
+    var currentKey: Key { keys[keyCount - 1] }
 
     var currentKeyString: String { String(decoding: currentKey.bytes, as: UTF8.self) }
 
@@ -149,13 +171,20 @@ extension JSONParser {
     private mutating func leave() {
         let closed = containers.removeLast()
         guard closed.isObject else { return }
-        keys.removeLast(keys.count - closed.firstKey)
+        keyCount = closed.firstKey
         if !keySets.isEmpty { keySets[containers.count + 1] = nil }
     }
 
-    /// Reads a member's key and its colon, rejecting a key the innermost object already has.
-    private mutating func readKey(expected: String) throws(JSONParseError) {
-        guard position < bytes.count, bytes[position] == .quote else { throw unexpected(expected) }
+    /// The error for a member that does not start with its key's quote; kept out of ``nextMember()``, which runs for
+    /// every member.
+    @inline(never)
+    private func missingKey(first: Bool) -> JSONParseError {
+        unexpected(first ? "expected a string key or '}'" : "expected a string key after ','")
+    }
+
+    /// Reads a member's key, whose quote is at `position`, and its colon, rejecting a key the innermost object
+    /// already has.
+    private mutating func readKey() throws(JSONParseError) {
         let start = position
         let key: Key
         switch try readStringBytes() {
@@ -174,17 +203,34 @@ extension JSONParser {
         if !keySets.isEmpty, keySets[depth] != nil {
             repeated = keySets[depth]!.insert(Array(key.bytes)).inserted == false
         } else {
-            repeated = keys[first...].contains { $0 == key }
-            if !repeated && keys.count - first >= Self.linearKeyLimit {
-                keySets[depth] = Set(keys[first...].map { Array($0.bytes) } + [Array(key.bytes)])
+            // Indexed rather than sliced: a slice of `keys` would retain and release its storage at every key.
+            var index = first
+            while index < keyCount, keys[index] != key { index += 1 }
+            repeated = index < keyCount
+            if !repeated && keyCount - first >= Self.linearKeyLimit {
+                keySets[depth] = Set(keys[first..<keyCount].map { Array($0.bytes) } + [Array(key.bytes)])
             }
         }
-        keys.append(key)
-        if repeated {
-            throw error(at: start, "duplicate key \(JSONValue.string(currentKeyString).serializedString)")
+        // The stack keeps the keys of closed objects past `keyCount`, to be written over rather than removed.
+        if keyCount < keys.count {
+            keys[keyCount] = key
+        } else {
+            keys.append(key)
         }
+        keyCount += 1
+        if repeated { throw duplicateKey(at: start) }
         skipWhitespace()
-        guard consume(UInt8(ascii: ":")) else { throw unexpected("expected ':' after object key") }
+        guard consume(UInt8(ascii: ":")) else { throw missingColon() }
+    }
+
+    @inline(never)
+    private func duplicateKey(at offset: Int) -> JSONParseError {
+        error(at: offset, "duplicate key \(JSONValue.string(currentKeyString).serializedString)")
+    }
+
+    @inline(never)
+    private func missingColon() -> JSONParseError {
+        unexpected("expected ':' after object key")
     }
 
     /// Frees the keys decoded from escapes; the parser's keys must not be used after.
@@ -194,15 +240,19 @@ extension JSONParser {
     }
 
     /// Consumes a `,`, and names a trailing comma as such when `closing` follows it.
+    @inline(__always)
     private mutating func consumeSeparator(closing: UInt8) throws(JSONParseError) -> Bool {
         guard consume(UInt8(ascii: ",")) else { return false }
         skipWhitespace()
-        if position < bytes.count, bytes[position] == closing {
-            let expected = closing == UInt8(ascii: "}") ? "a string key" : "a JSON value"
-            let bracket = Character(Unicode.Scalar(closing))
-            throw error(at: position, "expected \(expected) after ',', found '\(bracket)' (JSON allows no trailing comma)")
-        }
+        if position < bytes.count, bytes[position] == closing { throw trailingComma(closing: closing) }
         return true
+    }
+
+    @inline(never)
+    private func trailingComma(closing: UInt8) -> JSONParseError {
+        let expected = closing == UInt8(ascii: "}") ? "a string key" : "a JSON value"
+        let bracket = Character(Unicode.Scalar(closing))
+        return error(at: position, "expected \(expected) after ',', found '\(bracket)' (JSON allows no trailing comma)")
     }
 
     mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
@@ -216,6 +266,8 @@ extension JSONParser {
 
     mutating func skipWhitespace() {
         while position < bytes.count {
+            // Most values and separators follow with no whitespace between: every byte that is some is below 0x21.
+            if bytes[position] > UInt8(ascii: " ") { return }
             switch bytes[position] {
             case UInt8(ascii: " "), .lineFeed, .carriageReturn, UInt8(ascii: "\t"): position += 1
             default: return

@@ -15,10 +15,24 @@ extension JSONParser {
 
     /// Validates the string whose opening quote is at `position` and says where its decoded bytes are.
     ///
-    /// A string without escapes stays in the input; only escapes send the text through ``scratch``. UTF-8 is
-    /// validated here rather than left to `String(decoding:)`, which would silently repair it, so that an error
-    /// can name the offending byte.
+    /// A string without escapes stays in the input; only escapes send the text through ``scratch``.
+    ///
+    /// Inlined: most strings, keys above all, are plain ASCII, found whole by one scan for their closing quote in
+    /// place; any other (an escape, a non-ASCII or control byte, no closing quote) is read again from its opening
+    /// quote, byte by byte, by ``readEscapedStringBytes()``, so that it fails exactly as it would have.
+    @inline(__always)
     mutating func readStringBytes() throws(JSONParseError) -> StringBytes {
+        let end = Self.endOfPlainRun(from: position + 1, in: bytes)
+        guard end < bytes.count, bytes[end] == .quote else { return try readEscapedStringBytes() }
+        defer { position = end + 1 }
+        return .input(position + 1..<end)
+    }
+
+    /// Validates the string whose opening quote is at `position` and says where its decoded bytes are, escapes and
+    /// non-ASCII text included. UTF-8 is validated here rather than left to `String(decoding:)`, which would
+    /// silently repair it, so that an error can name the offending byte.
+    @inline(never)
+    mutating func readEscapedStringBytes() throws(JSONParseError) -> StringBytes {
         let opening = position
         position += 1
         var runStart = position

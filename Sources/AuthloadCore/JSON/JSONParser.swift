@@ -40,8 +40,10 @@ struct JSONParser {
     var scratch: [UInt8] = []
     /// The arrays and objects open at `position`, innermost last.
     var containers: [Container] = []
-    /// The decoded keys of every open object, each object's after its parent's, to find a repeated key.
+    /// The decoded keys of every open object, each object's after its parent's, to find a repeated key: the first
+    /// `keyCount` of them.
     var keys: [Key] = []
+    var keyCount = 0
     /// The keys of each open object that outgrew a short linear scan, by depth, so hostile inputs stay linear to read.
     var keySets: [Int: Set<[UInt8]>] = [:]
     /// The keys decoded from escapes, freed by ``release()``.

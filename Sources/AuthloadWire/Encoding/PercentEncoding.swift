@@ -33,15 +33,23 @@ public enum PercentEncoding {
     }
 
     static func append(encoding text: some StringProtocol, to bytes: inout [UInt8]) {
-        for byte in text.utf8 {
-            if ASCII.isUnreserved(byte) {
-                bytes.append(byte)
-            } else {
-                bytes.append(ASCII.percent)
-                bytes.append(ASCII.hexDigit(byte >> 4))
-                bytes.append(ASCII.hexDigit(byte & 0xF))
-            }
+        let appended: Void? = text.utf8.withContiguousStorageIfAvailable { append(encoding: $0, to: &bytes) }
+        if appended == nil { Array(text.utf8).withUnsafeBufferPointer { append(encoding: $0, to: &bytes) } }
+    }
+
+    /// Copies each run of unreserved bytes in one append, where a byte at a time checked capacity and uniqueness at
+    /// every byte of a form body.
+    private static func append(encoding utf8: UnsafeBufferPointer<UInt8>, to bytes: inout [UInt8]) {
+        var runStart = 0
+        for index in utf8.indices where !ASCII.isUnreserved(utf8[index]) {
+            let byte = utf8[index]
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+            bytes.append(ASCII.percent)
+            bytes.append(ASCII.hexDigit(byte >> 4))
+            bytes.append(ASCII.hexDigit(byte & 0xF))
+            runStart = index + 1
         }
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
     }
 
     static func decodedBytes(_ bytes: [UInt8], _ range: Range<Int>, plusAsSpace: Bool) -> [UInt8] {
