@@ -40,6 +40,17 @@ public struct Histogram: Sendable, Equatable {
 
     public init() {}
 
+    /// An empty histogram whose counts already reach `slots` slots (at most every slot), so that recording values
+    /// below them never grows it: an interval's histogram sized like the one before it is allocated once instead of
+    /// being copied into a larger buffer each time a slower value arrives.
+    init(reservingSlots slots: Int) {
+        let length = Swift.min(Swift.max(slots, 0), Self.slotCount)
+        if length > 0 { counts = Array(repeating: 0, count: length) }
+    }
+
+    /// How many slots the counts reach now, for sizing a histogram like this one (``init(reservingSlots:)``).
+    var reservedSlots: Int { counts.count }
+
     /// Slot of a value in `1...highestTrackableValue`: the bit length picks the bucket and the top
     /// 11 significant bits the slot in it (53 = 64 − 11); values below 2048 land on their own index.
     @inlinable static func index(of value: Int) -> Int {
@@ -117,9 +128,12 @@ public struct Histogram: Sendable, Equatable {
         let target = rank(atPercentile: p)
         if target == 1 { return lowest }
         if target == total { return highest }
+        // Only the slots between the extremes hold samples: an interval's few hundred samples fill a few of the
+        // thousands of slots below its slowest one, and the time series asks four percentiles of every row.
+        let filled = filledSlots
         let slot = counts.withUnsafeBufferPointer { counts -> Int? in
             var seen = 0
-            for index in counts.indices {
+            for index in filled {
                 seen += counts[index]
                 if seen >= target { return index }
             }
