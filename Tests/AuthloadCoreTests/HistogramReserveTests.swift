@@ -63,6 +63,22 @@ struct HistogramReserveTests {
         #expect(merged == grown)
     }
 
+    @Test("a merge of sparse samples over a histogram holding others in and around their range equals recording all")
+    func sparseMergeIsExact() {
+        let mine = [1, 900, 40_000, 41_000, 2_500_000, 70_000_000]
+        let theirs = [3_000, 40_000, 1_999_999, 2_000_000]
+        var merged = Histogram()
+        for value in mine { merged.record(value) }
+        var other = Histogram()
+        for value in theirs { other.record(value) }
+        merged.merge(other)
+        var all = Histogram()
+        for value in mine + theirs { all.record(value) }
+        #expect(merged == all)
+        #expect(merged.serialized() == all.serialized())
+        for p in [10.0, 30, 50, 70, 90] { #expect(merged.value(atPercentile: p) == Self.expected((mine + theirs).sorted(), percentile: p)) }
+    }
+
     @Test("reserving more slots than a histogram has stops at its last one; none reserves nothing")
     func reservationIsBounded() {
         #expect(Histogram(reservingSlots: 1 << 40).reservedSlots == Histogram.slotCount)
