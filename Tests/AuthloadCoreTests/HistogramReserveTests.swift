@@ -109,11 +109,14 @@ struct ShardReserveTests {
         #expect(taken[1]?.metrics[0]?.histogram.max == 12)
         #expect(taken[0]?.metrics[0]?.histogram == alone)
         #expect(taken[1]?.metrics[2] == nil)
-        // The collector takes every interval: the sizes outlive it, from the newest interval taken.
-        #expect(slots.reserved == [alone.reservedSlots, 0, 0])
+        // The collector takes every interval: the sizes outlive it, from the newest interval taken, where metric 2,
+        // absent, keeps what it reserved.
+        #expect(slots.reserved == [alone.reservedSlots, 0, 1_024])
         slots.update(2, metricCount: 3) { $0.record(metric: 0, latencyMicros: 7, outcome: .ok) }
         let next = slots.take()
         #expect(next[2]?.metrics[0]?.histogram.reservedSlots == alone.reservedSlots)
         #expect(next[2]?.metrics[0]?.histogram.value(atPercentile: 50) == 7)
+        slots.update(3, metricCount: 3) { $0.record(metric: 2, latencyMicros: 300, outcome: .ok) }
+        #expect(slots.take()[3]?.metrics[2]?.histogram.reservedSlots == 1_024)
     }
 }

@@ -66,8 +66,11 @@ struct IntervalSamples: Sendable {
         self.reserved = reserved
     }
 
-    /// Per series, how many slots its histogram reaches: 0 for a series with no samples.
-    var slotsInUse: [Int] { metrics.map { $0?.histogram.reservedSlots ?? 0 } }
+    /// Per series, how many slots its histogram reaches; for a series with no samples, what it would have reserved,
+    /// so that one seen now and then does not grow from nothing each time it comes back.
+    var slotsInUse: [Int] {
+        metrics.indices.map { metrics[$0]?.histogram.reservedSlots ?? ($0 < reserved.count ? reserved[$0] : 0) }
+    }
 
     mutating func record(metric: Int, latencyMicros: Int, outcome: Outcome) {
         if metrics[metric] == nil { metrics[metric] = MetricSamples(reservingSlots: metric < reserved.count ? reserved[metric] : 0) }
