@@ -33,7 +33,7 @@ public final class AccessLog: Sendable {
 
         /// - Parameter hash: ``FNV1a`` of `route`, which the caller hashed as it wrote it.
         mutating func count(_ route: UnsafeBufferPointer<UInt8>, hash: UInt64, capacity: Int) {
-            for index in routes.indices where routes[index].hash == hash && routes[index].route.elementsEqual(route) {
+            for index in routes.indices where routes[index].hash == hash && Self.equal(routes[index].route, route) {
                 routes[index].count += 1
                 return
             }
@@ -41,6 +41,16 @@ public final class AccessLog: Sendable {
                 other += 1
             } else {
                 routes.append((hash, Array(route), 1))
+            }
+        }
+
+        /// Byte by byte through both buffers: the generic `elementsEqual` walked an iterator per side, a quarter of a
+        /// percent of a simulated soak for routes whose hashes already matched.
+        private static func equal(_ stored: [UInt8], _ route: UnsafeBufferPointer<UInt8>) -> Bool {
+            guard stored.count == route.count else { return false }
+            return stored.withUnsafeBufferPointer { stored in
+                for index in 0..<route.count where stored[index] != route[index] { return false }
+                return true
             }
         }
     }
