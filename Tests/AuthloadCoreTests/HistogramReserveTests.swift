@@ -32,6 +32,17 @@ struct HistogramReserveTests {
         }
     }
 
+    @Test("percentiles read in one pass are each the one asked alone", arguments: sets)
+    func percentilesInOnePass(values: [Int]) {
+        var histogram = Histogram()
+        for value in values { histogram.record(value) }
+        let percentiles = [0.0, 1, 25, 50, 50, 75, 90, 95, 99, 99.9, 100]
+        #expect(histogram.values(atPercentiles: percentiles) == percentiles.map { histogram.value(atPercentile: $0) })
+        #expect(histogram.values(atPercentiles: percentiles) == percentiles.map { Self.expected(values.sorted(), percentile: $0) })
+        #expect(Histogram().values(atPercentiles: [50, 99]) == [0, 0])
+        #expect(histogram.values(atPercentiles: []) == [])
+    }
+
     @Test("after the fast samples are subtracted, percentiles read the slow ones that are left")
     func percentilesAfterSubtracting() {
         var fast = Histogram()

@@ -142,6 +142,28 @@ public struct Histogram: Sendable, Equatable {
         return slot.map { Swift.min(Self.highestValue(inSlot: $0), highest) } ?? highest
     }
 
+    /// ``value(atPercentile:)`` of each of `percentiles`, which must be in ascending order, read in one pass over
+    /// the slots: the time series asks three of every row.
+    public func values(atPercentiles percentiles: [Double]) -> [Int] {
+        precondition(zip(percentiles, percentiles.dropFirst()).allSatisfy { $0 <= $1 }, "histogram: percentiles out of order")
+        guard !isEmpty else { return percentiles.map { _ in 0 } }
+        let filled = filledSlots
+        return counts.withUnsafeBufferPointer { counts in
+            var index = filled.lowerBound
+            var seen = counts[index]
+            return percentiles.map { p in
+                let target = rank(atPercentile: p)
+                if target == 1 { return lowest }
+                if target == total { return highest }
+                while seen < target && index + 1 < filled.upperBound {
+                    index += 1
+                    seen += counts[index]
+                }
+                return seen >= target ? Swift.min(Self.highestValue(inSlot: index), highest) : highest
+            }
+        }
+    }
+
     private func rank(atPercentile p: Double) -> Int {
         precondition(!p.isNaN, "histogram: percentile is NaN")
         let p = Swift.min(Swift.max(p, 0), 100)
