@@ -41,6 +41,31 @@ struct AccessLogTests {
         for (path, route) in cases { #expect(AccessLog.route(of: path) == route, "\(path)") }
     }
 
+    @Test("requests count under the route they collapse to, hashed as written: ids join one entry, methods do not")
+    func recordedRoutes() {
+        let log = AccessLog()
+        let ids = ["7f3a9c2e51b04d88", "0c1d2e3f4a5b6c7d", "d3b07384-d113-4ec6-a9f0-3c2b6e1c0a55"]
+        for id in ids {
+            for method in ["GET", "DELETE"] {
+                let request = HTTPRequest(method: method, target: "/v2/sessions/\(id)?x=1")
+                log.record(request, path: request.path)
+            }
+        }
+        let plain = HTTPRequest(method: "GET", target: "/v2/sessions")
+        log.record(plain, path: plain.path)
+        #expect(log.byRoute == ["GET /v2/sessions/{id}": 3, "DELETE /v2/sessions/{id}": 3, "GET /v2/sessions": 1])
+        #expect(log.total == 7)
+    }
+
+    @Test("FNV-1a extended a byte at a time is the hash of the bytes, as published")
+    func fnvByBytes() {
+        // Published FNV-1a 64-bit vectors: "" and "a".
+        #expect(FNV1a.hash([UInt8]()) == 0xcbf2_9ce4_8422_2325)
+        #expect(FNV1a.hash("a".utf8) == 0xaf63_dc4c_8601_ec8c)
+        let bytes = Array("POST /oauth2/v1/token".utf8)
+        #expect(bytes.reduce(FNV1a.offsetBasis) { FNV1a.adding($1, to: $0) } == FNV1a.hash(bytes))
+    }
+
     @Test("past its capacity the table counts new routes under other, and every request still counts")
     func bounded() {
         let log = AccessLog(routeCapacity: 3)

@@ -40,6 +40,17 @@ public struct Histogram: Sendable, Equatable {
 
     public init() {}
 
+    /// An empty histogram whose counts already reach `slots` slots (at most every slot), so that recording values
+    /// below them never grows it: an interval's histogram sized like the one before it is allocated once instead of
+    /// being copied into a larger buffer each time a slower value arrives.
+    init(reservingSlots slots: Int) {
+        let length = Swift.min(Swift.max(slots, 0), Self.slotCount)
+        if length > 0 { counts = Array(repeating: 0, count: length) }
+    }
+
+    /// How many slots the counts reach now, for sizing a histogram like this one (``init(reservingSlots:)``).
+    var reservedSlots: Int { counts.count }
+
     /// Slot of a value in `1...highestTrackableValue`: the bit length picks the bucket and the top
     /// 11 significant bits the slot in it (53 = 64 − 11); values below 2048 land on their own index.
     @inlinable static func index(of value: Int) -> Int {
@@ -117,15 +128,40 @@ public struct Histogram: Sendable, Equatable {
         let target = rank(atPercentile: p)
         if target == 1 { return lowest }
         if target == total { return highest }
+        // Only the slots between the extremes hold samples: an interval's few hundred samples fill a few of the
+        // thousands of slots below its slowest one, and the time series asks four percentiles of every row.
+        let filled = filledSlots
         let slot = counts.withUnsafeBufferPointer { counts -> Int? in
             var seen = 0
-            for index in counts.indices {
+            for index in filled {
                 seen += counts[index]
                 if seen >= target { return index }
             }
             return nil
         }
         return slot.map { Swift.min(Self.highestValue(inSlot: $0), highest) } ?? highest
+    }
+
+    /// ``value(atPercentile:)`` of each of `percentiles`, which must be in ascending order, read in one pass over
+    /// the slots: the time series asks three of every row.
+    public func values(atPercentiles percentiles: [Double]) -> [Int] {
+        precondition(zip(percentiles, percentiles.dropFirst()).allSatisfy { $0 <= $1 }, "histogram: percentiles out of order")
+        guard !isEmpty else { return percentiles.map { _ in 0 } }
+        let filled = filledSlots
+        return counts.withUnsafeBufferPointer { counts in
+            var index = filled.lowerBound
+            var seen = counts[index]
+            return percentiles.map { p in
+                let target = rank(atPercentile: p)
+                if target == 1 { return lowest }
+                if target == total { return highest }
+                while seen < target && index + 1 < filled.upperBound {
+                    index += 1
+                    seen += counts[index]
+                }
+                return seen >= target ? Swift.min(Self.highestValue(inSlot: index), highest) : highest
+            }
+        }
     }
 
     private func rank(atPercentile p: Double) -> Int {
@@ -159,11 +195,13 @@ public struct Histogram: Sendable, Equatable {
         // Raw buffers: the collector merges thousands of these per tick, and `enumerated()`
         // costs generic-metadata lookups per element in debug builds (the test suite's mode).
         // Only the slots between the other's extremes hold samples: an interval's histogram of a few hundred samples
-        // spans a few of its thousands of slots.
+        // spans a few of its thousands of slots. Every slot of the range is added, empty or not: a loop without a
+        // branch is vectorized, and the collector merges each series' interval into the totals every tick.
         let filled = other.filledSlots
         counts.withUnsafeMutableBufferPointer { mine in
             other.counts.withUnsafeBufferPointer { theirs in
-                for index in filled where theirs[index] != 0 { mine[index] &+= theirs[index] }
+                let (target, source) = (mine.baseAddress! + filled.lowerBound, theirs.baseAddress! + filled.lowerBound)
+                for offset in 0..<filled.count { target[offset] &+= source[offset] }
             }
         }
         total &+= other.total

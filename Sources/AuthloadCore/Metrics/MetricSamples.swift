@@ -18,6 +18,11 @@ public struct MetricSamples: Sendable {
 
     public init() {}
 
+    /// Empty samples whose histogram of every sample reaches `slots` slots (``Histogram/init(reservingSlots:)``).
+    init(reservingSlots slots: Int) {
+        histogram = Histogram(reservingSlots: slots)
+    }
+
     public var count: Int { histogram.totalCount }
 
     @inlinable
@@ -51,11 +56,24 @@ public struct MetricSamples: Sendable {
 /// Every series' samples that started in one interval.
 struct IntervalSamples: Sendable {
     var metrics: [MetricSamples?]
+    /// Per series, the slots its histogram reserves once it records a first sample; none past the end.
+    private var reserved: [Int]
 
-    init(metricCount: Int) { metrics = Array(repeating: nil, count: metricCount) }
+    /// - Parameter reserved: per series, how many slots to reserve in its histogram when the first sample comes
+    ///   (``slotsInUse``): a shard sizes each interval like the one before it, so recording never grows them.
+    init(metricCount: Int, reserving reserved: [Int] = []) {
+        metrics = Array(repeating: nil, count: metricCount)
+        self.reserved = reserved
+    }
+
+    /// Per series, how many slots its histogram reaches; for a series with no samples, what it would have reserved,
+    /// so that one seen now and then does not grow from nothing each time it comes back.
+    var slotsInUse: [Int] {
+        metrics.indices.map { metrics[$0]?.histogram.reservedSlots ?? ($0 < reserved.count ? reserved[$0] : 0) }
+    }
 
     mutating func record(metric: Int, latencyMicros: Int, outcome: Outcome) {
-        if metrics[metric] == nil { metrics[metric] = MetricSamples() }
+        if metrics[metric] == nil { metrics[metric] = MetricSamples(reservingSlots: metric < reserved.count ? reserved[metric] : 0) }
         metrics[metric]!.record(latencyMicros: latencyMicros, outcome: outcome)
     }
 

@@ -74,11 +74,17 @@ public final class MetricsRecorder: Sendable {
 /// One shard's samples by interval. The newest interval is kept apart from the table: nearly every sample lands
 /// there, and a table look-up (a hash, a probe, a modify in place) cost each sample more than its histogram did.
 struct ShardSlots {
+    init(reserved: [Int] = []) { self.reserved = reserved }
+
     /// The newest interval a sample has landed in since the last ``take()``, if any.
     private var latestIndex: Int?
     private var latest = IntervalSamples(metricCount: 0)
     /// Older intervals: samples of flows and steps that started before the newest one and finish now.
     private var earlier: [Int: IntervalSamples] = [:]
+    /// Per series, the slots its histogram reached in the newest interval before this one: a new interval's histograms
+    /// reserve as many, so recording seldom grows them (copying the counts each time a slower sample came). It
+    /// outlives ``take()``, which the collector calls every interval.
+    private(set) var reserved: [Int] = []
 
     /// Runs `body` on the samples of interval `index`, made empty if it has none yet.
     @inline(__always)
@@ -88,8 +94,11 @@ struct ShardSlots {
         } else if latestIndex.map({ index > $0 }) ?? true {
             // A newer interval: the current one joins the older ones. An older one never takes its place, so samples
             // finishing late do not swap the two back and forth.
-            if let latestIndex { earlier[latestIndex] = latest }
-            latest = earlier.removeValue(forKey: index) ?? IntervalSamples(metricCount: metricCount)
+            if let latestIndex {
+                reserved = latest.slotsInUse
+                earlier[latestIndex] = latest
+            }
+            latest = earlier.removeValue(forKey: index) ?? IntervalSamples(metricCount: metricCount, reserving: reserved)
             latestIndex = index
             body(&latest)
         } else {
@@ -100,8 +109,11 @@ struct ShardSlots {
     /// Everything recorded so far, by interval; leaves the shard empty.
     mutating func take() -> [Int: IntervalSamples] {
         var taken = earlier
-        if let latestIndex { taken[latestIndex] = latest }
-        self = ShardSlots()
+        if let latestIndex {
+            taken[latestIndex] = latest
+            reserved = latest.slotsInUse
+        }
+        self = ShardSlots(reserved: reserved)
         return taken
     }
 }

@@ -345,9 +345,10 @@ public struct IntervalMetric: Codable, Sendable, Equatable {
     /// The figures of `samples`, keeping the histograms when `keepingHistograms`.
     public init(id: MetricID, _ samples: MetricSamples, keepingHistograms: Bool = true) {
         let h = samples.histogram
+        let percentiles = h.values(atPercentiles: [50, 90, 99])
         self.init(
-            id: id, count: samples.count, errors: samples.errors, p50Micros: h.value(atPercentile: 50),
-            p90Micros: h.value(atPercentile: 90), p99Micros: h.value(atPercentile: 99), maxMicros: h.max)
+            id: id, count: samples.count, errors: samples.errors, p50Micros: percentiles[0], p90Micros: percentiles[1],
+            p99Micros: percentiles[2], maxMicros: h.max)
         guard keepingHistograms else { return }
         histogram = h.serialized()
         if !samples.failures.isEmpty { failedHistogram = samples.failures.serialized() }
