@@ -45,6 +45,18 @@ struct ReportWriterTests {
         #expect(try ReportWriter.load(resultJSON: dir + "/result.json") == expected)
     }
 
+    @Test("result.json written row by row is byte for byte the whole result encoded at once")
+    func streamedRowsMatchWholeEncoding() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for run in [Fixtures.run(), Fixtures.mixed()] {
+            #expect(!run.timeseries.isEmpty)
+            try ReportWriter.write(run, to: dir)
+            let written = try Data(contentsOf: URL(fileURLWithPath: dir + "/result.json"))
+            #expect(written == (try ReportWriter.encode(run, path: dir)))
+        }
+    }
+
     @Test("a row cut short by a crash mid-append is left out, rows appended twice come back once, a damaged row is named by its line")
     func tornCheckpointRow() throws {
         let dir = Self.scratch()
