@@ -92,10 +92,23 @@ public struct FCSDKLoginFlow: Flow {
         }
     }
 
+    /// The `sessionid` string of a login's JSON body; nil when the body is not JSON, not an object, or has no non-empty
+    /// string there.
+    ///
+    /// Read with ``JSONReader``, which checks the whole body as ``JSONValue/parse(_:)`` does but builds no tree: the
+    /// tree's dictionary and strings for the answer's three members cost more than the rest of the step.
     static func sessionID(in response: HTTPResponse) -> String? {
-        guard let body = try? JSONValue.parse(response.body),
-            let sessionID = body["sessionid"]?.stringValue, !sessionID.isEmpty
-        else { return nil }
+        var sessionID: String?
+        do {
+            try JSONReader.read(response.body) { reader throws(JSONParseError) in
+                try reader.readMembers { reader, key throws(JSONParseError) in
+                    if key == "sessionid" { sessionID = try reader.string() }
+                }
+            }
+        } catch {
+            return nil
+        }
+        guard let sessionID, !sessionID.isEmpty else { return nil }
         return sessionID
     }
 }
