@@ -273,18 +273,29 @@ private struct CompiledTemplates: Sendable, Equatable {
 
 /// One user's data: `username`, `password`, and whatever other columns the feeder has.
 public struct UserIdentity: Sendable, Equatable {
-    public var fields: [String: String]
+    public var fields: [String: String] {
+        didSet { (username, password) = Self.credentials(in: fields) }
+    }
+    /// `fields["username"]`, or empty; kept apart since every login reads it, where a look-up hashed the key each time.
+    public private(set) var username: String
+    /// `fields["password"]`, or empty, kept apart as `username` is.
+    public private(set) var password: String
 
     public init(fields: [String: String]) {
         self.fields = fields
+        (username, password) = Self.credentials(in: fields)
     }
 
     public init(username: String, password: String) {
         self.init(fields: ["username": username, "password": password])
     }
 
-    public var username: String { fields["username"] ?? "" }
-    public var password: String { fields["password"] ?? "" }
+    private static func credentials(in fields: [String: String]) -> (String, String) {
+        (fields["username"] ?? "", fields["password"] ?? "")
+    }
+
+    // The credentials follow from the fields.
+    public static func == (a: UserIdentity, b: UserIdentity) -> Bool { a.fields == b.fields }
 
     public subscript(column: String) -> String? { fields[column] }
 }

@@ -139,10 +139,18 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         let needed = bytes.count + name.utf8.count + value.utf8.count
         if needed > bytes.capacity { bytes.reserveCapacity(Swift.max(needed, 2 * bytes.capacity)) }
         let nameStart = bytes.count
-        bytes.append(contentsOf: name.utf8)
+        Self.append(name, to: &bytes)
         let valueStart = bytes.count
-        bytes.append(contentsOf: value.utf8)
+        Self.append(value, to: &bytes)
         spans.append(Span(name: nameStart..<valueStart, value: valueStart..<bytes.count))
+    }
+
+    /// Copies `text`'s UTF-8 as one block: appending its `utf8` view went through the generic sequence path, a
+    /// look-up of contiguous storage for each string (a bearer token on every authorized call).
+    @inline(__always)
+    private static func append(_ text: String, to bytes: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { bytes.append(contentsOf: $0) }
     }
 
     /// Adds a field from raw bytes, copied as they are: ``remove(_:)``'s rebuild, from fields already kept.
