@@ -141,10 +141,11 @@ public final class StreemService: Sendable {
                 while start < bytes.endIndex, bytes[start] == slash { start = bytes.index(after: start) }
                 let end = bytes[start...].firstIndex(of: slash) ?? bytes.endIndex
                 guard start < end else { return false }
-                let part = path[start..<end]
                 if segment == "*" {
-                    wildcard = part
-                } else if part != segment {
+                    wildcard = path[start..<end]
+                } else if !bytes[start..<end].elementsEqual(segment.utf8) {
+                    // As bytes: a pattern's segments are lowercase ASCII, which no other text is canonically equal to,
+                    // and `!=` on a `Substring` took `String`'s slow path for every request to another route.
                     return false
                 }
                 start = end
@@ -338,8 +339,9 @@ public final class StreemService: Sendable {
 
     /// The token of a `Bearer` authorization, as a slice of the header's value: a call's token is looked up, not kept.
     private func bearer(_ request: HTTPRequest) -> Substring? {
-        guard let value = request.headers["Authorization"], value.hasPrefix("Bearer ") else { return nil }
-        return value.dropFirst(7)
+        // The prefix is compared as bytes: `hasPrefix` compared characters, which a token never needs.
+        guard let value = request.headers["Authorization"], value.utf8.starts(with: "Bearer ".utf8) else { return nil }
+        return value[value.utf8.index(value.startIndex, offsetBy: 7)...]
     }
 
     private func unauthorized(_ why: String) -> HTTPResponse {

@@ -1,5 +1,11 @@
 import AuthloadCore
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// What the Streem service's calls read of a token whose signature checked out, and no more.
 ///
 /// A class: every call finds its token in the memo, and a reference comes out of it with one retain, where a copy of
@@ -56,18 +62,31 @@ struct VerifiedStreemTokens: Sendable {
     /// - Parameter count: how many tokens it remembers at most (rounded up to an even number).
     init(slots count: Int) { slots = Array(repeating: nil, count: 2 * max(1, (count + 1) / 2)) }
 
-    /// The token remembered for `bearer`, if it is that very token.
+    /// The token remembered for `bearer`, if it is that very token, byte for byte.
+    ///
+    /// Compared as bytes: the signature covers the bytes, and `String`'s `==` (canonical equivalence) took a slow path for
+    /// a `Substring` on every call a session made.
     func token(_ bearer: Substring) -> VerifiedStreemToken? {
         let first = pair(of: bearer)
-        if let known = slots[first], known.token[...] == bearer { return known }
-        if let known = slots[first + 1], known.token[...] == bearer { return known }
+        if let known = slots[first], Self.same(known.token, bearer) { return known }
+        if let known = slots[first + 1], Self.same(known.token, bearer) { return known }
         return nil
+    }
+
+    private static func same(_ token: String, _ bearer: Substring) -> Bool {
+        var token = token
+        var bearer = bearer
+        return token.withUTF8 { token in
+            bearer.withUTF8 { bearer in
+                token.count == bearer.count && (token.isEmpty || memcmp(token.baseAddress!, bearer.baseAddress!, token.count) == 0)
+            }
+        }
     }
 
     /// Keeps `token` first in its pair; the older of the pair's two is forgotten, unless it is the same token.
     mutating func remember(_ token: VerifiedStreemToken) {
         let first = pair(of: token.token[...])
-        if slots[first]?.token != token.token { slots[first + 1] = slots[first] }
+        if !(slots[first].map { Self.same($0.token, token.token[...]) } ?? false) { slots[first + 1] = slots[first] }
         slots[first] = token
     }
 
