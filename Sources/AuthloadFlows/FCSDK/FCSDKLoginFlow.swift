@@ -26,11 +26,17 @@ public struct FCSDKLoginFlow: Flow {
 
     public let options: Options
     private let basePath: String
+    /// Where logins go, the base path prefixed once rather than for every login.
+    private let loginTarget: String
+    /// Where logouts go when `logoutPath` is nil: the login's target and `/id/`, then the session id.
+    private let defaultLogoutPrefix: String
     public var stepNames: [String] { Step.allCases.map { "\($0)" } }
 
     public init(options: Options, basePath: String = "") {
         self.options = options
         self.basePath = basePath
+        loginTarget = basePath + options.loginPath
+        defaultLogoutPrefix = loginTarget + "/id/"
     }
 
     // Specialized for a simulation's clock only: there a flow's turns cost CPU and nothing else, while a real run's
@@ -39,7 +45,7 @@ public struct FCSDKLoginFlow: Flow {
     public func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome where C.Duration == Duration {
         if options.clearCookies { user.cookies.removeAll() }
         var login = HTTPRequest(
-            method: "POST", target: basePath + options.loginPath,
+            method: "POST", target: loginTarget,
             body: Self.credentials(username: user.identity.username, password: user.identity.password))
         login.headers.add("Content-Type", "application/json")
         login.headers.add("Accept", "application/json")
@@ -59,9 +65,8 @@ public struct FCSDKLoginFlow: Flow {
         }
 
         let logoutTarget =
-            options.logoutPath.map { $0.replacing("{sessionid}", with: sessionID) }
-            ?? "\(options.loginPath)/id/\(sessionID)"
-        var logout = HTTPRequest(method: "DELETE", target: basePath + logoutTarget)
+            options.logoutPath.map { basePath + $0.replacing("{sessionid}", with: sessionID) } ?? defaultLogoutPrefix + sessionID
+        var logout = HTTPRequest(method: "DELETE", target: logoutTarget)
         logout.headers.add("Content-Type", "application/json")
         if let cookie = user.cookies.header { logout.headers.add("Cookie", cookie) }
         let loggedOut = await context.exchange(step: Step.logout.rawValue, logout) { response in
@@ -92,23 +97,8 @@ public struct FCSDKLoginFlow: Flow {
         }
     }
 
-    /// The `sessionid` string of a login's JSON body; nil when the body is not JSON, not an object, or has no non-empty
-    /// string there.
-    ///
-    /// Read with ``JSONReader``, which checks the whole body as ``JSONValue/parse(_:)`` does but builds no tree: the
-    /// tree's dictionary and strings for the answer's three members cost more than the rest of the step.
     static func sessionID(in response: HTTPResponse) -> String? {
-        var sessionID: String?
-        do {
-            try JSONReader.read(response.body) { reader throws(JSONParseError) in
-                try reader.readMembers { reader, key throws(JSONParseError) in
-                    if key == "sessionid" { sessionID = try reader.string() }
-                }
-            }
-        } catch {
-            return nil
-        }
-        guard let sessionID, !sessionID.isEmpty else { return nil }
+        guard let sessionID = response.jsonString("sessionid"), !sessionID.isEmpty else { return nil }
         return sessionID
     }
 }

@@ -103,8 +103,8 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
                         + options.configurationPath.replacing("{company}", with: PercentEncoding.encode(companyCode))),
                 classify: Self.expectOK)
             guard configuration.outcome.isOK else { return configuration.outcome }
-            guard let endpoint = configuration.json?["token_endpoint"]?.stringValue,
-                let client = configuration.json?["client_id"]?.stringValue
+            guard let endpoint = configuration.response?.jsonString("token_endpoint"),
+                let client = configuration.response?.jsonString("client_id")
             else {
                 return Outcome(.protocolError, "openid-configuration without token_endpoint and client_id")
             }
@@ -133,7 +133,7 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
             }
         }
         guard sent.outcome.isOK else { return (sent, nil) }
-        guard let access = sent.json?["access_token"]?.stringValue, let refresh = sent.json?["refresh_token"]?.stringValue else {
+        guard let access = sent.response?.jsonString("access_token"), let refresh = sent.response?.jsonString("refresh_token") else {
             sent.outcome = Outcome(.protocolError, "token response without access_token and refresh_token")
             return (sent, nil)
         }
@@ -153,7 +153,7 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
     /// Takes the Streem token from a login or refresh response and works out its lifetimes from its claims.
     private mutating func accept(_ sent: Sent) -> Outcome {
         guard sent.outcome.isOK else { return sent.outcome }
-        guard let token = sent.json?["streem_token"]?.stringValue, let claims = JWT.claims(of: token),
+        guard let token = sent.response?.jsonString("streem_token"), let claims = JWT.claims(of: token),
             let issued = claims["iat"]?.numberValue, let expires = claims["exp"]?.numberValue
         else {
             return Outcome(.protocolError, "no readable streem_token")
@@ -279,11 +279,10 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
 
     // MARK: Helpers
 
-    /// A response, its outcome, its JSON body and the transport's latency.
+    /// A response, its outcome and the transport's latency.
     struct Sent {
         var outcome: Outcome
         var response: HTTPResponse?
-        var json: JSONValue? { response.flatMap { try? JSONValue.parse($0.body) } }
         /// The transport's measure; nil when no response came.
         var latency: Duration? { response?.timing.total }
     }
@@ -342,13 +341,9 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
     /// The body's `error` string when it is a short code or phrase: letters, spaces, `_`, `-` and `.` only, so
     /// that a path, a number or an echoed value cannot split the error breakdown or leak into the report.
     static func errorKey(_ response: HTTPResponse) -> String? {
-        guard let key = (try? JSONValue.parse(response.body))?["error"]?.stringValue, !key.isEmpty, key.count <= 64,
+        guard let key = response.jsonString("error"), !key.isEmpty, key.count <= 64,
             key.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic && $0.isASCII || " _-.".unicodeScalars.contains($0) })
         else { return nil }
         return key
     }
-}
-
-extension StepResult {
-    fileprivate var json: JSONValue? { response.flatMap { try? JSONValue.parse($0.body) } }
 }
