@@ -43,12 +43,25 @@ public struct FCSDKLoginFlow: Flow {
     // flows stay generic for the memory of users waiting in them (Runner.run(), docs/development.md).
     @_specialize(where C == SimulationClock)
     public func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome where C.Duration == Duration {
+        await logInAndOut(context, user: user)
+    }
+
+    /// The engine's entry: the flow's body inlined here rather than awaited through the default `start`, which ran
+    /// generic and cost each flow an async call level (two executor checks, each taking the task's status lock).
+    @_specialize(where C == SimulationClock)
+    public func start<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> FlowProgress
+    where C.Duration == Duration {
+        .ended(await logInAndOut(context, user: user))
+    }
+
+    @inline(__always)
+    private func logInAndOut<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome
+    where C.Duration == Duration {
         if options.clearCookies { user.cookies.removeAll() }
+        let identity = user.identity
         var login = HTTPRequest(
-            method: "POST", target: loginTarget,
-            body: Self.credentials(username: user.identity.username, password: user.identity.password))
-        login.headers.add("Content-Type", "application/json")
-        login.headers.add("Accept", "application/json")
+            method: "POST", target: loginTarget, headers: Self.loginHeaders,
+            body: Self.credentials(username: identity.username, password: identity.password))
         if let cookie = user.cookies.header { login.headers.add("Cookie", cookie) }
 
         // The body is read once, by the classification, which keeps the session id it found.
@@ -66,8 +79,7 @@ public struct FCSDKLoginFlow: Flow {
 
         let logoutTarget =
             options.logoutPath.map { basePath + $0.replacing("{sessionid}", with: sessionID) } ?? defaultLogoutPrefix + sessionID
-        var logout = HTTPRequest(method: "DELETE", target: logoutTarget)
-        logout.headers.add("Content-Type", "application/json")
+        var logout = HTTPRequest(method: "DELETE", target: logoutTarget, headers: Self.logoutHeaders)
         if let cookie = user.cookies.header { logout.headers.add("Cookie", cookie) }
         let loggedOut = await context.exchange(step: Step.logout.rawValue, logout) { response in
             response.status == 200 ? .ok : Outcome(.httpError, "\(response.status)")
@@ -76,6 +88,10 @@ public struct FCSDKLoginFlow: Flow {
         user.sessionID = nil
         return loggedOut.outcome
     }
+
+    // Made once and shared, copied only when a request adds its cookie: each request built its own, field by field.
+    static let loginHeaders: HTTPHeaders = ["Content-Type": "application/json", "Accept": "application/json"]
+    static let logoutHeaders: HTTPHeaders = ["Content-Type": "application/json"]
 
     /// The login's body, `{"username","password"}`, written as bytes: byte for byte what serializing the object writes
     /// (each value through the same writer), without building it for every login.

@@ -9,8 +9,9 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
     let flow: StreemSessionFlow
     let context: FlowContext<C>
     let identity: UserIdentity
-    /// The `Authorization` value of the current token, made once per token rather than once per call.
-    private var authorization = ""
+    /// The `Authorization` header of the current token, made once per token rather than once per call: each call's
+    /// request shares its storage.
+    private var authorization: HTTPHeaders = ["Authorization": ""]
     /// OpenID only: the refresh token, where to use it, and the client the company's configuration names
     /// (a refresh token is bound to the client it was issued to).
     private var refreshToken = ""
@@ -159,7 +160,7 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
             return Outcome(.protocolError, "no readable streem_token")
         }
         let received = clock.now
-        authorization = "Bearer " + token
+        authorization = ["Authorization": "Bearer " + token]
         expiresAt = received.advanced(by: .seconds(expires - issued))
         let session = claims["session_exp"]?.numberValue ?? expires
         sessionEndsAt = received.advanced(by: .seconds(session - issued))
@@ -305,9 +306,7 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
 
     /// `method` on `target` (the base path included) with the current token.
     private func authorized(_ method: String, _ target: String) -> HTTPRequest {
-        var request = HTTPRequest(method: method, target: target)
-        request.headers.add("Authorization", authorization)
-        return request
+        HTTPRequest(method: method, target: target, headers: authorization)
     }
 
     /// The token endpoint may be given as a path or an absolute URL on the same target.
