@@ -105,6 +105,15 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         withNameMatcher(name) { matches in spans.contains(where: matches) }
     }
 
+    /// Calls `body` with the bytes of the named field's first value (case-insensitive name), or nil when there is none:
+    /// for a reader that compares or looks up a value (a bearer token) without making a `String` of it.
+    ///
+    /// The buffer is valid only during the call.
+    public func withFirstValue<Result>(of name: String, _ body: (UnsafeBufferPointer<UInt8>?) throws -> Result) rethrows -> Result {
+        guard let span = withNameMatcher(name, { matches in spans.first(where: matches) }) else { return try body(nil) }
+        return try bytes.withUnsafeBufferPointer { storage in try body(UnsafeBufferPointer(rebasing: storage[span.value])) }
+    }
+
     /// Calls `body` with each field's name and value bytes in wire order, so a serializer makes no `String`.
     ///
     /// The buffers are valid only during the call.
