@@ -67,7 +67,7 @@ public struct FCSDKLoginFlow: Flow {
         // The body is read once, by the classification, which keeps the session id it found.
         var found: String?
         let loggedIn = await context.exchange(step: Step.login.rawValue, login) { Self.classifyLogin($0, sessionID: &found) }
-        if let response = loggedIn.response { user.cookies.store(from: response.headers) }
+        if let headers = loggedIn.response?.headers { user.cookies.store(from: headers) }
         guard loggedIn.outcome.isOK, let sessionID = found else { return loggedIn.outcome }
         user.sessionID = sessionID
 
@@ -84,7 +84,7 @@ public struct FCSDKLoginFlow: Flow {
         let loggedOut = await context.exchange(step: Step.logout.rawValue, logout) { response in
             response.status == 200 ? .ok : Outcome(.httpError, "\(response.status)")
         }
-        if let response = loggedOut.response { user.cookies.store(from: response.headers) }
+        if let headers = loggedOut.response?.headers { user.cookies.store(from: headers) }
         user.sessionID = nil
         return loggedOut.outcome
     }

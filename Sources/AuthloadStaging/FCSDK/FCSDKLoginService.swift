@@ -70,7 +70,7 @@ public final class FCSDKLoginService: Sendable {
     private func login(_ request: HTTPRequest, token: (UInt64, UInt64)) -> HTTPResponse {
         guard let (username, password) = Self.credentials(in: request.body) else { return Self.badCredentials }
         guard password == options.password else { return Self.invalidCredentials }
-        let sessionID = String(token.0, radix: 16) + String(token.1, radix: 16)
+        let sessionID = Self.sessionID(token)
         sessions.withLock { sessions in
             if sessions.count >= Self.sessionCapacity { sessions.removeAll() }
             sessions.insert(sessionID)
@@ -112,6 +112,25 @@ public final class FCSDKLoginService: Sendable {
     static let invalidCredentials = HTTPResponse.json(status: 401, ["error": "invalid credentials"])
     static let loggedOut = HTTPResponse.json(status: 200, ["response": "logged out"])
     static let unknownSession = HTTPResponse.json(status: 404, ["error": "unknown session"])
+
+    /// The session id of a login: both numbers in lowercase hex without padding, one after the other, as
+    /// `String(token.0, radix: 16) + String(token.1, radix: 16)` writes them, written straight into one string.
+    static func sessionID(_ token: (UInt64, UInt64)) -> String {
+        String(unsafeUninitializedCapacity: 32) { buffer in
+            var count = 0
+            func append(_ value: UInt64) {
+                let digits = max(1, (64 - value.leadingZeroBitCount + 3) / 4)
+                for digit in (0..<digits).reversed() {
+                    let nibble = UInt8(truncatingIfNeeded: value >> (4 * UInt64(digit))) & 0xF
+                    buffer[count] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+                    count += 1
+                }
+            }
+            append(token.0)
+            append(token.1)
+            return count
+        }
+    }
 
     /// The body of a login's answer, `{"sessionid","voiceUser","voiceDomain"}`, written as bytes: byte for byte what
     /// serializing the object writes (each value through the same writer), without building it for every login.
