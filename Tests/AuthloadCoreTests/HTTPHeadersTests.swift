@@ -38,6 +38,21 @@ struct HTTPHeadersTests {
         #expect(!headers.contains("x-trac"))
     }
 
+    @Test("the first value's bytes are lent as the look-up by name finds it, from added and parsed fields alike")
+    func firstValueBytes() {
+        var added: HTTPHeaders = ["Accept": "a", "authorization": "Bearer t1", "Authorization": "Bearer t2"]
+        added.add("X-Empty", "")
+        let parsed = appended([(Array("AUTHORIZATION".utf8), Array("Bearer \u{E9}".utf8)), (Array("Accept".utf8), [0xFF])])
+        for (headers, name) in [
+            (added, "AUTHORIZATION"), (added, "accept"), (added, "x-empty"), (added, "missing"),
+            (parsed, "authorization"), (parsed, "Accept")
+        ] {
+            let bytes = headers.withFirstValue(of: name) { $0.map(Array.init) }
+            #expect(bytes.map { String(decoding: $0, as: UTF8.self) } == headers[name], "\(name)")
+        }
+        #expect(parsed.withFirstValue(of: "accept") { $0.map(Array.init) } == [0xFF], "the bytes as sent, not decoded")
+    }
+
     @Test("case folding covers ASCII letters only, not the bytes one bit away from them")
     func asciiFoldingOnly() {
         let headers: HTTPHeaders = ["X@": "at", "X[": "bracket"]

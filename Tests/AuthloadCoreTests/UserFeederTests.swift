@@ -23,6 +23,26 @@ struct UserFeederTests {
         #expect(UserFeeder().identity(for: 0) == UserIdentity(username: "user0", password: "demo-password"))
     }
 
+    @Test("username and password follow every change of the fields, and a copy keeps what it had")
+    func credentialsFollowFields() {
+        var identity = UserIdentity(fields: ["username": "a", "password": "p", "code": "1"])
+        let copy = identity
+        identity.fields["username"] = "b"
+        #expect(identity.username == "b" && identity.password == "p" && identity["code"] == "1")
+        identity.fields.removeValue(forKey: "password")
+        #expect(identity.password == "")
+        identity.fields = ["password": "q"]
+        #expect(identity.username == "" && identity.password == "q" && identity["code"] == nil)
+        #expect(copy.username == "a" && copy.password == "p" && copy.fields == ["username": "a", "password": "p", "code": "1"])
+        #expect(copy != identity)
+        #expect(UserIdentity(fields: identity.fields) == identity)
+        // A feeder's refill, which changes the fields in place, moves the credentials with them.
+        let feeder = UserFeeder(templates: ["username": "user{n}", "password": "pw{n}"])
+        var refilled = feeder.identity(for: 1)
+        feeder.refill(&refilled, for: 7)
+        #expect(refilled.username == "user7" && refilled.password == "pw7" && refilled == feeder.identity(for: 7))
+    }
+
     @Test("{iteration} and {iteration:W} fill the user's flow iteration; only such a template varies by iteration")
     func iterationTemplates() throws {
         let feeder = UserFeeder(templates: ["invitationCode": "1{n:5}{iteration:3}", "companyCode": "acme", "tag": "{iteration}-{n}"])

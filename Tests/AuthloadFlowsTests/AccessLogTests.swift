@@ -41,6 +41,22 @@ struct AccessLogTests {
         for (path, route) in cases { #expect(AccessLog.route(of: path) == route, "\(path)") }
     }
 
+    @Test("a UUID without digits is an id only by its shape: dashes where a UUID has them, hex between")
+    func uuidShape() {
+        let cases: [(String, String)] = [
+            ("/v1/sessions/abcdefab-cdef-abcd-efab-cdefabcdefab/end", "/v1/sessions/{id}/end"),
+            ("/v1/sessions/ABCDEFAB-CDEF-ABCD-EFAB-CDEFABCDEFAB", "/v1/sessions/{id}"),
+            // The same length and letters, a dash out of place or a letter past f: words.
+            ("/v1/sessions/abcdefabc-def-abcd-efab-cdefabcdefab/end", "/v1/sessions/abcdefabc-def-abcd-efab-cdefabcdefab/end"),
+            ("/v1/sessions/abcdefab-cdef-abcd-efab-cdefabcdefag/end", "/v1/sessions/abcdefab-cdef-abcd-efab-cdefabcdefag/end"),
+            // Hex of 16 without a digit is an id; of 15, a word; digits alone a number, whatever their length.
+            ("/a/abcdefabcdefabcd", "/a/{id}"),
+            ("/a/abcdefabcdefabc", "/a/abcdefabcdefabc"),
+            ("/a/0000000000000000000000000", "/a/{n}")
+        ]
+        for (path, route) in cases { #expect(AccessLog.route(of: path) == route, "\(path)") }
+    }
+
     @Test("requests count under the route they collapse to, hashed as written: ids join one entry, methods do not")
     func recordedRoutes() {
         let log = AccessLog()

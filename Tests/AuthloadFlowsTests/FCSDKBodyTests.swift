@@ -28,4 +28,17 @@ struct FCSDKBodyTests {
         #expect(bytes == object.serialized())
         #expect(try JSONValue.parse(bytes) == object)
     }
+
+    @Test(
+        "a session id is both numbers in unpadded lowercase hex, as String(_:radix:) writes them",
+        arguments: [(0, 0), (1, 15), (16, 255), (0xdead_beef, UInt64.max), (UInt64.max, 0), (1 << 63, 0x0123_4567_89ab_cdef)]
+            as [(UInt64, UInt64)])
+    func sessionID(first: UInt64, second: UInt64) {
+        #expect(FCSDKLoginService.sessionID((first, second)) == String(first, radix: 16) + String(second, radix: 16))
+        var random = SplitMix64(seed: first ^ second)
+        for _ in 0..<1_000 {
+            let token = (random.next() >> (random.next() % 64), random.next() >> (random.next() % 64))
+            #expect(FCSDKLoginService.sessionID(token) == String(token.0, radix: 16) + String(token.1, radix: 16))
+        }
+    }
 }

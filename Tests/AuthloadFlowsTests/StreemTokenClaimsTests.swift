@@ -70,6 +70,26 @@ struct VerifiedStreemTokensTests {
         #expect(memo.token("h.p.signature-b2"[...]) == nil, "only that very token is found")
     }
 
+    @Test("a token is found by its bytes, from a slice of a longer header too; one byte off, shorter or longer is not")
+    func bytes() {
+        var memo = VerifiedStreemTokens(slots: 2)
+        let token = "h.p.signature-\u{E9}"
+        memo.remember(Self.entry(token))
+        let header = "Bearer " + token
+        #expect(memo.token(header.dropFirst(7))?.token == token)
+        #expect(memo.token("h.p.signaturE-\u{E9}"[...]) == nil)
+        #expect(memo.token("h.p.signature-"[...]) == nil)
+        #expect(memo.token((token + "x")[...]) == nil)
+        #expect(memo.token(""[...]) == nil)
+        // Canonically equal text is not the same token: the signature covers the bytes.
+        #expect(memo.token("h.p.signature-e\u{301}"[...]) == nil)
+        // Remembering the same token again leaves the other of the pair.
+        memo.remember(Self.entry("h.p.other"))
+        memo.remember(Self.entry(token))
+        memo.remember(Self.entry(String(header.dropFirst(7))))
+        #expect(memo.token("h.p.other"[...])?.token == "h.p.other")
+    }
+
     @Test("it remembers at most its slots' worth of tokens", arguments: [1, 2, 3, 64])
     func bounded(slots: Int) {
         var memo = VerifiedStreemTokens(slots: slots)

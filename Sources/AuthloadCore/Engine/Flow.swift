@@ -98,6 +98,7 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     ///
     /// It runs in the caller's isolation (the user's actor), and so does the client's `execute`: hopping
     /// off the actor and back for every request cost more than the rest of the engine's work.
+    @_specialize(exported:true,where C == SimulationClock)
     public func exchange(
         step: Int, _ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation,
         classify: (HTTPResponse) -> Outcome
@@ -117,6 +118,7 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// re-login's among them, count from when they were sent.
     ///
     /// - Returns: when it was sent, and the response (outcome `.ok`, not yet classified) or the outcome of getting none.
+    @_specialize(exported:true,where C == SimulationClock)
     @inline(__always)
     public func send(_ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation) async -> (start: C.Instant, result: StepResult)
     {
@@ -181,6 +183,7 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// Records a step that is not one request (e.g. waiting for a status message).
     ///
     /// - Parameter latency: the step's duration when measured elsewhere; by default, start → now on the clock.
+    @_specialize(exported:true,where C == SimulationClock)
     public func record(step: Int, start: C.Instant, outcome: Outcome, latency: Duration? = nil) {
         record(step: step, startOffset: runStart.duration(to: start), outcome: outcome, latency: latency)
     }
@@ -198,6 +201,7 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// simulation resumes it there: a pause costs one job, where hopping off the actor to sleep and back cost three.
     ///
     /// - Returns: `.ok`, a timeout when the flow deadline comes first, or `.cancelled`.
+    @_specialize(exported:true,where C == SimulationClock)
     public func pause(for duration: Duration, isolation: isolated (any Actor)? = #isolation) async -> Outcome {
         let wake = clock.now.advanced(by: duration)
         let until = min(wake, deadline)

@@ -125,7 +125,21 @@ public struct CookieJar: Sendable, Equatable {
 
     /// The `Cookie` header value, or nil when the jar is empty.
     public var header: String? {
-        cookies.isEmpty ? nil : cookies.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")
+        guard let first = cookies.first else { return nil }
+        // Written into one string sized up front: an interpolated string per cookie and an array to join them cost every
+        // request of a flow that keeps cookies three allocations.
+        var header = ""
+        header.reserveCapacity(cookies.reduce(-2) { $0 + 3 + $1.name.utf8.count + $1.value.utf8.count })
+        header += first.name
+        header += "="
+        header += first.value
+        for cookie in cookies.dropFirst() {
+            header += "; "
+            header += cookie.name
+            header += "="
+            header += cookie.value
+        }
+        return header
     }
 
     public mutating func removeAll() { cookies.removeAll() }

@@ -272,19 +272,54 @@ private struct CompiledTemplates: Sendable, Equatable {
 }
 
 /// One user's data: `username`, `password`, and whatever other columns the feeder has.
+///
+/// The data sits in one immutable object: flows read a user's identity off its actor, and every read copies it, which
+/// cost a retain (and a release) of each thing it holds; now one. `username` and `password` are kept beside the fields,
+/// since every login reads them and a look-up hashed the key each time.
 public struct UserIdentity: Sendable, Equatable {
-    public var fields: [String: String]
+    private var storage: Storage
+
+    private final class Storage: Sendable {
+        let fields: [String: String]
+        let username: String
+        let password: String
+
+        init(_ fields: [String: String]) {
+            self.fields = fields
+            username = fields["username"] ?? ""
+            password = fields["password"] ?? ""
+        }
+    }
 
     public init(fields: [String: String]) {
-        self.fields = fields
+        storage = Storage(fields)
     }
 
     public init(username: String, password: String) {
         self.init(fields: ["username": username, "password": password])
     }
 
-    public var username: String { fields["username"] ?? "" }
-    public var password: String { fields["password"] ?? "" }
+    public var fields: [String: String] {
+        get { storage.fields }
+        // Changed in place when this identity holds the only reference to its data (a feeder's refill): the old object
+        // lets go of the table before the change, which then needs no copy of it.
+        _modify {
+            var fields = storage.fields
+            storage = Self.placeholder
+            defer { storage = Storage(fields) }
+            yield &fields
+        }
+        set { storage = Storage(newValue) }
+    }
 
-    public subscript(column: String) -> String? { fields[column] }
+    private static let placeholder = Storage([:])
+
+    /// `fields["username"]`, or empty.
+    public var username: String { storage.username }
+    /// `fields["password"]`, or empty.
+    public var password: String { storage.password }
+
+    public static func == (a: UserIdentity, b: UserIdentity) -> Bool { a.storage === b.storage || a.fields == b.fields }
+
+    public subscript(column: String) -> String? { storage.fields[column] }
 }

@@ -105,6 +105,15 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         withNameMatcher(name) { matches in spans.contains(where: matches) }
     }
 
+    /// Calls `body` with the bytes of the named field's first value (case-insensitive name), or nil when there is none:
+    /// for a reader that compares or looks up a value (a bearer token) without making a `String` of it.
+    ///
+    /// The buffer is valid only during the call.
+    public func withFirstValue<Result>(of name: String, _ body: (UnsafeBufferPointer<UInt8>?) throws -> Result) rethrows -> Result {
+        guard let span = withNameMatcher(name, { matches in spans.first(where: matches) }) else { return try body(nil) }
+        return try bytes.withUnsafeBufferPointer { storage in try body(UnsafeBufferPointer(rebasing: storage[span.value])) }
+    }
+
     /// Calls `body` with each field's name and value bytes in wire order, so a serializer makes no `String`.
     ///
     /// The buffers are valid only during the call.
@@ -139,10 +148,18 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         let needed = bytes.count + name.utf8.count + value.utf8.count
         if needed > bytes.capacity { bytes.reserveCapacity(Swift.max(needed, 2 * bytes.capacity)) }
         let nameStart = bytes.count
-        bytes.append(contentsOf: name.utf8)
+        Self.append(name, to: &bytes)
         let valueStart = bytes.count
-        bytes.append(contentsOf: value.utf8)
+        Self.append(value, to: &bytes)
         spans.append(Span(name: nameStart..<valueStart, value: valueStart..<bytes.count))
+    }
+
+    /// Copies `text`'s UTF-8 as one block: appending its `utf8` view went through the generic sequence path, a
+    /// look-up of contiguous storage for each string (a bearer token on every authorized call).
+    @inline(__always)
+    private static func append(_ text: String, to bytes: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { bytes.append(contentsOf: $0) }
     }
 
     /// Adds a field from raw bytes, copied as they are: ``remove(_:)``'s rebuild, from fields already kept.

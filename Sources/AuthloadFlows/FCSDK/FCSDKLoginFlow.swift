@@ -26,29 +26,48 @@ public struct FCSDKLoginFlow: Flow {
 
     public let options: Options
     private let basePath: String
+    /// Where logins go, the base path prefixed once rather than for every login.
+    private let loginTarget: String
+    /// Where logouts go when `logoutPath` is nil: the login's target and `/id/`, then the session id.
+    private let defaultLogoutPrefix: String
     public var stepNames: [String] { Step.allCases.map { "\($0)" } }
 
     public init(options: Options, basePath: String = "") {
         self.options = options
         self.basePath = basePath
+        loginTarget = basePath + options.loginPath
+        defaultLogoutPrefix = loginTarget + "/id/"
     }
 
     // Specialized for a simulation's clock only: there a flow's turns cost CPU and nothing else, while a real run's
     // flows stay generic for the memory of users waiting in them (Runner.run(), docs/development.md).
     @_specialize(where C == SimulationClock)
     public func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome where C.Duration == Duration {
+        await logInAndOut(context, user: user)
+    }
+
+    /// The engine's entry: the flow's body inlined here rather than awaited through the default `start`, which ran
+    /// generic and cost each flow an async call level (two executor checks, each taking the task's status lock).
+    @_specialize(where C == SimulationClock)
+    public func start<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> FlowProgress
+    where C.Duration == Duration {
+        .ended(await logInAndOut(context, user: user))
+    }
+
+    @inline(__always)
+    private func logInAndOut<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome
+    where C.Duration == Duration {
         if options.clearCookies { user.cookies.removeAll() }
+        let identity = user.identity
         var login = HTTPRequest(
-            method: "POST", target: basePath + options.loginPath,
-            body: Self.credentials(username: user.identity.username, password: user.identity.password))
-        login.headers.add("Content-Type", "application/json")
-        login.headers.add("Accept", "application/json")
+            method: "POST", target: loginTarget, headers: Self.loginHeaders,
+            body: Self.credentials(username: identity.username, password: identity.password))
         if let cookie = user.cookies.header { login.headers.add("Cookie", cookie) }
 
         // The body is read once, by the classification, which keeps the session id it found.
         var found: String?
         let loggedIn = await context.exchange(step: Step.login.rawValue, login) { Self.classifyLogin($0, sessionID: &found) }
-        if let response = loggedIn.response { user.cookies.store(from: response.headers) }
+        if let headers = loggedIn.response?.headers { user.cookies.store(from: headers) }
         guard loggedIn.outcome.isOK, let sessionID = found else { return loggedIn.outcome }
         user.sessionID = sessionID
 
@@ -59,18 +78,20 @@ public struct FCSDKLoginFlow: Flow {
         }
 
         let logoutTarget =
-            options.logoutPath.map { $0.replacing("{sessionid}", with: sessionID) }
-            ?? "\(options.loginPath)/id/\(sessionID)"
-        var logout = HTTPRequest(method: "DELETE", target: basePath + logoutTarget)
-        logout.headers.add("Content-Type", "application/json")
+            options.logoutPath.map { basePath + $0.replacing("{sessionid}", with: sessionID) } ?? defaultLogoutPrefix + sessionID
+        var logout = HTTPRequest(method: "DELETE", target: logoutTarget, headers: Self.logoutHeaders)
         if let cookie = user.cookies.header { logout.headers.add("Cookie", cookie) }
         let loggedOut = await context.exchange(step: Step.logout.rawValue, logout) { response in
             response.status == 200 ? .ok : Outcome(.httpError, "\(response.status)")
         }
-        if let response = loggedOut.response { user.cookies.store(from: response.headers) }
+        if let headers = loggedOut.response?.headers { user.cookies.store(from: headers) }
         user.sessionID = nil
         return loggedOut.outcome
     }
+
+    // Made once and shared, copied only when a request adds its cookie: each request built its own, field by field.
+    static let loginHeaders: HTTPHeaders = ["Content-Type": "application/json", "Accept": "application/json"]
+    static let logoutHeaders: HTTPHeaders = ["Content-Type": "application/json"]
 
     /// The login's body, `{"username","password"}`, written as bytes: byte for byte what serializing the object writes
     /// (each value through the same writer), without building it for every login.
@@ -93,9 +114,7 @@ public struct FCSDKLoginFlow: Flow {
     }
 
     static func sessionID(in response: HTTPResponse) -> String? {
-        guard let body = try? JSONValue.parse(response.body),
-            let sessionID = body["sessionid"]?.stringValue, !sessionID.isEmpty
-        else { return nil }
+        guard let sessionID = response.jsonString("sessionid"), !sessionID.isEmpty else { return nil }
         return sessionID
     }
 }

@@ -9,8 +9,9 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
     let flow: StreemSessionFlow
     let context: FlowContext<C>
     let identity: UserIdentity
-    /// The `Authorization` value of the current token, made once per token rather than once per call.
-    private var authorization = ""
+    /// The `Authorization` header of the current token, made once per token rather than once per call: each call's
+    /// request shares its storage.
+    private var authorization: HTTPHeaders = ["Authorization": ""]
     /// OpenID only: the refresh token, where to use it, and the client the company's configuration names
     /// (a refresh token is bound to the client it was issued to).
     private var refreshToken = ""
@@ -103,8 +104,8 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
                         + options.configurationPath.replacing("{company}", with: PercentEncoding.encode(companyCode))),
                 classify: Self.expectOK)
             guard configuration.outcome.isOK else { return configuration.outcome }
-            guard let endpoint = configuration.json?["token_endpoint"]?.stringValue,
-                let client = configuration.json?["client_id"]?.stringValue
+            guard let endpoint = configuration.response?.jsonString("token_endpoint"),
+                let client = configuration.response?.jsonString("client_id")
             else {
                 return Outcome(.protocolError, "openid-configuration without token_endpoint and client_id")
             }
@@ -133,7 +134,7 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
             }
         }
         guard sent.outcome.isOK else { return (sent, nil) }
-        guard let access = sent.json?["access_token"]?.stringValue, let refresh = sent.json?["refresh_token"]?.stringValue else {
+        guard let access = sent.response?.jsonString("access_token"), let refresh = sent.response?.jsonString("refresh_token") else {
             sent.outcome = Outcome(.protocolError, "token response without access_token and refresh_token")
             return (sent, nil)
         }
@@ -153,13 +154,13 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
     /// Takes the Streem token from a login or refresh response and works out its lifetimes from its claims.
     private mutating func accept(_ sent: Sent) -> Outcome {
         guard sent.outcome.isOK else { return sent.outcome }
-        guard let token = sent.json?["streem_token"]?.stringValue, let claims = JWT.claims(of: token),
+        guard let token = sent.response?.jsonString("streem_token"), let claims = JWT.claims(of: token),
             let issued = claims["iat"]?.numberValue, let expires = claims["exp"]?.numberValue
         else {
             return Outcome(.protocolError, "no readable streem_token")
         }
         let received = clock.now
-        authorization = "Bearer " + token
+        authorization = ["Authorization": "Bearer " + token]
         expiresAt = received.advanced(by: .seconds(expires - issued))
         let session = claims["session_exp"]?.numberValue ?? expires
         sessionEndsAt = received.advanced(by: .seconds(session - issued))
@@ -279,11 +280,10 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
 
     // MARK: Helpers
 
-    /// A response, its outcome, its JSON body and the transport's latency.
+    /// A response, its outcome and the transport's latency.
     struct Sent {
         var outcome: Outcome
         var response: HTTPResponse?
-        var json: JSONValue? { response.flatMap { try? JSONValue.parse($0.body) } }
         /// The transport's measure; nil when no response came.
         var latency: Duration? { response?.timing.total }
     }
@@ -306,9 +306,7 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
 
     /// `method` on `target` (the base path included) with the current token.
     private func authorized(_ method: String, _ target: String) -> HTTPRequest {
-        var request = HTTPRequest(method: method, target: target)
-        request.headers.add("Authorization", authorization)
-        return request
+        HTTPRequest(method: method, target: target, headers: authorization)
     }
 
     /// The token endpoint may be given as a path or an absolute URL on the same target.
@@ -342,13 +340,9 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
     /// The body's `error` string when it is a short code or phrase: letters, spaces, `_`, `-` and `.` only, so
     /// that a path, a number or an echoed value cannot split the error breakdown or leak into the report.
     static func errorKey(_ response: HTTPResponse) -> String? {
-        guard let key = (try? JSONValue.parse(response.body))?["error"]?.stringValue, !key.isEmpty, key.count <= 64,
+        guard let key = response.jsonString("error"), !key.isEmpty, key.count <= 64,
             key.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic && $0.isASCII || " _-.".unicodeScalars.contains($0) })
         else { return nil }
         return key
     }
-}
-
-extension StepResult {
-    fileprivate var json: JSONValue? { response.flatMap { try? JSONValue.parse($0.body) } }
 }

@@ -96,6 +96,19 @@ public struct StreemSessionFlow: Flow {
     // flows stay generic for the memory of users waiting in them (Runner.run(), docs/development.md).
     @_specialize(where C == SimulationClock)
     public func run<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome where C.Duration == Duration {
+        await hold(context, user: user)
+    }
+
+    /// The engine's entry: the session inlined here rather than awaited through the default `start`, which ran generic
+    /// and cost each flow an async call level (two executor checks, each taking the task's status lock).
+    @_specialize(where C == SimulationClock)
+    public func start<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> FlowProgress
+    where C.Duration == Duration {
+        .ended(await hold(context, user: user))
+    }
+
+    @inline(__always)
+    private func hold<C: Clock>(_ context: FlowContext<C>, user: isolated VirtualUser) async -> Outcome where C.Duration == Duration {
         var session = StreemSession(flow: self, context: context, identity: user.identity)
         // The session draws from the user's generator across suspensions, so it works on a copy and hands it back.
         var random = user.random

@@ -26,6 +26,8 @@ public final class FCSDKLoginService: Sendable {
     private let random: Locked<SplitMix64>
     /// Where logouts go: `{loginPath}/id/`, then the session id.
     private let logoutPrefix: String
+    /// The answer to a request drawn to fail (`errorRate`), made once.
+    private let gatewayUnavailable: HTTPResponse
     /// Bounds the session table: users that never log out must not grow it without end.
     static let sessionCapacity = 1_000_000
 
@@ -33,6 +35,7 @@ public final class FCSDKLoginService: Sendable {
         self.options = options
         self.random = Locked(SplitMix64(seed: seed))
         logoutPrefix = options.loginPath + "/id/"
+        gatewayUnavailable = .json(status: options.errorStatus, ["error": "gateway unavailable"])
     }
 
     public var activeSessions: Int { sessions.withLock { $0.count } }
@@ -53,7 +56,7 @@ public final class FCSDKLoginService: Sendable {
         }
         let response: HTTPResponse
         if fail {
-            response = .json(status: options.errorStatus, ["error": "gateway unavailable"])
+            response = gatewayUnavailable
         } else if isLogin {
             guard request.method == "POST" else { return ServiceReply(.methodNotAllowed("POST"), after: latency) }
             response = login(request, token: token)
@@ -65,16 +68,9 @@ public final class FCSDKLoginService: Sendable {
     }
 
     private func login(_ request: HTTPRequest, token: (UInt64, UInt64)) -> HTTPResponse {
-        guard let body = try? JSONValue.parse(request.body),
-            let username = body["username"]?.stringValue,
-            let password = body["password"]?.stringValue
-        else {
-            return .json(status: 400, ["error": "expected a JSON body with username and password"])
-        }
-        guard password == options.password else {
-            return .json(status: 401, ["error": "invalid credentials"])
-        }
-        let sessionID = String(token.0, radix: 16) + String(token.1, radix: 16)
+        guard let (username, password) = Self.credentials(in: request.body) else { return Self.badCredentials }
+        guard password == options.password else { return Self.invalidCredentials }
+        let sessionID = Self.sessionID(token)
         sessions.withLock { sessions in
             if sessions.count >= Self.sessionCapacity { sessions.removeAll() }
             sessions.insert(sessionID)
@@ -86,6 +82,54 @@ public final class FCSDKLoginService: Sendable {
             response.headers.add("Set-Cookie", "\(cookie)=\(String(token.1, radix: 36)); Path=/; HttpOnly")
         }
         return response
+    }
+
+    /// The `username` and `password` strings of a login's JSON body; nil when the body is not a JSON object with both.
+    ///
+    /// Read with ``JSONReader``, which checks the whole body as ``JSONValue/parse(_:)`` does but builds no tree.
+    static func credentials(in body: [UInt8]) -> (username: String, password: String)? {
+        var username: String?
+        var password: String?
+        do {
+            try JSONReader.read(body) { reader throws(JSONParseError) in
+                try reader.readMembers { reader, key throws(JSONParseError) in
+                    switch key {
+                    case "username": username = try reader.string()
+                    case "password": password = try reader.string()
+                    default: break
+                    }
+                }
+            }
+        } catch {
+            return nil
+        }
+        guard let username, let password else { return nil }
+        return (username, password)
+    }
+
+    // The answers that never change, serialized once rather than for every request.
+    static let badCredentials = HTTPResponse.json(status: 400, ["error": "expected a JSON body with username and password"])
+    static let invalidCredentials = HTTPResponse.json(status: 401, ["error": "invalid credentials"])
+    static let loggedOut = HTTPResponse.json(status: 200, ["response": "logged out"])
+    static let unknownSession = HTTPResponse.json(status: 404, ["error": "unknown session"])
+
+    /// The session id of a login: both numbers in lowercase hex without padding, one after the other, as
+    /// `String(token.0, radix: 16) + String(token.1, radix: 16)` writes them, written straight into one string.
+    static func sessionID(_ token: (UInt64, UInt64)) -> String {
+        String(unsafeUninitializedCapacity: 32) { buffer in
+            var count = 0
+            func append(_ value: UInt64) {
+                let digits = max(1, (64 - value.leadingZeroBitCount + 3) / 4)
+                for digit in (0..<digits).reversed() {
+                    let nibble = UInt8(truncatingIfNeeded: value >> (4 * UInt64(digit))) & 0xF
+                    buffer[count] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+                    count += 1
+                }
+            }
+            append(token.0)
+            append(token.1)
+            return count
+        }
     }
 
     /// The body of a login's answer, `{"sessionid","voiceUser","voiceDomain"}`, written as bytes: byte for byte what
@@ -100,7 +144,7 @@ public final class FCSDKLoginService: Sendable {
 
     private func logout(sessionID: String) -> HTTPResponse {
         let removed = sessions.withLock { $0.remove(sessionID) != nil }
-        return removed ? .json(status: 200, ["response": "logged out"]) : .json(status: 404, ["error": "unknown session"])
+        return removed ? Self.loggedOut : Self.unknownSession
     }
 }
 

@@ -127,34 +127,42 @@ public final class AccessLog: Sendable {
         init(_ bytes: some Collection<UInt8>) {
             var count = 0
             var digits = 0
-            var hex = true
-            var base64URL = true
-            var uuid = true
-            let classes = AccessLog.classes
-            for byte in bytes {
-                // One look-up per byte rather than a range check for each class: this runs on every segment of every
-                // request's path.
-                let kind = classes[Int(byte)]
-                let digit = kind & AccessLog.digit != 0
-                if digit { digits += 1 }
-                let isHexByte = kind & AccessLog.hex != 0
-                hex = hex && isHexByte
-                base64URL = base64URL && kind & AccessLog.base64URL != 0
-                let dash = count == 8 || count == 13 || count == 18 || count == 23
-                uuid = uuid && (dash ? byte == UInt8(ascii: "-") : isHexByte)
-                count += 1
+            // The classes every byte has: hex and base64url hold for the segment when they hold for each byte.
+            var every = AccessLog.digit | AccessLog.hex | AccessLog.base64URL
+            AccessLog.classes.withUnsafeBufferPointer { classes in
+                for byte in bytes {
+                    // One look-up per byte and two operations on it: this runs on every segment of every request's path.
+                    let kind = classes[Int(byte)]
+                    every &= kind
+                    digits &+= Int(kind & AccessLog.digit)
+                    count &+= 1
+                }
             }
+            let hex = every & AccessLog.hex != 0
+            let base64URL = every & AccessLog.base64URL != 0
             if count > 0 && digits == count {
                 self = .number
             } else if count >= 8 && hex && (digits > 0 || count >= 16) {
                 self = .identifier
-            } else if count == 36 && uuid {
+            } else if count == 36 && Self.isUUID(bytes) {
+                // Only a segment of a UUID's length is read again, for its dashes.
                 self = .identifier
             } else if count >= 16 && digits > 0 && base64URL {
                 self = .identifier
             } else {
                 self = .word
             }
+        }
+
+        /// Whether the 36 bytes are a UUID's: hex, with dashes at 8, 13, 18 and 23.
+        private static func isUUID(_ bytes: some Collection<UInt8>) -> Bool {
+            var position = 0
+            for byte in bytes {
+                let dash = position == 8 || position == 13 || position == 18 || position == 23
+                guard dash ? byte == UInt8(ascii: "-") : AccessLog.classes[Int(byte)] & AccessLog.hex != 0 else { return false }
+                position += 1
+            }
+            return true
         }
     }
 

@@ -107,15 +107,15 @@ public final class StreemService: Sendable {
             response = token(FormURLEncoding.decode(request.body))
             tokenEndpoint = true
         } else if route("POST", .exchange) {
-            response = exchange(bearer(request))
+            response = withBearer(of: request) { exchange($0) }
             tokenEndpoint = true
         } else if route("POST", .refresh) {
-            response = refresh(bearer(request))
+            response = withBearer(of: request) { refresh($0) }
             tokenEndpoint = true
         } else if route("GET", .me) {
-            response = me(bearer(request))
+            response = withBearer(of: request) { me($0) }
         } else if route("POST", .logout) {
-            response = logout(bearer(request))
+            response = withBearer(of: request) { logout($0) }
         } else {
             return nil
         }
@@ -141,10 +141,11 @@ public final class StreemService: Sendable {
                 while start < bytes.endIndex, bytes[start] == slash { start = bytes.index(after: start) }
                 let end = bytes[start...].firstIndex(of: slash) ?? bytes.endIndex
                 guard start < end else { return false }
-                let part = path[start..<end]
                 if segment == "*" {
-                    wildcard = part
-                } else if part != segment {
+                    wildcard = path[start..<end]
+                } else if !bytes[start..<end].elementsEqual(segment.utf8) {
+                    // As bytes: a pattern's segments are lowercase ASCII, which no other text is canonically equal to,
+                    // and `!=` on a `Substring` took `String`'s slow path for every request to another route.
                     return false
                 }
                 start = end
@@ -264,9 +265,11 @@ public final class StreemService: Sendable {
             ])
     }
 
-    private func exchange(_ bearer: Substring?) -> HTTPResponse {
+    private func exchange(_ bearer: UnsafeBufferPointer<UInt8>?) -> HTTPResponse {
         let now = now()
-        guard let bearer = bearer.map(String.init), let subject = accessTokens.withLock({ $0.value(bearer, now: now) }) else {
+        guard let bearer = bearer.map({ String(decoding: $0, as: UTF8.self) }),
+            let subject = accessTokens.withLock({ $0.value(bearer, now: now) })
+        else {
             return unauthorized("access token is invalid or expired")
         }
         return .json(status: 200, ["streem_token": .string(mint(subject: subject, sessionExpires: now + options.sessionLifetime))])
@@ -274,7 +277,7 @@ public final class StreemService: Sendable {
 
     /// Renews a Streem token within its session (ours: the endpoint and its rules are not public): the token may have expired, but its signature must
     /// hold and its `session_exp` must be ahead.
-    private func refresh(_ bearer: Substring?) -> HTTPResponse {
+    private func refresh(_ bearer: UnsafeBufferPointer<UInt8>?) -> HTTPResponse {
         guard let bearer, let token = verifiedToken(bearer), let subject = token.subject?.stringValue,
             let sessionExpires = token.sessionExpires
         else {
@@ -285,7 +288,7 @@ public final class StreemService: Sendable {
         return .json(status: 200, ["streem_token": .string(mint(subject: subject, sessionExpires: sessionExpires))])
     }
 
-    private func me(_ bearer: Substring?) -> HTTPResponse {
+    private func me(_ bearer: UnsafeBufferPointer<UInt8>?) -> HTTPResponse {
         guard let token = valid(bearer) else { return unauthorized("token is invalid or expired") }
         return HTTPResponse(status: 200, headers: HTTPResponse.jsonHeaders, body: Self.meBody(token))
     }
@@ -299,7 +302,7 @@ public final class StreemService: Sendable {
         return body.finish()
     }
 
-    private func logout(_ bearer: Substring?) -> HTTPResponse {
+    private func logout(_ bearer: UnsafeBufferPointer<UInt8>?) -> HTTPResponse {
         guard valid(bearer) != nil else { return unauthorized("token is invalid or expired") }
         return HTTPResponse(status: 204)
     }
@@ -318,7 +321,7 @@ public final class StreemService: Sendable {
     }
 
     /// A token that verifies, is for us, and has not expired (within the leeway).
-    private func valid(_ bearer: Substring?) -> VerifiedStreemToken? {
+    private func valid(_ bearer: UnsafeBufferPointer<UInt8>?) -> VerifiedStreemToken? {
         let time = now()
         guard let bearer, let token = verifiedToken(bearer), token.forUs, let expires = token.expires,
             expires + options.leeway > time
@@ -327,19 +330,23 @@ public final class StreemService: Sendable {
     }
 
     /// `bearer` read if its signature checks out, remembered or verified now.
-    private func verifiedToken(_ bearer: Substring) -> VerifiedStreemToken? {
+    private func verifiedToken(_ bearer: UnsafeBufferPointer<UInt8>) -> VerifiedStreemToken? {
         if let known = verified.withLock({ $0.token(bearer) }) { return known }
-        let bearer = String(bearer)
+        let bearer = String(decoding: bearer, as: UTF8.self)
         guard let claims = JWT.verifyHS256(bearer, key: key) else { return nil }
         let token = VerifiedStreemToken(token: bearer, claims: claims, audience: Self.audience)
         verified.withLock { $0.remember(token) }
         return token
     }
 
-    /// The token of a `Bearer` authorization, as a slice of the header's value: a call's token is looked up, not kept.
-    private func bearer(_ request: HTTPRequest) -> Substring? {
-        guard let value = request.headers["Authorization"], value.hasPrefix("Bearer ") else { return nil }
-        return value.dropFirst(7)
+    /// Calls `body` with the token of the request's `Bearer` authorization, as bytes of the header (nil without one):
+    /// a call's token is looked up in the memo, and made a `String` only when it must be verified or kept.
+    private func withBearer(of request: HTTPRequest, _ body: (UnsafeBufferPointer<UInt8>?) -> HTTPResponse) -> HTTPResponse {
+        request.headers.withFirstValue(of: "Authorization") { value in
+            let prefix = "Bearer ".utf8
+            guard let value, value.starts(with: prefix) else { return body(nil) }
+            return body(UnsafeBufferPointer(rebasing: value[prefix.count...]))
+        }
     }
 
     private func unauthorized(_ why: String) -> HTTPResponse {

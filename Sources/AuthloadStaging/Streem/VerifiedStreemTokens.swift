@@ -1,5 +1,11 @@
 import AuthloadCore
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// What the Streem service's calls read of a token whose signature checked out, and no more.
 ///
 /// A class: every call finds its token in the memo, and a reference comes out of it with one retain, where a copy of
@@ -56,25 +62,44 @@ struct VerifiedStreemTokens: Sendable {
     /// - Parameter count: how many tokens it remembers at most (rounded up to an even number).
     init(slots count: Int) { slots = Array(repeating: nil, count: 2 * max(1, (count + 1) / 2)) }
 
-    /// The token remembered for `bearer`, if it is that very token.
+    /// The token remembered for `bearer`, if it is that very token, byte for byte.
     func token(_ bearer: Substring) -> VerifiedStreemToken? {
+        var bearer = bearer
+        return bearer.withUTF8 { token($0) }
+    }
+
+    /// The token remembered for the bytes of `bearer`, if it is that very token.
+    ///
+    /// Compared as bytes: the signature covers the bytes, and `String`'s `==` (canonical equivalence) took a slow path for
+    /// a `Substring` on every call a session made.
+    func token(_ bearer: UnsafeBufferPointer<UInt8>) -> VerifiedStreemToken? {
         let first = pair(of: bearer)
-        if let known = slots[first], known.token[...] == bearer { return known }
-        if let known = slots[first + 1], known.token[...] == bearer { return known }
+        if let known = slots[first], Self.same(known.token, bearer) { return known }
+        if let known = slots[first + 1], Self.same(known.token, bearer) { return known }
         return nil
     }
 
     /// Keeps `token` first in its pair; the older of the pair's two is forgotten, unless it is the same token.
     mutating func remember(_ token: VerifiedStreemToken) {
-        let first = pair(of: token.token[...])
-        if slots[first]?.token != token.token { slots[first + 1] = slots[first] }
-        slots[first] = token
+        var text = token.token
+        text.withUTF8 { bytes in
+            let first = pair(of: bytes)
+            if !(slots[first].map { Self.same($0.token, bytes) } ?? false) { slots[first + 1] = slots[first] }
+            slots[first] = token
+        }
+    }
+
+    private static func same(_ token: String, _ bearer: UnsafeBufferPointer<UInt8>) -> Bool {
+        var token = token
+        return token.withUTF8 { token in
+            token.count == bearer.count && (token.isEmpty || memcmp(token.baseAddress!, bearer.baseAddress!, token.count) == 0)
+        }
     }
 
     /// The first slot of a token's pair: from bytes of its signature, which an HMAC makes uniform (``FNV1a``, not
     /// `Hasher`: a simulation replays the same way). The last character is left out: it carries only four bits of the
     /// signature.
-    private func pair(of token: Substring) -> Int {
-        2 * Int(FNV1a.hash(token.utf8.suffix(9).dropLast()) % UInt64(slots.count / 2))
+    private func pair(of token: UnsafeBufferPointer<UInt8>) -> Int {
+        2 * Int(FNV1a.hash(token.suffix(9).dropLast()) % UInt64(slots.count / 2))
     }
 }
