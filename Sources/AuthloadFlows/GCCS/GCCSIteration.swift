@@ -194,12 +194,16 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
         return await post(.nodes, path: paths.nodes, body: body, then: verificationWait)
     }
 
+    /// The `enCode*` parameters are encrypted under this authentication's channel key as the SDK does, the key set up
+    /// once for the three.
     @inline(never)
     private func nodesBody() -> JSONValue {
-        [
+        let cipher = GCCSFieldCipher.Keyed(channelKey: channelKey, encrypting: true)
+        let deviceID = self.deviceID
+        return [
             "lang": .string(options.lang), "clientKey": .string(options.clientKey), "deviceId": .string(deviceID),
-            "enCodeCK": .string(encode(channelKey)), "enCodeBK": .string(encode(blockKey)),
-            "enCodeDK": .string(encode(deviceID)), "userKey": .string(userKey)
+            "enCodeCK": .string(cipher.encrypt(channelKey)), "enCodeBK": .string(cipher.encrypt(blockKey)),
+            "enCodeDK": .string(cipher.encrypt(deviceID)), "userKey": .string(userKey)
         ]
     }
 
@@ -345,7 +349,4 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
             return await group.next()!
         }
     }
-
-    /// The `enCode*` parameters, encrypted under this authentication's channel key as the SDK does.
-    private func encode(_ value: String) -> String { GCCSFieldCipher.encrypt(value, channelKey: channelKey) }
 }
