@@ -113,7 +113,7 @@ public final class GCCSService: Sendable {
     }
 
     private func reply(_ envelope: GCCSEnvelope, after latency: Duration) -> ServiceReply {
-        ServiceReply(.json(status: 200, envelope.json), after: latency)
+        ServiceReply(HTTPResponse(status: 200, headers: HTTPResponse.jsonHeaders, body: envelope.serialized()), after: latency)
     }
 
     private func requestAuth(deviceID: String, userKey: String) -> GCCSEnvelope {

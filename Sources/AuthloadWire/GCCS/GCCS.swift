@@ -99,6 +99,21 @@ public struct GCCSEnvelope: Sendable, Equatable {
     }
 
     public var json: JSONValue { ["rtCode": .number(Double(rtCode)), "rtMsg": .string(rtMsg), "data": data] }
+
+    /// ``json`` serialized, byte for byte, written without building the object: a staging service answers every GCCS
+    /// call with one.
+    public func serialized() -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(64 + rtMsg.utf8.count)
+        output.append(contentsOf: #"{"rtCode":"#.utf8)
+        JSONValue.number(Double(rtCode)).write(to: &output)
+        output.append(contentsOf: #","rtMsg":""#.utf8)
+        JSONValue.appendEscaped(rtMsg, to: &output)
+        output.append(contentsOf: #"","data":"#.utf8)
+        data.write(to: &output)
+        output.append(UInt8(ascii: "}"))
+        return output
+    }
 }
 
 /// Where the GCCS endpoints live; the REST prefix is not public (docs/protocols.md, GCCS), so it is an option.
