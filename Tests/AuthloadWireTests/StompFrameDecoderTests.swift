@@ -256,27 +256,4 @@ struct StompFrameDecoderTests {
         #expect(outcome.frames.count == 18)
         #expect(outcome.frames.allSatisfy { $0.body == body || $0.headers.count == 1500 })
     }
-
-    @Test("reads a header spelled like a common one, or nearly, as the string its bytes spell, escaped or not")
-    func commonTexts() throws {
-        var spellings: [String] = []
-        for (_, common) in StompFrameDecoder.commonTexts {
-            spellings += [common, String(common.dropLast()), common + "x", String(common.dropLast()) + "\u{7F}", common.uppercased()]
-        }
-        for spelling in spellings where !spelling.isEmpty {
-            // As a value, plain and escaped, and as a name (but for content-length, whose value must be the body's).
-            var frame = StompFrame(command: .message, headers: StompHeaders([("h", spelling), ("x", spelling + ":" + spelling)]), body: [1])
-            if spelling != "content-length" { frame.headers.append(spelling, "v") }
-            let decoded = stompDecode(StompFrameEncoder.encode(frame))
-            #expect(decoded.error == nil)
-            let headers = try #require(decoded.frames.first).headers
-            #expect(headers.map { $0.name } == frame.headers.map { $0.name } + ["content-length"])
-            #expect(headers.map { $0.value } == frame.headers.map { $0.value } + ["1"])
-            Array(spelling.utf8).withUnsafeBufferPointer { bytes in
-                #expect(
-                    StompFrameDecoder.commonText(bytes) == (StompFrameDecoder.commonTexts.contains { $0.text == spelling } ? spelling : nil)
-                )
-            }
-        }
-    }
 }

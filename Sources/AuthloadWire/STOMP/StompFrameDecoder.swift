@@ -279,10 +279,7 @@ public struct StompFrameDecoder: Sendable {
     private func text(_ range: Range<Int>, unescaping: Bool) throws(StompError) -> String {
         guard unescaping, Self.firstIndex(of: Self.backslash, in: buffer, range) != nil else {
             // From the storage: through the slice, the bytes were validated by the generic path.
-            return buffer.withUnsafeBufferPointer { storage in
-                let bytes = UnsafeBufferPointer(rebasing: storage[range])
-                return Self.commonText(bytes) ?? String(decoding: bytes, as: UTF8.self)
-            }
+            return buffer.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
         }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(range.count)
@@ -305,23 +302,6 @@ public struct StompFrameDecoder: Sendable {
             index += 1
         }
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// Header names and values that come in every frame of a GCCS session, as strings made once: each frame made them
-    /// anew from its bytes, validating every one, and `application/json` took an allocation of its own.
-    static let commonTexts: [(bytes: [UInt8], text: String)] = [
-        "destination", "subscription", "message-id", "content-type", "content-length", "application/json", "/user/queue",
-        "receipt-id", "receipt", "version", "heart-beat", "session", "accept-version", "id", "ack", "auto", "1.2", "1.1,1.2"
-    ].map { (Array($0.utf8), $0) }
-
-    /// The common string that `bytes` spell, or nil.
-    static func commonText(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        commonTexts.withUnsafeBufferPointer { commons in
-            for index in commons.indices where commons[index].bytes.count == bytes.count {
-                if commons[index].bytes.withUnsafeBufferPointer({ $0.elementsEqual(bytes) }) { return commons[index].text }
-            }
-            return nil
-        }
     }
 
     /// A `content-length` value as a byte count: plain decimal digits, nothing else (STOMP does not trim values).
