@@ -312,7 +312,7 @@ public final class GCCSService: Sendable {
     }
 
     func subscribe(deviceID: String, id: String?) {
-        channels.withLock { channels in channels[deviceID]?.subscription = id }
+        _ = channels.withLock { channels in Self.update(&channels, deviceID) { $0.subscription = id } }
     }
 
     /// The device's socket closed: the channel goes with it unless only its token is left to fetch.
@@ -329,9 +329,24 @@ public final class GCCSService: Sendable {
     }
 
     private static func query(of request: HTTPRequest) -> JSONValue {
-        guard let mark = request.target.firstIndex(of: "?") else { return .object([:]) }
-        let pairs = FormURLEncoding.decode(request.target[request.target.index(after: mark)...])
+        guard let pairs = queryPairs(of: request.target) else { return .object([:]) }
         return .object(JSONObject(pairs.map { ($0.0, JSONValue.string($0.1)) }))
+    }
+
+    /// The pairs of the query after the first `?` of `target`, nil when it has none.
+    ///
+    /// The `?` is looked for among the bytes when every byte is ASCII, where a byte is a character: among the
+    /// characters, every GET and every socket upgrade took a grapheme breaker's walk over its target. A target with
+    /// other bytes is read among its characters, as ever (there a `?` that a combining mark follows is no `?`).
+    static func queryPairs(of target: String) -> [(String, String)]? {
+        var target = target
+        let ascii = target.withUTF8 { bytes -> [(String, String)]?? in
+            guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+            guard let mark = bytes.firstIndex(of: UInt8(ascii: "?")) else { return .some(nil) }
+            return FormURLEncoding.decode(Array(bytes[(mark + 1)...]))
+        }
+        if let ascii { return ascii }
+        return target.firstIndex(of: "?").map { FormURLEncoding.decode(target[target.index(after: $0)...]) }
     }
 }
 
