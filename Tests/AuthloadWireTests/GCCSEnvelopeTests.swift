@@ -29,4 +29,35 @@ struct GCCSEnvelopeTests {
             #expect(GCCSEnvelope(body: written) == envelope)
         }
     }
+
+    @Test("a body read as the service writes it gives what parsing it whole gives, and anything else is parsed whole")
+    func readingAgrees() {
+        var random = SplitMix64(seed: 38)
+        let messages = ["success", "", "no authentication in progress", "a\"b", "tab\there", "é", "x\\y"]
+        let data: [JSONValue] = [
+            .null, .string("5f3c"), .object(["channelKey": "k", "blockKey": "b"]), .number(1.5), .array([1, "2"]), .bool(false)
+        ]
+        let edits: [String] = [" ", "0", "-", "1", "}", "\"", "\\", "\u{1}", "é", ".5", "e3", "0000000000000000"]
+        var readWritten = 0
+        for round in 0..<3_000 {
+            let code = [0, 7, 5019, 2_000_000_000, 999_999_999_999_999, 1_000_000_000_000_000, -3][round % 7]
+            let envelope = GCCSEnvelope(rtCode: code, rtMsg: messages[round % messages.count], data: data[round % data.count])
+            var body = envelope.serialized()
+            if round % 3 != 0 {
+                // Edited somewhere: inserted, replaced or cut, often where the layout is read.
+                let at = Int(random.next() % UInt64(body.count + 1))
+                let edit = Array(edits[Int(random.next() % UInt64(edits.count))].utf8)
+                switch random.next() % 3 {
+                case 0: body.insert(contentsOf: edit, at: at)
+                case 1: body.replaceSubrange(at..<min(body.count, at + 1), with: edit)
+                default: body.removeSubrange(at..<body.count)
+                }
+            }
+            let read = GCCSEnvelope(body: body)
+            #expect(read == GCCSEnvelope(parsing: body), "\(String(decoding: body, as: UTF8.self))")
+            if GCCSEnvelope.readWritten(body) != nil { readWritten += 1 }
+        }
+        #expect(readWritten > 400, "many bodies are read as written")
+        #expect(GCCSEnvelope(body: Array(#"{"rtCode":0,"rtMsg":"success","data":{"channelKey":"k"}}"#.utf8))?.data["channelKey"] == "k")
+    }
 }
