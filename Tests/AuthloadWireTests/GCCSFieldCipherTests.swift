@@ -39,4 +39,28 @@ struct GCCSFieldCipherTests {
     func refusals(field: String) {
         #expect(GCCSFieldCipher.decrypt(field, channelKey: "0123456789abcdef0123456789abcdef") != "device-42")
     }
+
+    @Test("a cipher keyed once seals and opens each of many fields as the one-shot functions do")
+    func keyedOnceMatchesOneShot() {
+        var random = SystemRandomNumberGenerator()
+        let alphabet = Array("abcdef0123456789-_:/é€".unicodeScalars)
+        func text(upTo length: Int) -> String {
+            String(
+                String.UnicodeScalarView(
+                    (0..<Int.random(in: 0...length, using: &random)).map { _ in alphabet.randomElement(using: &random)! }))
+        }
+        for _ in 0..<200 {
+            let channelKey = text(upTo: 40)
+            let values = (0..<Int.random(in: 1...5, using: &random)).map { _ in text(upTo: 40) }
+            let sealer = GCCSFieldCipher.Keyed(channelKey: channelKey, encrypting: true)
+            let fields = values.map { sealer.encrypt($0) }
+            #expect(fields == values.map { GCCSFieldCipher.encrypt($0, channelKey: channelKey) })
+            let opener = GCCSFieldCipher.Keyed(channelKey: channelKey, encrypting: false)
+            // A field that fails (under another key, or cut short) leaves the next one to open as it would alone.
+            let foreign = GCCSFieldCipher.encrypt(values[0], channelKey: channelKey + "x")
+            let mixed = fields.flatMap { [foreign, String($0.dropLast(4)), $0] }
+            #expect(mixed.map { opener.decrypt($0) } == mixed.map { GCCSFieldCipher.decrypt($0, channelKey: channelKey) })
+            #expect(fields.map { opener.decrypt($0) } == values)
+        }
+    }
 }

@@ -50,6 +50,20 @@ struct PercentEncodingTests {
     func malformed(text: String, expected: String) {
         #expect(PercentEncoding.decode(text) == expected)
     }
+
+    @Test("writes a target with its query as joining the encoded pairs does, whatever the pairs hold")
+    func targetAgrees() {
+        let pieces = ["a", "Z", "0", "-", "_", ".", "~", " ", "&", "=", "?", "%", "/", "+", "é", "€", "\u{0}"]
+        var random = SplitMix64(seed: 36)
+        func text() -> String { (0..<Int(random.next() % 8)).map { _ in pieces[Int(random.next() % UInt64(pieces.count))] }.joined() }
+        for _ in 0..<1_000 {
+            let path = text()
+            let pairs = (0..<Int(random.next() % 5)).map { _ in (name: text(), value: text()) }
+            let joined = "\(path)?" + pairs.map { "\($0)=\(PercentEncoding.encode($1))" }.joined(separator: "&")
+            #expect(PercentEncoding.target(path, query: pairs) == joined)
+        }
+        #expect(PercentEncoding.target("/auth", query: [("deviceId", "d 1"), ("clientKey", "k")]) == "/auth?deviceId=d%201&clientKey=k")
+    }
 }
 
 extension String {

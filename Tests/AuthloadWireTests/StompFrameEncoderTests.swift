@@ -115,4 +115,30 @@ struct StompFrameEncoderTests {
         }
         #expect(plain > 400, "the draws include many headers that need no care")
     }
+
+    @Test("writes a MESSAGE without building the frame exactly as it writes the frame, whatever its headers and body hold")
+    func messageAgrees() {
+        let alphabet: [String] = ["a", "Z", "0", "-", "/", ".", " ", "é", "\r", "\n", ":", "\\", "\u{0}", "]", "\u{7F}"]
+        var random = SplitMix64(seed: 34)
+        func text() -> String {
+            (0..<Int(random.next() % 14)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }.joined()
+        }
+        for _ in 0..<2_000 {
+            let (destination, subscription, messageID) = (text(), text(), text())
+            let contentType = random.next() % 3 == 0 ? nil : text()
+            let body = (0..<Int(random.next() % 40)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            let fast = StompFrameEncoder.encodeMessage(
+                destination: destination, subscription: subscription, messageID: messageID, contentType: contentType, body: body)
+            let frame = StompFrame.message(
+                destination: destination, subscription: subscription, messageID: messageID, contentType: contentType, body: body)
+            #expect(fast == StompFrameEncoder.encode(frame), "\(frame)")
+        }
+        let status = StompFrameEncoder.encodeMessage(
+            destination: "/user/queue", subscription: "/user/queue", messageID: "7f3c-1", contentType: "application/json",
+            body: Array(#"{"status":"SelectNodes"}"#.utf8))
+        let expected =
+            "MESSAGE\ndestination:/user/queue\nsubscription:/user/queue\nmessage-id:7f3c-1\n"
+            + "content-type:application/json\ncontent-length:24\n\n{\"status\":\"SelectNodes\"}\0"
+        #expect(status == stompBytes(expected))
+    }
 }

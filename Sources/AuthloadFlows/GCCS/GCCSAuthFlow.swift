@@ -78,6 +78,14 @@ public struct GCCSAuthFlow: Flow {
     /// The device id the flow sends for user number `index`.
     static func deviceID(ofUser index: Int) -> String { "authload-device-\(index)" }
 
+    /// The headers of every REST request, made once and shared: each request built its own, two fields at a time.
+    static let jsonHeaders: HTTPHeaders = {
+        var headers = HTTPHeaders()
+        headers.add("Content-Type", "application/json")
+        headers.add("Accept", "application/json")
+        return headers
+    }()
+
     /// Statuses timed as steps of their own, in stream order.
     static let timedStatuses: [GCCSStatus] = GCCSStatus.verification + [.authCompleted, .authCanceled]
 

@@ -25,10 +25,11 @@ extension GCCSIteration {
 
     @inline(never)
     private func opening(start: C.Instant, until deadline: C.Instant) -> @Sendable () async -> Opened {
-        let query = [("clientKey", options.clientKey), ("deviceId", deviceID), ("channelKey", channelKey), ("userKey", userKey)]
-            .map { "\($0)=\(PercentEncoding.encode($1))" }.joined(separator: "&")
+        let target = PercentEncoding.target(
+            flow.basePath + paths.socket,
+            query: [("clientKey", options.clientKey), ("deviceId", deviceID), ("channelKey", channelKey), ("userKey", userKey)])
         let (context, clock, options, paths) = (self.context, self.clock, self.options, self.paths)
-        let request = HTTPRequest(method: "GET", target: "\(flow.basePath)\(paths.socket)?\(query)")
+        let request = HTTPRequest(method: "GET", target: target)
         return {
             let socket: any WebSocketConnection
             do {

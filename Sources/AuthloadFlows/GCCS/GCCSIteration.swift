@@ -164,8 +164,13 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
     }
 
     @inline(never)
-    private func authBody() -> JSONValue {
-        ["clientKey": .string(options.clientKey), "userKey": .string(userKey), "deviceId": .string(deviceID), "authPlatform": "CMMAPF002"]
+    private func authBody() -> [UInt8] {
+        var body = JSONObjectWriter(reservingCapacity: 128)
+        body.add("clientKey", options.clientKey)
+        body.add("userKey", userKey)
+        body.add("deviceId", deviceID)
+        body.add("authPlatform", "CMMAPF002")
+        return body.finish()
     }
 
     /// Keeps the channel and block keys `POST /auth` answered.
@@ -194,13 +199,21 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
         return await post(.nodes, path: paths.nodes, body: body, then: verificationWait)
     }
 
+    /// The `enCode*` parameters are encrypted under this authentication's channel key as the SDK does, the key set up
+    /// once for the three.
     @inline(never)
-    private func nodesBody() -> JSONValue {
-        [
-            "lang": .string(options.lang), "clientKey": .string(options.clientKey), "deviceId": .string(deviceID),
-            "enCodeCK": .string(encode(channelKey)), "enCodeBK": .string(encode(blockKey)),
-            "enCodeDK": .string(encode(deviceID)), "userKey": .string(userKey)
-        ]
+    private func nodesBody() -> [UInt8] {
+        let cipher = GCCSFieldCipher.Keyed(channelKey: channelKey, encrypting: true)
+        let deviceID = self.deviceID
+        var body = JSONObjectWriter(reservingCapacity: 256)
+        body.add("lang", options.lang)
+        body.add("clientKey", options.clientKey)
+        body.add("deviceId", deviceID)
+        body.add("enCodeCK", cipher.encrypt(channelKey))
+        body.add("enCodeBK", cipher.encrypt(blockKey))
+        body.add("enCodeDK", cipher.encrypt(deviceID))
+        body.add("userKey", userKey)
+        return body.finish()
     }
 
     /// How long the status stream may take to verify, from the `auth/nodes` answer that came now.
@@ -238,11 +251,13 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
     }
 
     @inline(never)
-    private func completeBody() -> JSONValue {
-        [
-            "lang": .string(options.lang), "clientKey": .string(options.clientKey), "deviceId": .string(deviceID),
-            "isSecondaryCertification": .bool(options.secondaryCertification.value(for: authType))
-        ]
+    private func completeBody() -> [UInt8] {
+        var body = JSONObjectWriter(reservingCapacity: 128)
+        body.add("lang", options.lang)
+        body.add("clientKey", options.clientKey)
+        body.add("deviceId", deviceID)
+        body.add("isSecondaryCertification", .bool(options.secondaryCertification.value(for: authType)))
+        return body.finish()
     }
 
     /// C7: `GET /auth`, the result token.
@@ -253,10 +268,10 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
 
     @inline(never)
     private func tokenRequest() -> @Sendable () async -> StepResult {
-        let query = [("deviceId", deviceID), ("clientKey", options.clientKey), ("channelKey", channelKey)]
-            .map { "\($0)=\(PercentEncoding.encode($1))" }.joined(separator: "&")
+        let target = PercentEncoding.target(
+            flow.basePath + paths.auth, query: [("deviceId", deviceID), ("clientKey", options.clientKey), ("channelKey", channelKey)])
         let context = self.context
-        let request = HTTPRequest(method: "GET", target: "\(flow.basePath)\(paths.auth)?\(query)")
+        let request = HTTPRequest(method: "GET", target: target)
         return {
             await context.exchange(step: GCCSAuthFlow.index(.token), request) { response in
                 let envelope = GCCSEnvelope(body: response.body)
@@ -282,33 +297,38 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
     @inline(never)
     private func askToCancel() async -> Outcome {
         tracker.sent(at: clock.now)
-        let body: JSONValue = ["lang": .string(options.lang), "clientKey": .string(options.clientKey), "deviceId": .string(deviceID)]
-        return await post(.cancel, path: paths.auth, method: "DELETE", body: body) { cancelled in
+        return await post(.cancel, path: paths.auth, method: "DELETE", body: cancelBody()) { cancelled in
             let lostRace = cancelled.result.outcome == Outcome(.protocolError, "rtCode \(GCCSResultCode.noAuthenticationInProgress)")
             return lostRace ? .ok : cancelled.result.outcome
         }
     }
 
+    @inline(never)
+    private func cancelBody() -> [UInt8] {
+        var body = JSONObjectWriter(reservingCapacity: 96)
+        body.add("lang", options.lang)
+        body.add("clientKey", options.clientKey)
+        body.add("deviceId", deviceID)
+        return body.finish()
+    }
+
     // MARK: Helpers
 
-    /// Sends a JSON request in a child task (``apart(_:)``) and hands its answer to `settle`.
+    /// Sends a JSON request (`body`, written member by member as the SDK orders them) in a child task (``apart(_:)``) and hands its answer to `settle`.
     ///
     /// The request is built and the answer read in synchronous functions, so that only they and the answer cross the
     /// wait in this frame: a task keeps the memory of its deepest chain of frames until it ends, and the REST steps'
     /// chain was the deepest the flow's own task went.
     @inline(never)
     private func post<T>(
-        _ step: Step, path: String, method: String = "POST", body: JSONValue, then settle: (Answer) -> T
+        _ step: Step, path: String, method: String = "POST", body: [UInt8], then settle: (Answer) -> T
     ) async -> T {
         settle(await Self.apart(request(step, path: path, method: method, body: body)))
     }
 
     @inline(never)
-    private func request(_ step: Step, path: String, method: String, body: JSONValue) -> @Sendable () async -> Answer {
-        var headers = HTTPHeaders()
-        headers.add("Content-Type", "application/json")
-        headers.add("Accept", "application/json")
-        let request = HTTPRequest(method: method, target: flow.basePath + path, headers: headers, body: body.serialized())
+    private func request(_ step: Step, path: String, method: String, body: [UInt8]) -> @Sendable () async -> Answer {
+        let request = HTTPRequest(method: method, target: flow.basePath + path, headers: GCCSAuthFlow.jsonHeaders, body: body)
         let (context, step) = (self.context, GCCSAuthFlow.index(step))
         return {
             var envelope: GCCSEnvelope?
@@ -345,7 +365,4 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
             return await group.next()!
         }
     }
-
-    /// The `enCode*` parameters, encrypted under this authentication's channel key as the SDK does.
-    private func encode(_ value: String) -> String { GCCSFieldCipher.encrypt(value, channelKey: channelKey) }
 }

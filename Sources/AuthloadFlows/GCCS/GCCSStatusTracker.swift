@@ -21,7 +21,7 @@ struct GCCSStatusTracker<Instant: InstantProtocol>: Sendable where Instant.Durat
     }
 
     /// Statuses that end an authentication.
-    static var terminal: GCCSStatusSet { [.authCompleted, .authCanceled, .authFailed, .authTimeout] }
+    static var terminal: GCCSStatusSet { GCCSStatusSet.terminal }
 
     let flowStart: Instant
     private(set) var lastEvent: Instant
@@ -73,6 +73,10 @@ struct GCCSStatusSet: Sendable, Equatable, ExpressibleByArrayLiteral {
     init(arrayLiteral statuses: GCCSStatus...) {
         for status in statuses { insert(status) }
     }
+
+    /// Statuses that end an authentication, kept: a set made from a literal builds an array first, and the tracker asks
+    /// for these at every status.
+    static let terminal: GCCSStatusSet = [.authCompleted, .authCanceled, .authFailed, .authTimeout]
 
     func contains(_ status: GCCSStatus) -> Bool { bits & Self.bit(status) != 0 }
 

@@ -38,9 +38,11 @@ struct GCCSChannel: Sendable {
     /// Whether `fields` (an `auth/nodes` body) carries this channel's keys and `deviceID` encrypted as the SDK
     /// encrypts them (docs/protocols.md, GCCS): a client that sends them any other way is refused.
     func encodes(deviceID: String, in fields: JSONValue) -> Bool {
+        // Keyed once for the three fields, each opened only when the ones before it matched.
+        let cipher = GCCSFieldCipher.Keyed(channelKey: channelKey, encrypting: false)
         let expected = [("enCodeCK", channelKey), ("enCodeBK", blockKey), ("enCodeDK", deviceID)]
         return expected.allSatisfy { name, value in
-            fields[name]?.stringValue.flatMap { GCCSFieldCipher.decrypt($0, channelKey: channelKey) } == value
+            fields[name]?.stringValue.flatMap { cipher.decrypt($0) } == value
         }
     }
     var phase = Phase.requested
@@ -114,9 +116,9 @@ struct GCCSChannel: Sendable {
     mutating func message(_ status: GCCSStatus, queue: String) -> WebSocketMessage? {
         guard let subscription else { return nil }
         nextMessageID += 1
-        let frame = StompFrame.message(
+        let frame = StompFrameEncoder.encodeMessage(
             destination: queue, subscription: subscription, messageID: "\(channelKey.prefix(8))-\(nextMessageID)",
             contentType: "application/json", body: status.messageBody)
-        return .text(String(decoding: StompFrameEncoder.encode(frame), as: UTF8.self))
+        return .text(String(decoding: frame, as: UTF8.self))
     }
 }

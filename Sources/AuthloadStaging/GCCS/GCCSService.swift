@@ -113,7 +113,7 @@ public final class GCCSService: Sendable {
     }
 
     private func reply(_ envelope: GCCSEnvelope, after latency: Duration) -> ServiceReply {
-        ServiceReply(.json(status: 200, envelope.json), after: latency)
+        ServiceReply(HTTPResponse(status: 200, headers: HTTPResponse.jsonHeaders, body: envelope.serialized()), after: latency)
     }
 
     private func requestAuth(deviceID: String, userKey: String) -> GCCSEnvelope {
@@ -145,18 +145,18 @@ public final class GCCSService: Sendable {
         }
         // A refusal, or the user key and the socket to stream to.
         let (refusal, userKey, peer): (GCCSEnvelope?, String, (any WebSocketPeer)?) = channels.withLock { channels in
-            guard var channel = channels[deviceID] else { return (Self.noChannel, "", nil) }
-            if options.verifyEncodedFields, !channel.encodes(deviceID: deviceID, in: fields) {
-                return (GCCSEnvelope(rtCode: GCCSResultCode.dataDecryptFailure, rtMsg: "data decrypt fail"), "", nil)
-            }
-            guard channel.phase == .requested else {
-                return (GCCSEnvelope(rtCode: GCCSResultCode.authenticationInProgress, rtMsg: "verification already started"), "", nil)
-            }
-            channel.phase = .verifying(sent: 0)
-            channel.authType = authType
-            channel.fault = fault
-            channels[deviceID] = channel
-            return (nil, channel.userKey, channel.peer)
+            Self.update(&channels, deviceID) { channel in
+                if options.verifyEncodedFields, !channel.encodes(deviceID: deviceID, in: fields) {
+                    return (GCCSEnvelope(rtCode: GCCSResultCode.dataDecryptFailure, rtMsg: "data decrypt fail"), "", nil)
+                }
+                guard channel.phase == .requested else {
+                    return (GCCSEnvelope(rtCode: GCCSResultCode.authenticationInProgress, rtMsg: "verification already started"), "", nil)
+                }
+                channel.phase = .verifying(sent: 0)
+                channel.authType = authType
+                channel.fault = fault
+                return (nil, channel.userKey, channel.peer)
+            } ?? (Self.noChannel, "", nil)
         }
         if let refusal { return refusal }
         if let peer { scheduleNextStatus(deviceID: deviceID, peer: peer) }
@@ -172,16 +172,16 @@ public final class GCCSService: Sendable {
     private func complete(deviceID: String, secondary: Bool?, after latency: Duration) -> GCCSEnvelope {
         let token = random.withLock { $0.hex(48) }
         let (refusal, peer): (GCCSEnvelope?, (any WebSocketPeer)?) = channels.withLock { channels in
-            guard var channel = channels[deviceID] else { return (Self.noChannel, nil) }
-            guard channel.phase == .verified else { return (GCCSEnvelope(rtCode: channel.refusal, rtMsg: "not verified"), nil) }
-            guard secondary == GCCSAuthType.asksSecondaryCertification(channel.authType) else {
-                let message =
-                    "isSecondaryCertification must be \(GCCSAuthType.asksSecondaryCertification(channel.authType)) for authType \(channel.authType)"
-                return (GCCSEnvelope(rtCode: GCCSResultCode.requestParameterError, rtMsg: message), nil)
-            }
-            channel.phase = .completed(token: token)
-            channels[deviceID] = channel
-            return (nil, channel.peer)
+            Self.update(&channels, deviceID) { channel in
+                guard channel.phase == .verified else { return (GCCSEnvelope(rtCode: channel.refusal, rtMsg: "not verified"), nil) }
+                guard secondary == GCCSAuthType.asksSecondaryCertification(channel.authType) else {
+                    let message =
+                        "isSecondaryCertification must be \(GCCSAuthType.asksSecondaryCertification(channel.authType)) for authType \(channel.authType)"
+                    return (GCCSEnvelope(rtCode: GCCSResultCode.requestParameterError, rtMsg: message), nil)
+                }
+                channel.phase = .completed(token: token)
+                return (nil, channel.peer)
+            } ?? (Self.noChannel, nil)
         }
         if let refusal { return refusal }
         // AuthCompleted follows the REST answer, as a server that completes after answering would.
@@ -191,10 +191,14 @@ public final class GCCSService: Sendable {
 
     private func token(deviceID: String, channelKey: String) -> GCCSEnvelope {
         channels.withLock { channels in
-            guard let channel = channels[deviceID], channel.channelKey == channelKey else { return Self.noChannel }
-            guard case .completed(let token) = channel.phase else { return GCCSEnvelope(rtCode: channel.refusal, rtMsg: "not completed") }
+            guard let index = channels.index(forKey: deviceID), channels.values[index].channelKey == channelKey else {
+                return Self.noChannel
+            }
+            guard case .completed(let token) = channels.values[index].phase else {
+                return GCCSEnvelope(rtCode: channels.values[index].refusal, rtMsg: "not completed")
+            }
             // The token is handed out once; the channel is done.
-            channels[deviceID] = nil
+            channels.remove(at: index)
             return GCCSEnvelope(rtCode: 0, rtMsg: "success", data: .string(token))
         }
     }
@@ -202,24 +206,23 @@ public final class GCCSService: Sendable {
     private func cancel(deviceID: String) -> GCCSEnvelope {
         let race = random.withLock { $0.chance(options.cancelRaceRate) }
         let token = random.withLock { $0.hex(48) }
+        let nothingInProgress = GCCSEnvelope(rtCode: GCCSResultCode.noAuthenticationInProgress, rtMsg: "no authentication in progress")
         let outcome: (GCCSEnvelope, GCCSStatus?, (any WebSocketPeer)?) = channels.withLock { channels in
-            guard var channel = channels[deviceID] else {
-                return (GCCSEnvelope(rtCode: GCCSResultCode.noAuthenticationInProgress, rtMsg: "no authentication in progress"), nil, nil)
-            }
-            let status: GCCSStatus
-            switch channel.phase {
-            case .verified where race:
-                channel.phase = .completed(token: token)
-                status = .authCompleted
-            case .requested, .verifying, .verified:
-                channel.phase = .canceled
-                status = .authCanceled
-            case .completed, .failed, .timedOut, .canceled:
-                return (GCCSEnvelope(rtCode: GCCSResultCode.noAuthenticationInProgress, rtMsg: "no authentication in progress"), nil, nil)
-            }
-            channels[deviceID] = channel
-            let code = status == .authCanceled ? 0 : GCCSResultCode.noAuthenticationInProgress
-            return (GCCSEnvelope(rtCode: code, rtMsg: code == 0 ? "success" : "no authentication in progress"), status, channel.peer)
+            Self.update(&channels, deviceID) { channel in
+                let status: GCCSStatus
+                switch channel.phase {
+                case .verified where race:
+                    channel.phase = .completed(token: token)
+                    status = .authCompleted
+                case .requested, .verifying, .verified:
+                    channel.phase = .canceled
+                    status = .authCanceled
+                case .completed, .failed, .timedOut, .canceled:
+                    return (nothingInProgress, nil, nil)
+                }
+                let code = status == .authCanceled ? 0 : GCCSResultCode.noAuthenticationInProgress
+                return (GCCSEnvelope(rtCode: code, rtMsg: code == 0 ? "success" : "no authentication in progress"), status, channel.peer)
+            } ?? (nothingInProgress, nil, nil)
         }
         if let status = outcome.1 { outcome.2?.schedule(after: .zero) { [weak self] in self?.push(status, deviceID: deviceID) } }
         return outcome.0
@@ -280,7 +283,8 @@ public final class GCCSService: Sendable {
     }
 
     /// Applies `body` to the device's channel where the table holds it, nil when there is none: a copy taken out and
-    /// put back retained and released every field of the channel, at every status pushed.
+    /// put back retained and released every field of the channel, and looked the device up twice, at every status pushed
+    /// and every call.
     private static func update<T>(_ channels: inout [String: GCCSChannel], _ deviceID: String, _ body: (inout GCCSChannel) -> T) -> T? {
         guard let index = channels.index(forKey: deviceID) else { return nil }
         return body(&channels.values[index])
@@ -299,37 +303,50 @@ public final class GCCSService: Sendable {
             return .json(status: 503, ["error": "service unavailable"])
         }
         return channels.withLock { channels in
-            guard var channel = channels[deviceID], channel.channelKey == channelKey else {
-                return .json(status: 403, ["error": "unknown channel"])
-            }
-            channel.peer = peer
-            channels[deviceID] = channel
-            return nil
+            Self.update(&channels, deviceID) { channel -> HTTPResponse? in
+                guard channel.channelKey == channelKey else { return .json(status: 403, ["error": "unknown channel"]) }
+                channel.peer = peer
+                return nil
+            } ?? .json(status: 403, ["error": "unknown channel"])
         }
     }
 
     func subscribe(deviceID: String, id: String?) {
-        channels.withLock { channels in channels[deviceID]?.subscription = id }
+        _ = channels.withLock { channels in Self.update(&channels, deviceID) { $0.subscription = id } }
     }
 
     /// The device's socket closed: the channel goes with it unless only its token is left to fetch.
     func detach(deviceID: String) {
         channels.withLock { channels in
-            guard var channel = channels[deviceID] else { return }
-            if case .completed = channel.phase {
-                channel.peer = nil
-                channel.subscription = nil
-                channels[deviceID] = channel
+            guard let index = channels.index(forKey: deviceID) else { return }
+            if case .completed = channels.values[index].phase {
+                channels.values[index].peer = nil
+                channels.values[index].subscription = nil
             } else {
-                channels[deviceID] = nil
+                channels.remove(at: index)
             }
         }
     }
 
     private static func query(of request: HTTPRequest) -> JSONValue {
-        guard let mark = request.target.firstIndex(of: "?") else { return .object([:]) }
-        let pairs = FormURLEncoding.decode(request.target[request.target.index(after: mark)...])
+        guard let pairs = queryPairs(of: request.target) else { return .object([:]) }
         return .object(JSONObject(pairs.map { ($0.0, JSONValue.string($0.1)) }))
+    }
+
+    /// The pairs of the query after the first `?` of `target`, nil when it has none.
+    ///
+    /// The `?` is looked for among the bytes when every byte is ASCII, where a byte is a character: among the
+    /// characters, every GET and every socket upgrade took a grapheme breaker's walk over its target. A target with
+    /// other bytes is read among its characters, as ever (there a `?` that a combining mark follows is no `?`).
+    static func queryPairs(of target: String) -> [(String, String)]? {
+        var target = target
+        let ascii = target.withUTF8 { bytes -> [(String, String)]?? in
+            guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+            guard let mark = bytes.firstIndex(of: UInt8(ascii: "?")) else { return .some(nil) }
+            return FormURLEncoding.decode(Array(bytes[(mark + 1)...]))
+        }
+        if let ascii { return ascii }
+        return target.firstIndex(of: "?").map { FormURLEncoding.decode(target[target.index(after: $0)...]) }
     }
 }
 

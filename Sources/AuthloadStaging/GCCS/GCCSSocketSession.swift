@@ -7,8 +7,7 @@ extension GCCSService: WebSocketService {
         guard request.path == options.paths.socket else {
             return .reject(.json(status: 404, ["error": .string("no WebSocket endpoint at \(request.path)")]))
         }
-        let query =
-            request.target.firstIndex(of: "?").map { FormURLEncoding.decode(request.target[request.target.index(after: $0)...]) } ?? []
+        let query = Self.queryPairs(of: request.target) ?? []
         let deviceID = query.first { $0.0 == "deviceId" }?.1 ?? ""
         let channelKey = query.first { $0.0 == "channelKey" }?.1 ?? ""
         if let refusal = attach(deviceID: deviceID, channelKey: channelKey, peer: peer) { return .reject(refusal) }

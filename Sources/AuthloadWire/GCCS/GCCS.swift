@@ -93,12 +93,77 @@ public struct GCCSEnvelope: Sendable, Equatable {
     }
 
     /// Parses a body; nil when it is not JSON with an integer `rtCode` (the SDK maps that to 10001).
+    ///
+    /// A body laid out as ``serialized()`` writes it, with a plain code and message (every one the staging service
+    /// sends), is read without building its outer object; any other is parsed whole.
     public init?(body: [UInt8]) {
+        if let written = Self.readWritten(body) {
+            self = written
+            return
+        }
+        self.init(parsing: body)
+    }
+
+    /// ``init(body:)`` by parsing the whole body.
+    init?(parsing body: [UInt8]) {
         guard let json = try? JSONValue.parse(body), let code = json["rtCode"]?.intValue else { return nil }
         self.init(rtCode: code, rtMsg: json["rtMsg"]?.stringValue ?? "", data: json["data"] ?? .null)
     }
 
+    /// The envelope of `{"rtCode":<digits>,"rtMsg":"<printable ASCII>","data":<value>}`, or nil for any other body.
+    ///
+    /// Such a body is a JSON object with those three members and no others, and parsing it whole would give the same
+    /// code, message and data: the code has no sign, fraction or leading zero and at most 15 digits (a `Double` holds it
+    /// exactly), the message no escape, and the data is parsed as the value it is.
+    static func readWritten(_ body: [UInt8]) -> GCCSEnvelope? {
+        body.withUnsafeBufferPointer { bytes -> GCCSEnvelope? in
+            var index = 0
+            func expect(_ literal: StaticString) -> Bool {
+                let count = literal.utf8CodeUnitCount
+                guard bytes.count - index >= count else { return false }
+                for offset in 0..<count where bytes[index + offset] != literal.utf8Start[offset] { return false }
+                index += count
+                return true
+            }
+            guard expect(#"{"rtCode":"#) else { return nil }
+            let digits = index
+            var code = 0
+            while index < bytes.count, bytes[index] &- UInt8(ascii: "0") < 10 {
+                code = code * 10 + Int(bytes[index] &- UInt8(ascii: "0"))
+                index += 1
+                guard index - digits <= 15 else { return nil }
+            }
+            guard index > digits, bytes[digits] != UInt8(ascii: "0") || index - digits == 1 else { return nil }
+            guard expect(#","rtMsg":""#) else { return nil }
+            let message = index
+            while index < bytes.count, (0x20...0x7E).contains(bytes[index]), bytes[index] != UInt8(ascii: "\"") {
+                guard bytes[index] != UInt8(ascii: "\\") else { return nil }
+                index += 1
+            }
+            let rtMsg = String(decoding: UnsafeBufferPointer(rebasing: bytes[message..<index]), as: UTF8.self)
+            guard expect(#"","data":"#), bytes.count - index >= 2, bytes[bytes.count - 1] == UInt8(ascii: "}"),
+                let data = try? JSONValue.parse(UnsafeBufferPointer(rebasing: bytes[index..<(bytes.count - 1)]))
+            else { return nil }
+            return GCCSEnvelope(rtCode: code, rtMsg: rtMsg, data: data)
+        }
+    }
+
     public var json: JSONValue { ["rtCode": .number(Double(rtCode)), "rtMsg": .string(rtMsg), "data": data] }
+
+    /// ``json`` serialized, byte for byte, written without building the object: a staging service answers every GCCS
+    /// call with one.
+    public func serialized() -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(64 + rtMsg.utf8.count)
+        output.append(contentsOf: #"{"rtCode":"#.utf8)
+        JSONValue.number(Double(rtCode)).write(to: &output)
+        output.append(contentsOf: #","rtMsg":""#.utf8)
+        JSONValue.appendEscaped(rtMsg, to: &output)
+        output.append(contentsOf: #"","data":"#.utf8)
+        data.write(to: &output)
+        output.append(UInt8(ascii: "}"))
+        return output
+    }
 }
 
 /// Where the GCCS endpoints live; the REST prefix is not public (docs/protocols.md, GCCS), so it is an option.

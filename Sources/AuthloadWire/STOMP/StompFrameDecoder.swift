@@ -138,7 +138,8 @@ public struct StompFrameDecoder: Sendable {
                 default:
                     cursor = frameStart
                     lineStart = frameStart
-                    headers = StompHeaders()
+                    // Room for the headers of any frame the flows exchange, taken once rather than as they come.
+                    headers = StompHeaders(reservingCapacity: 8)
                     contentLength = nil
                     phase = .head(command: nil)
                 }
@@ -227,8 +228,21 @@ public struct StompFrameDecoder: Sendable {
     private func content(of line: Range<Int>) throws(StompError) -> Range<Int> {
         var content = line
         if !content.isEmpty, buffer[content.upperBound - 1] == Self.carriageReturn { content = line.dropLast() }
-        if let stray = buffer[content].firstIndex(of: Self.carriageReturn) { throw .bareCarriageReturn(at: offset(stray)) }
+        if let stray = Self.firstIndex(of: Self.carriageReturn, in: buffer, content) { throw .bareCarriageReturn(at: offset(stray)) }
         return content
+    }
+
+    /// The index of the first `byte` in `buffer[range]`, read through the buffer's storage: a frame's every header line
+    /// is searched for a CR, a colon and a backslash.
+    private static func firstIndex(of byte: UInt8, in buffer: [UInt8], _ range: Range<Int>) -> Int? {
+        buffer.withUnsafeBufferPointer { bytes in
+            var index = range.lowerBound
+            while index < range.upperBound {
+                if bytes[index] == byte { return index }
+                index += 1
+            }
+            return nil
+        }
     }
 
     private func takeCommandLine(_ line: Range<Int>) throws(StompError) -> StompCommand {
@@ -244,7 +258,7 @@ public struct StompFrameDecoder: Sendable {
         let content = try content(of: line)
         guard !content.isEmpty else { return true }
         // The first raw colon separates: an escaped name holds `\c` instead, and CONNECT values may hold colons.
-        guard let colon = buffer[content].firstIndex(of: Self.colon) else {
+        guard let colon = Self.firstIndex(of: Self.colon, in: buffer, content) else {
             throw .header(at: offset(content.lowerBound), "no ':' after the header name")
         }
         guard colon > content.lowerBound else { throw .header(at: offset(colon), "empty header name") }
@@ -263,8 +277,9 @@ public struct StompFrameDecoder: Sendable {
     /// Invalid UTF-8 is repaired to U+FFFD rather than rejected: headers here are ASCII in practice,
     /// and a load tester should report a frame it can read rather than fail the connection over it.
     private func text(_ range: Range<Int>, unescaping: Bool) throws(StompError) -> String {
-        guard unescaping, buffer[range].contains(Self.backslash) else {
-            return String(decoding: buffer[range], as: UTF8.self)
+        guard unescaping, Self.firstIndex(of: Self.backslash, in: buffer, range) != nil else {
+            // From the storage: through the slice, the bytes were validated by the generic path.
+            return buffer.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
         }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(range.count)

@@ -35,24 +35,59 @@ public enum StompFrameEncoder {
         let escapes = frame.command.escapesHeaders
         var hasContentLength = false
         for (name, value) in frame.headers {
-            let nameStart = output.count
-            append(name, isName: true, escaping: escapes, to: &output)
-            guard output.count > nameStart else { continue }
-            output.append(colon)
-            // Compared as written, so a name that only becomes `content-length` once NUL is dropped still counts.
-            hasContentLength =
-                hasContentLength
-                || (output.count - nameStart == contentLengthColon.count && output[nameStart...].elementsEqual(contentLengthColon))
-            append(value, isName: false, escaping: escapes, to: &output)
-            output.append(lineFeed)
+            hasContentLength = appendHeader(name, value, escaping: escapes, to: &output) || hasContentLength
         }
-        if !frame.body.isEmpty, !hasContentLength {
+        appendBody(frame.body, hasContentLength: hasContentLength, to: &output)
+    }
+
+    /// The wire form of ``StompFrame/message(destination:subscription:messageID:contentType:body:)``'s frame, byte for
+    /// byte, written without building the frame: a staging server sends one for every status it pushes, and the frame's
+    /// header list was an allocation and a copy of every string in it.
+    public static func encodeMessage(
+        destination: String, subscription: String, messageID: String, contentType: String? = nil, body: [UInt8] = []
+    ) -> [UInt8] {
+        var output: [UInt8] = []
+        let valueBytes = destination.utf8.count + subscription.utf8.count + messageID.utf8.count + (contentType?.utf8.count ?? 0)
+        output.reserveCapacity(64 + body.count + 2 * valueBytes + messageHeaderBytes)
+        output.append(contentsOf: StompCommand.message.rawValue.utf8)
+        output.append(lineFeed)
+        // MESSAGE escapes its headers, and none of these names is `content-length`: the body gets one of its own.
+        appendHeader("destination", destination, escaping: true, to: &output)
+        appendHeader("subscription", subscription, escaping: true, to: &output)
+        appendHeader("message-id", messageID, escaping: true, to: &output)
+        if let contentType { appendHeader("content-type", contentType, escaping: true, to: &output) }
+        appendBody(body, hasContentLength: false, to: &output)
+        return output
+    }
+
+    /// The bytes of the names ``encodeMessage(destination:subscription:messageID:contentType:body:)`` writes, with their
+    /// colons and line feeds and the `content-length` line.
+    private static let messageHeaderBytes = 80
+
+    /// Appends one header line, or nothing when its name comes out empty; returns whether the line is `content-length`.
+    @discardableResult
+    private static func appendHeader(_ name: String, _ value: String, escaping: Bool, to output: inout [UInt8]) -> Bool {
+        let nameStart = output.count
+        append(name, isName: true, escaping: escaping, to: &output)
+        guard output.count > nameStart else { return false }
+        output.append(colon)
+        // Compared as written, so a name that only becomes `content-length` once NUL is dropped still counts.
+        let isContentLength =
+            output.count - nameStart == contentLengthColon.count && output[nameStart...].elementsEqual(contentLengthColon)
+        append(value, isName: false, escaping: escaping, to: &output)
+        output.append(lineFeed)
+        return isContentLength
+    }
+
+    /// Appends the `content-length` a non-empty body needs (unless the frame has one), the blank line, the body and NUL.
+    private static func appendBody(_ body: [UInt8], hasContentLength: Bool, to output: inout [UInt8]) {
+        if !body.isEmpty, !hasContentLength {
             output.append(contentsOf: contentLengthColon)
-            output.append(contentsOf: String(frame.body.count).utf8)
+            output.append(contentsOf: String(body.count).utf8)
             output.append(lineFeed)
         }
         output.append(lineFeed)
-        output.append(contentsOf: frame.body)
+        output.append(contentsOf: body)
         output.append(0)
     }
 

@@ -17,6 +17,12 @@ public struct StompHeaders: Sendable, Hashable, RandomAccessCollection, Expressi
     /// Creates an empty header list.
     public init() { fields = [] }
 
+    /// Creates an empty header list with room for `capacity` fields.
+    public init(reservingCapacity capacity: Int) {
+        fields = []
+        fields.reserveCapacity(capacity)
+    }
+
     /// Creates a header list holding `fields` in the given order, repeats included.
     public init(_ fields: [Element]) { self.fields = fields }
 

@@ -26,7 +26,7 @@ public enum StompVersion: String, Sendable, Hashable, CaseIterable, Comparable {
     /// }
     /// return [.connected(version: version)]
     /// ```
-    public static func negotiate(acceptVersion: String?, supported: [StompVersion] = [.v1_1, .v1_2]) -> StompVersion? {
+    public static func negotiate(acceptVersion: String?, supported: [StompVersion] = spokenByDefault) -> StompVersion? {
         guard let acceptVersion else { return supported.contains(.v1_0) ? .v1_0 : nil }
         // Read as bytes: a string per entry for every CONNECT was most of a staging server's answer to it.
         var best: StompVersion?
@@ -37,9 +37,16 @@ public enum StompVersion: String, Sendable, Hashable, CaseIterable, Comparable {
         return best
     }
 
+    /// What a server speaks unless told otherwise: 1.1 and 1.2.
+    ///
+    /// Kept, as ``all`` is: a literal default and `allCases` each built an array at every CONNECT.
+    public static let spokenByDefault: [StompVersion] = [.v1_1, .v1_2]
+
+    private static let all = allCases
+
     /// The version whose raw value is exactly `bytes`, or nil.
     private static func version(spelledBy bytes: Substring.UTF8View) -> StompVersion? {
-        allCases.first { $0.rawValue.utf8.elementsEqual(bytes) }
+        all.first { $0.rawValue.utf8.elementsEqual(bytes) }
     }
 
     private static func trimmingSpaces(_ text: Substring.UTF8View) -> Substring.UTF8View {
