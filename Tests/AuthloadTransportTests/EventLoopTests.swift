@@ -1,4 +1,5 @@
 import AuthloadCore
+import Foundation
 import Testing
 
 @testable import AuthloadTransport
@@ -66,5 +67,32 @@ struct EventLoopTests {
         loop.waitUntilStopped()
         #expect(loop.hasStopped)
         await loop.pause(for: .seconds(3_600), isolation: nil)
+    }
+
+    @Test("a stopped loop's eventfd stays open while the loop exists, and closes when it is released")
+    func wakeDescriptorOutlivesStop() throws {
+        let descriptor: Int32
+        let count: String
+        do {
+            let loop = try EventLoop(name: "test-loop")
+            descriptor = loop.wakeFD
+            loop.shutdown()
+            loop.waitUntilStopped()
+            // A submitter that saw the loop running may write once it has stopped: the loop's eventfd must take it.
+            // The value marks this eventfd's counter, which the stopped loop no longer reads.
+            var mark: UInt64 = 0x5EED_0001
+            #expect(write(descriptor, &mark, 8) == 8)
+            count = try #require(Self.eventCount(of: descriptor))
+            #expect(UInt64(count, radix: 16).map { $0 >= mark } == true)
+        }
+        // Released: closed, or the number now names another file (not an eventfd with this counter).
+        #expect(Self.eventCount(of: descriptor) != count)
+    }
+
+    /// The counter of the eventfd `descriptor` names (hex, as /proc shows it), nil when it names no eventfd.
+    private static func eventCount(of descriptor: Int32) -> String? {
+        guard let info = try? String(contentsOfFile: "/proc/self/fdinfo/\(descriptor)", encoding: .utf8) else { return nil }
+        let line = info.split(separator: "\n").first { $0.hasPrefix("eventfd-count:") }
+        return line.map { $0.dropFirst("eventfd-count:".count).trimmingCharacters(in: .whitespaces) }
     }
 }

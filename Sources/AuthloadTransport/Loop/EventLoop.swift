@@ -20,7 +20,7 @@ protocol EventHandler: AnyObject {
 /// their jobs between its I/O rounds, so a user's request and its response never cross threads.
 public final class EventLoop: @unchecked Sendable {
     private let epollFD: Int32
-    private let wakeFD: Int32
+    let wakeFD: Int32
     /// Registered handlers, indexed by descriptor. The kernel hands out the lowest free descriptor, so they stay
     /// dense: a bounds check per event where a dictionary hashed the descriptor on every event, registration and close.
     private var handlers: [(any EventHandler)?] = []
@@ -100,6 +100,14 @@ public final class EventLoop: @unchecked Sendable {
         self.thread = thread
         thread.start()
         ready.wait()
+    }
+
+    /// Closed here, not when the loop stops: ``submit(_:)`` decides to wake the loop under the lock but writes to the
+    /// eventfd after it, so a submitter preempted in between may write once the loop has stopped. Closed at the stop,
+    /// that write failed with EBADF (a crash, seen under load) or, with the number reused, wrote into another file.
+    /// Every submitter holds the loop, so none can write once it is released.
+    deinit {
+        SystemCalls.close(wakeFD)
     }
 
     /// True on this loop's own thread: work for the loop can then run at once instead of through ``execute(_:)``.
@@ -251,7 +259,7 @@ public final class EventLoop: @unchecked Sendable {
             for (fd, handler) in handlers.enumerated() where handler != nil { SystemCalls.close(Int32(fd)) }
             handlers.removeAll()
             SystemCalls.close(epollFD)
-            SystemCalls.close(wakeFD)
+            // The eventfd stays open until deinit: a submitter that saw the loop running may not have written to it yet.
             readBuffer.deallocate()
             finished.signal()
         }
