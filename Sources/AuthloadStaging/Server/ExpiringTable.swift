@@ -31,7 +31,10 @@ struct ExpiringTable<Value: Sendable>: Sendable {
 
     mutating func set(_ key: String, _ value: Value, expiresAt: Duration, now: Duration) {
         if entries[key] == nil, entries.count >= sweepAt {
-            entries = entries.filter { now <= $0.value.expiresAt }
+            // Removed where they stand: a filtered copy was sized for the survivors and grew back, rehashing them
+            // all, as the table filled up again to the next sweep.
+            let expired = entries.compactMap { now <= $0.value.expiresAt ? nil : $0.key }
+            for key in expired { entries.removeValue(forKey: key) }
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             sweepAt = min(capacity, max(Self.smallestSweep, entries.count * 2))
         }
