@@ -60,10 +60,12 @@ extension JSONParser {
 
     /// Opens the array or object whose bracket is at `position`.
     mutating func enter(object: Bool) throws(JSONParseError) {
-        guard containers.count < JSONValue.maximumNestingDepth else {
+        guard depth < JSONValue.maximumNestingDepth else {
             throw error(at: position, "arrays and objects nest deeper than \(JSONValue.maximumNestingDepth) levels")
         }
-        containers.append(Container(isObject: object, firstKey: keyCount))
+        if depth > 0 { containers.append(top) }
+        top = Container(isObject: object, firstKey: keyCount)
+        depth += 1
         position += 1
     }
 
@@ -71,15 +73,14 @@ extension JSONParser {
     ///
     /// - Returns: false when the object closes instead.
     mutating func nextMember() throws(JSONParseError) -> Bool {
-        let top = containers.count - 1
         skipWhitespace()
-        let first = containers[top].isEmpty
+        let first = top.isEmpty
         if first {
             if consume(UInt8(ascii: "}")) {
                 leave()
                 return false
             }
-            containers[top].isEmpty = false
+            top.isEmpty = false
         } else {
             guard try consumeSeparator(closing: UInt8(ascii: "}")) else {
                 guard consume(UInt8(ascii: "}")) else { throw unexpected("expected ',' or '}' after object member") }
@@ -96,14 +97,13 @@ extension JSONParser {
     ///
     /// - Returns: false when the array closes instead.
     mutating func nextElement() throws(JSONParseError) -> Bool {
-        let top = containers.count - 1
         skipWhitespace()
-        if containers[top].isEmpty {
+        if top.isEmpty {
             if consume(UInt8(ascii: "]")) {
                 leave()
                 return false
             }
-            containers[top].isEmpty = false
+            top.isEmpty = false
             return true
         }
         if try consumeSeparator(closing: UInt8(ascii: "]")) { return true }
@@ -119,7 +119,7 @@ extension JSONParser {
 
     /// Validates the value at `position` and moves past it, building nothing.
     mutating func skipValue() throws(JSONParseError) {
-        let depth = containers.count
+        let depth = self.depth
         repeat {
             switch try valueStart() {
             case UInt8(ascii: "{"):
@@ -134,14 +134,14 @@ extension JSONParser {
                 try skipScalar()
             }
             // The value is complete: close every container that ends here, down to where the skip began.
-            while containers.count > depth {
-                if containers[containers.count - 1].isObject {
+            while self.depth > depth {
+                if top.isObject {
                     if try nextMember() { break }
                 } else {
                     if try nextElement() { break }
                 }
             }
-        } while containers.count > depth
+        } while self.depth > depth
     }
 
     /// The first byte of the value at `position`, after whitespace; its end of input is an error.
@@ -169,10 +169,12 @@ extension JSONParser {
     }
 
     private mutating func leave() {
-        let closed = containers.removeLast()
+        let closed = top
+        depth -= 1
+        if depth > 0 { top = containers.removeLast() }
         guard closed.isObject else { return }
         keyCount = closed.firstKey
-        if !keySets.isEmpty { keySets[containers.count + 1] = nil }
+        if !keySets.isEmpty { keySets[depth + 1] = nil }
     }
 
     /// The error for a member that does not start with its key's quote; kept out of ``nextMember()``, which runs for
@@ -197,8 +199,8 @@ extension JSONParser {
             decodedKeys.append(copy)
             key = Key(bytes: UnsafeBufferPointer(copy))
         }
-        let first = containers[containers.count - 1].firstKey
-        let depth = containers.count
+        let first = top.firstKey
+        let depth = self.depth
         let repeated: Bool
         if !keySets.isEmpty, keySets[depth] != nil {
             repeated = keySets[depth]!.insert(Array(key.bytes)).inserted == false
