@@ -113,7 +113,7 @@ public final class OktaIDXService: Sendable {
     // MARK: OAuth endpoints
 
     private func interact(_ request: HTTPRequest, at time: Duration) -> HTTPResponse {
-        let form = FormFields(FormURLEncoding.decode(request.body))
+        let form = FormFields(request.body)
         if let expected = options.clientID, form["client_id"] != expected {
             return Self.oauthError(401, "invalid_client", "Client authentication failed.")
         }
@@ -130,7 +130,7 @@ public final class OktaIDXService: Sendable {
     }
 
     private func token(_ request: HTTPRequest, at time: Duration) -> HTTPResponse {
-        let form = FormFields(FormURLEncoding.decode(request.body))
+        let form = FormFields(request.body)
         guard form["grant_type"] == "interaction_code" else {
             return Self.oauthError(400, "unsupported_grant_type", "The grant_type is not supported.")
         }
@@ -138,9 +138,10 @@ public final class OktaIDXService: Sendable {
             return Self.oauthError(401, "invalid_client", "Client authentication failed.")
         }
         // Single use: the code is gone whether or not the rest checks out, as OAuth servers do.
+        let code = form["interaction_code"] ?? ""
         let grant = state.withLock { state -> OktaIDXGrant? in
-            let grant = state.grants.value(form["interaction_code"] ?? "", now: time)
-            state.grants.remove(form["interaction_code"] ?? "")
+            let grant = state.grants.value(code, now: time)
+            state.grants.remove(code)
             return grant
         }
         guard let grant else { return Self.oauthError(400, "invalid_grant", "The interaction code is invalid or has expired.") }
@@ -160,14 +161,14 @@ public final class OktaIDXService: Sendable {
             ])
     }
 
-    /// A form's fields by name, the first of a repeated name winning: the few pairs of an OAuth form compared in turn,
-    /// where a dictionary made of them hashed every name twice.
+    /// A form's fields by name, the first of a repeated name winning, each decoded when it is asked for: an OAuth form
+    /// decoded whole made a string of every name and value, most of them never read.
     private struct FormFields {
-        let pairs: [(String, String)]
+        let body: [UInt8]
 
-        init(_ pairs: [(String, String)]) { self.pairs = pairs }
+        init(_ body: [UInt8]) { self.body = body }
 
-        subscript(name: String) -> String? { pairs.first { $0.0 == name }?.1 }
+        subscript(name: String) -> String? { FormURLEncoding.firstValue(named: name, in: body) }
     }
 
     static func oauthError(_ status: Int, _ error: String, _ description: String) -> HTTPResponse {
