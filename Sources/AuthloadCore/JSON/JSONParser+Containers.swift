@@ -10,19 +10,25 @@ extension JSONParser {
     /// A decoded key: in the input when it has no escapes, else in memory of its own (``decodedKeys``).
     struct Key: Equatable {
         var bytes: UnsafeBufferPointer<UInt8>
-        /// Its length and first, middle and last bytes: two keys that differ here differ, so the search for a repeated
-        /// key compares one word with each key before it, and the bytes only of a key that may be the same.
+        /// Its length and first eight bytes: two keys that differ here differ, so the search for a repeated key compares
+        /// one word with each key before it, and the bytes only of a key that may be the same.
         var fingerprint: UInt64
 
+        /// - Parameter slack: how many bytes after the key may be read: its first eight bytes are loaded as one word,
+        ///   then those past its end masked off, where bytes picked from its middle and end waited for its end to be
+        ///   found.
         @inline(__always)
-        init(bytes: UnsafeBufferPointer<UInt8>) {
+        init(bytes: UnsafeBufferPointer<UInt8>, slack: Int = 0) {
             self.bytes = bytes
             let count = bytes.count
-            fingerprint =
-                count == 0
-                ? 0
-                : UInt64(truncatingIfNeeded: count) | UInt64(bytes[0]) << 40 | UInt64(bytes[count >> 1]) << 48
-                    | UInt64(bytes[count - 1]) << 56
+            var head: UInt64 = 0
+            if let base = bytes.baseAddress, count >= 8 || count + slack >= 8 {
+                head = UInt64(littleEndian: UnsafeRawPointer(base).loadUnaligned(as: UInt64.self))
+                if count < 8 { head &= (1 << (UInt64(truncatingIfNeeded: count) &* 8)) &- 1 }
+            } else {
+                for index in 0..<count { head |= UInt64(bytes[index]) << (UInt64(truncatingIfNeeded: index) &* 8) }
+            }
+            fingerprint = head ^ (UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15)
         }
 
         static func == (lhs: Key, rhs: Key) -> Bool {
@@ -191,7 +197,7 @@ extension JSONParser {
         let key: Key
         switch try readStringBytes() {
         case .input(let range):
-            key = Key(bytes: UnsafeBufferPointer(rebasing: bytes[range]))
+            key = Key(bytes: UnsafeBufferPointer(rebasing: bytes[range]), slack: bytes.count - range.upperBound)
         case .scratch:
             // Escaped keys are rare: each gets memory of its own that stays put until the parser is released.
             let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: scratch.count)
