@@ -31,6 +31,10 @@ public final class OktaIDXService: Sendable {
     /// `options.paths.interact` and `.token`, which are built each time they are read.
     private let interactPath: String
     private let tokenPath: String
+    /// The answers of interact and token, whose shapes the options fix: filled with a handle or tokens, where each
+    /// was built as a tree and serialized.
+    private let interactTemplate: IONTemplate
+    private let tokenTemplate: IONTemplate
 
     struct State {
         var interactions: ExpiringTable<OktaIDXInteraction>
@@ -57,6 +61,11 @@ public final class OktaIDXService: Sendable {
         self.now = now
         interactPath = options.paths.interact
         tokenPath = options.paths.token
+        interactTemplate = IONTemplate(serializing: Self.interactTree(handle: IONTemplate.marker(.handle)))
+        tokenTemplate = IONTemplate(
+            serializing: Self.tokenTree(
+                lifetime: options.tokenLifetime, access: IONTemplate.marker(.accessToken), refresh: IONTemplate.marker(.refreshToken),
+                id: IONTemplate.marker(.idToken)))
         state = Locked(
             State(
                 interactions: ExpiringTable(capacity: capacity), transactions: ExpiringTable(capacity: capacity),
@@ -126,7 +135,13 @@ public final class OktaIDXService: Sendable {
         state.withLock {
             $0.interactions.set(handle, OktaIDXInteraction(codeChallenge: challenge, expiresAt: expiry), expiresAt: expiry, now: time)
         }
-        return .json(status: 200, ["interaction_handle": .string(handle)])
+        return HTTPResponse(
+            status: 200, headers: HTTPResponse.jsonHeaders, body: interactTemplate.filled(IONTemplate.Values(handle: handle)))
+    }
+
+    /// What interact answers: the interaction handle.
+    static func interactTree(handle: String) -> JSONValue {
+        ["interaction_handle": .string(handle)]
     }
 
     private func token(_ request: HTTPRequest, at time: Duration) -> HTTPResponse {
@@ -152,13 +167,16 @@ public final class OktaIDXService: Sendable {
             return Self.oauthError(400, "invalid_grant", "PKCE verification failed.")
         }
         let (access, refresh, id) = random.withLock { ($0.hex(64), $0.hex(48), $0.hex(64)) }
-        return .json(
-            status: 200,
-            [
-                "token_type": "Bearer", "expires_in": .number(Double(options.tokenLifetime.components.seconds)),
-                "access_token": .string(access), "scope": "openid profile offline_access",
-                "refresh_token": .string(refresh), "id_token": .string(id)
-            ])
+        let values = IONTemplate.Values(accessToken: access, refreshToken: refresh, idToken: id)
+        return HTTPResponse(status: 200, headers: HTTPResponse.jsonHeaders, body: tokenTemplate.filled(values))
+    }
+
+    /// What the token endpoint answers a redeemed code with.
+    static func tokenTree(lifetime: Duration, access: String, refresh: String, id: String) -> JSONValue {
+        [
+            "token_type": "Bearer", "expires_in": .number(Double(lifetime.components.seconds)), "access_token": .string(access),
+            "scope": "openid profile offline_access", "refresh_token": .string(refresh), "id_token": .string(id)
+        ]
     }
 
     /// A form's fields by name, the first of a repeated name winning, each decoded when it is asked for: an OAuth form
