@@ -85,7 +85,15 @@ extension IDXOption {
     /// form's `methodType` is fixed to it or offers it.
     func offers(method: String) -> Bool {
         if value?.stringValue == method { return true }
-        return methodTypes.contains(method)
+        return offersMethodType { $0 == method }
+    }
+
+    /// Whether ``methodTypes`` has one that `matches`, found in place: the walker asks of every option for every
+    /// method it would take, and the list made for each question was allocated only to be searched.
+    func offersMethodType(_ matches: (String) -> Bool = { _ in true }) -> Bool {
+        guard let index = form.firstIndex(where: { $0.name == "methodType" }) else { return false }
+        if let fixed = form[index].value?.stringValue { return matches(fixed) }
+        return form[index].options.contains { $0.value?.stringValue.map(matches) == true }
     }
 
     /// The method types the option's `methodType` field fixes or offers; empty when it has none, as a phone

@@ -200,7 +200,7 @@ struct IDXWalker: Sendable {
     /// authenticator its `relatesTo` points at offers it.
     static func option(_ option: IDXOption, offers method: String, in response: IDXResponse) -> Bool {
         if option.offers(method: method) { return true }
-        guard option.methodTypes.isEmpty, let path = option.relatesTo else { return false }
+        guard !option.offersMethodType(), let path = option.relatesTo else { return false }
         return response.authenticator(relatedTo: path)?.offers(method: method) == true
     }
 
