@@ -31,10 +31,7 @@ struct ExpiringTable<Value: Sendable>: Sendable {
 
     mutating func set(_ key: String, _ value: Value, expiresAt: Duration, now: Duration) {
         if entries[key] == nil, entries.count >= sweepAt {
-            // Removed where they stand: a filtered copy was sized for the survivors and grew back, rehashing them
-            // all, as the table filled up again to the next sweep.
-            let expired = entries.compactMap { now <= $0.value.expiresAt ? nil : $0.key }
-            for key in expired { entries.removeValue(forKey: key) }
+            entries = entries.filter { now <= $0.value.expiresAt }
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             sweepAt = min(capacity, max(Self.smallestSweep, entries.count * 2))
         }
