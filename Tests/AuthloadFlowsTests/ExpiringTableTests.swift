@@ -1,3 +1,4 @@
+import AuthloadCore
 import Testing
 
 @testable import AuthloadStaging
@@ -17,6 +18,29 @@ struct ExpiringTableTests {
         #expect(largest <= 2 * 3_100, "at most about twice the live entries: \(largest)")
         #expect(table.value("t-3599-7", now: .seconds(3_600)) == 7, "live entries survive the sweeps")
         #expect(table.value("t-3500-7", now: .seconds(3_600)) == nil, "expired entries read as nil")
+    }
+
+    @Test("a sweep removes exactly the expired entries: the table holds what a model of it holds, entry for entry")
+    func sweepMatchesModel() {
+        var table = ExpiringTable<Int>(capacity: 5_000)
+        var model: [String: (value: Int, expiresAt: Duration)] = [:]
+        var sweepAt = 1_024
+        var random = SplitMix64(seed: 3)
+        for step in 0..<20_000 {
+            let now = Duration.milliseconds(step * 10)
+            let key = "k\(Int.random(in: 0..<30_000, using: &random))"
+            let expiresAt = now + .milliseconds(Int.random(in: 1...8_000, using: &random))
+            if model[key] == nil, model.count >= sweepAt {
+                model = model.filter { now <= $0.value.expiresAt }
+                if model.count >= 5_000 { model.removeAll() }
+                sweepAt = min(5_000, max(1_024, model.count * 2))
+            }
+            model[key] = (step, expiresAt)
+            table.set(key, step, expiresAt: expiresAt, now: now)
+            #expect(table.count == model.count)
+        }
+        #expect(Set(table.entries.keys) == Set(model.keys))
+        #expect(table.entries.allSatisfy { model[$0.key]?.value == $0.value.value })
     }
 
     @Test("a table full of live entries starts over rather than grow past its capacity")

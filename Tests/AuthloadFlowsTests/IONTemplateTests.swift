@@ -49,6 +49,32 @@ struct IONTemplateTests {
         #expect(success.body == service.successTree(username: Self.usernames[2], code: "code\"1", origin: "http://o").serialized())
     }
 
+    @Test("interact and token answers are byte for byte the serialization of their trees, whatever the values")
+    func oauthAnswersEqualTrees() throws {
+        let interact = IONTemplate(serializing: OktaIDXService.interactTree(handle: IONTemplate.marker(.handle)))
+        let token = IONTemplate(
+            serializing: OktaIDXService.tokenTree(
+                lifetime: .seconds(3_600), access: IONTemplate.marker(.accessToken), refresh: IONTemplate.marker(.refreshToken),
+                id: IONTemplate.marker(.idToken)))
+        for (index, value) in (Self.usernames + ["0123456789abcdef"]).enumerated() {
+            let (access, refresh, id) = (value + "a", "r\(index)" + value, value + value)
+            #expect(interact.filled(IONTemplate.Values(handle: value)) == OktaIDXService.interactTree(handle: value).serialized())
+            #expect(
+                token.filled(IONTemplate.Values(accessToken: access, refreshToken: refresh, idToken: id))
+                    == OktaIDXService.tokenTree(lifetime: .seconds(3_600), access: access, refresh: refresh, id: id).serialized())
+        }
+        // The service answers interact from its template, as JSON.
+        let service = OktaIDXService(options: OktaIDXService.Options(), now: { .seconds(1_800_000_000) })
+        var request = HTTPRequest(
+            method: "POST", target: IDXPaths().interact,
+            body: FormURLEncoding.encode([("client_id", "authload"), ("code_challenge", "c"), ("code_challenge_method", "S256")]))
+        request.headers.add("Content-Type", IDXMediaType.form)
+        let answer = try #require(service.respond(to: request)).result.get()
+        let handle = try #require(try JSONValue.parse(answer.body)["interaction_handle"]?.stringValue)
+        #expect(answer.body == OktaIDXService.interactTree(handle: handle).serialized())
+        #expect(answer.headers["Content-Type"] == "application/json")
+    }
+
     static func options(_ policy: OktaIDXService.Policy, enrolling: Bool) -> OktaIDXService.Options {
         var options = OktaIDXService.Options()
         options.policy = policy

@@ -1,3 +1,4 @@
+import AuthloadCore
 import Testing
 
 @testable import AuthloadWire
@@ -52,6 +53,33 @@ struct FormURLEncodingTests {
         let decoded = FormURLEncoding.decode(FormURLEncoding.encode(pairs))
         #expect(decoded.map(\.0) == pairs.map(\.0))
         #expect(decoded.map(\.1) == pairs.map(\.1))
+    }
+
+    @Test("the first value of a name is found as in the decoded pairs, on random forms of escapes, pluses and repeats")
+    func firstValueMatchesDecode() {
+        var random = AuthloadCore.SplitMix64(seed: 41)
+        let names = ["a", "client_id", "client%5Fid", "client+id", "client id", "%63lient_id", "", "caf%C3%A9", "cafe%CC%81", "x%"]
+        let values = ["1", "a+b", "%41%42", "%4", "%zz", "%C3%A9", "", "=x=", "%2B"]
+        let queries = ["a", "client_id", "client id", "caf\u{E9}", "cafe\u{301}", "x%", "", "missing"]
+        var found = 0
+        for _ in 0..<1_000 {
+            let pieces = (0..<Int.random(in: 0...6, using: &random)).map { _ -> String in
+                let name = names[Int.random(in: 0..<names.count, using: &random)]
+                switch Int.random(in: 0..<6, using: &random) {
+                case 0: return name
+                case 1: return ""
+                default: return name + "=" + values[Int.random(in: 0..<values.count, using: &random)]
+                }
+            }
+            let body = Array(pieces.joined(separator: "&").utf8)
+            let pairs = FormURLEncoding.decode(body)
+            for query in queries {
+                let expected = pairs.first { $0.0 == query }?.1
+                #expect(FormURLEncoding.firstValue(named: query, in: body) == expected, "\(query) in \(pieces)")
+                if expected != nil { found += 1 }
+            }
+        }
+        #expect(found > 1_000)
     }
 
     @Test("appends to an existing buffer, e.g. after the '?' of a target")

@@ -10,19 +10,25 @@ extension JSONParser {
     /// A decoded key: in the input when it has no escapes, else in memory of its own (``decodedKeys``).
     struct Key: Equatable {
         var bytes: UnsafeBufferPointer<UInt8>
-        /// Its length and first, middle and last bytes: two keys that differ here differ, so the search for a repeated
-        /// key compares one word with each key before it, and the bytes only of a key that may be the same.
+        /// Its length and first eight bytes: two keys that differ here differ, so the search for a repeated key compares
+        /// one word with each key before it, and the bytes only of a key that may be the same.
         var fingerprint: UInt64
 
+        /// - Parameter slack: how many bytes after the key may be read: its first eight bytes are loaded as one word,
+        ///   then those past its end masked off, where bytes picked from its middle and end waited for its end to be
+        ///   found.
         @inline(__always)
-        init(bytes: UnsafeBufferPointer<UInt8>) {
+        init(bytes: UnsafeBufferPointer<UInt8>, slack: Int = 0) {
             self.bytes = bytes
             let count = bytes.count
-            fingerprint =
-                count == 0
-                ? 0
-                : UInt64(truncatingIfNeeded: count) | UInt64(bytes[0]) << 40 | UInt64(bytes[count >> 1]) << 48
-                    | UInt64(bytes[count - 1]) << 56
+            var head: UInt64 = 0
+            if let base = bytes.baseAddress, count >= 8 || count + slack >= 8 {
+                head = UInt64(littleEndian: UnsafeRawPointer(base).loadUnaligned(as: UInt64.self))
+                if count < 8 { head &= (1 << (UInt64(truncatingIfNeeded: count) &* 8)) &- 1 }
+            } else {
+                for index in 0..<count { head |= UInt64(bytes[index]) << (UInt64(truncatingIfNeeded: index) &* 8) }
+            }
+            fingerprint = head ^ (UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15)
         }
 
         static func == (lhs: Key, rhs: Key) -> Bool {
@@ -60,10 +66,12 @@ extension JSONParser {
 
     /// Opens the array or object whose bracket is at `position`.
     mutating func enter(object: Bool) throws(JSONParseError) {
-        guard containers.count < JSONValue.maximumNestingDepth else {
+        guard depth < JSONValue.maximumNestingDepth else {
             throw error(at: position, "arrays and objects nest deeper than \(JSONValue.maximumNestingDepth) levels")
         }
-        containers.append(Container(isObject: object, firstKey: keyCount))
+        if depth > 0 { containers.append(top) }
+        top = Container(isObject: object, firstKey: keyCount)
+        depth += 1
         position += 1
     }
 
@@ -71,15 +79,14 @@ extension JSONParser {
     ///
     /// - Returns: false when the object closes instead.
     mutating func nextMember() throws(JSONParseError) -> Bool {
-        let top = containers.count - 1
         skipWhitespace()
-        let first = containers[top].isEmpty
+        let first = top.isEmpty
         if first {
             if consume(UInt8(ascii: "}")) {
                 leave()
                 return false
             }
-            containers[top].isEmpty = false
+            top.isEmpty = false
         } else {
             guard try consumeSeparator(closing: UInt8(ascii: "}")) else {
                 guard consume(UInt8(ascii: "}")) else { throw unexpected("expected ',' or '}' after object member") }
@@ -96,14 +103,13 @@ extension JSONParser {
     ///
     /// - Returns: false when the array closes instead.
     mutating func nextElement() throws(JSONParseError) -> Bool {
-        let top = containers.count - 1
         skipWhitespace()
-        if containers[top].isEmpty {
+        if top.isEmpty {
             if consume(UInt8(ascii: "]")) {
                 leave()
                 return false
             }
-            containers[top].isEmpty = false
+            top.isEmpty = false
             return true
         }
         if try consumeSeparator(closing: UInt8(ascii: "]")) { return true }
@@ -119,7 +125,7 @@ extension JSONParser {
 
     /// Validates the value at `position` and moves past it, building nothing.
     mutating func skipValue() throws(JSONParseError) {
-        let depth = containers.count
+        let depth = self.depth
         repeat {
             switch try valueStart() {
             case UInt8(ascii: "{"):
@@ -134,14 +140,14 @@ extension JSONParser {
                 try skipScalar()
             }
             // The value is complete: close every container that ends here, down to where the skip began.
-            while containers.count > depth {
-                if containers[containers.count - 1].isObject {
+            while self.depth > depth {
+                if top.isObject {
                     if try nextMember() { break }
                 } else {
                     if try nextElement() { break }
                 }
             }
-        } while containers.count > depth
+        } while self.depth > depth
     }
 
     /// The first byte of the value at `position`, after whitespace; its end of input is an error.
@@ -169,10 +175,12 @@ extension JSONParser {
     }
 
     private mutating func leave() {
-        let closed = containers.removeLast()
+        let closed = top
+        depth -= 1
+        if depth > 0 { top = containers.removeLast() }
         guard closed.isObject else { return }
         keyCount = closed.firstKey
-        if !keySets.isEmpty { keySets[containers.count + 1] = nil }
+        if !keySets.isEmpty { keySets[depth + 1] = nil }
     }
 
     /// The error for a member that does not start with its key's quote; kept out of ``nextMember()``, which runs for
@@ -189,7 +197,7 @@ extension JSONParser {
         let key: Key
         switch try readStringBytes() {
         case .input(let range):
-            key = Key(bytes: UnsafeBufferPointer(rebasing: bytes[range]))
+            key = Key(bytes: UnsafeBufferPointer(rebasing: bytes[range]), slack: bytes.count - range.upperBound)
         case .scratch:
             // Escaped keys are rare: each gets memory of its own that stays put until the parser is released.
             let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: scratch.count)
@@ -197,8 +205,8 @@ extension JSONParser {
             decodedKeys.append(copy)
             key = Key(bytes: UnsafeBufferPointer(copy))
         }
-        let first = containers[containers.count - 1].firstKey
-        let depth = containers.count
+        let first = top.firstKey
+        let depth = self.depth
         let repeated: Bool
         if !keySets.isEmpty, keySets[depth] != nil {
             repeated = keySets[depth]!.insert(Array(key.bytes)).inserted == false

@@ -13,6 +13,19 @@ extension JSONParser {
         }
     }
 
+    /// Decodes the string whose opening quote is at `position`, as the one of `known` it equals when there is one.
+    mutating func readString(known: JSONKnownStrings) throws(JSONParseError) -> String {
+        switch try readStringBytes() {
+        case .input(let range):
+            let decoded = UnsafeBufferPointer(rebasing: bytes[range])
+            return known.string(equalTo: decoded) ?? String(decoding: decoded, as: UTF8.self)
+        case .scratch:
+            return scratch.withUnsafeBufferPointer { decoded in
+                known.string(equalTo: decoded) ?? String(decoding: decoded, as: UTF8.self)
+            }
+        }
+    }
+
     /// Validates the string whose opening quote is at `position` and says where its decoded bytes are.
     ///
     /// A string without escapes stays in the input; only escapes send the text through ``scratch``.

@@ -38,8 +38,13 @@ struct JSONParser {
     var position: Int
     /// Reused by every string that needs unescaping, so a document allocates one buffer for them.
     var scratch: [UInt8] = []
-    /// The arrays and objects open at `position`, innermost last.
+    /// The arrays and objects open at `position` around the innermost one (``top``), outermost first.
     var containers: [Container] = []
+    /// The innermost open array or object, when ``depth`` is above zero: kept apart from the stack, so that each member
+    /// and element reads and marks it in place, where marking it in the stack checked the array's uniqueness.
+    var top = Container(isObject: false, firstKey: 0)
+    /// How many arrays and objects are open.
+    var depth = 0
     /// The decoded keys of every open object, each object's after its parent's, to find a repeated key: the first
     /// `keyCount` of them.
     var keys: [Key] = []
@@ -80,7 +85,7 @@ struct JSONParser {
     /// Reads the value at `position` into a tree.
     mutating func readValue() throws(JSONParseError) -> JSONValue {
         var building: [Building] = []
-        let depth = containers.count
+        let depth = self.depth
         nextValue: while true {
             var value: JSONValue
             switch try valueStart() {
@@ -120,9 +125,9 @@ struct JSONParser {
             }
 
             // The value is complete: add it to its container and close every container that ends here.
-            while containers.count > depth {
+            while self.depth > depth {
                 let top = building.count - 1
-                if containers[containers.count - 1].isObject {
+                if self.top.isObject {
                     // Moved, not copied: a retain and a release for every member and element add up over a document.
                     var key = ""
                     swap(&key, &building[top].key)

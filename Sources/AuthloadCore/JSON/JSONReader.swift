@@ -139,6 +139,17 @@ public struct JSONReader {
         return try parser.readString()
     }
 
+    /// The next value when it is a string, as the one of `known` it equals when there is one; nil, having skipped it,
+    /// when it is not a string.
+    public mutating func string(known: JSONKnownStrings) throws(JSONParseError) -> String? {
+        guard try kind() == .string else {
+            try skip()
+            return nil
+        }
+        started += 1
+        return try parser.readString(known: known)
+    }
+
     /// The next value when it is `true` or `false`; nil, having skipped it, when it is not.
     public mutating func bool() throws(JSONParseError) -> Bool? {
         guard try kind() == .bool else {

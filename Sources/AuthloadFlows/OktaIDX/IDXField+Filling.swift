@@ -33,17 +33,27 @@ extension Array where Element == IDXField {
     ///   - omitMissing: leave out fields without a value even when marked required, as the SDK does for the
     ///     token form's `client_secret`.
     func filled(
-        value: ([String]) -> JSONValue?, choose: (IDXField) -> IDXOption?, omitMissing: Bool = false,
-        path: [String] = []
+        value: ([String]) -> JSONValue?, choose: (IDXField) -> IDXOption?, omitMissing: Bool = false
+    ) throws(IDXUnanswerable) -> JSONObject {
+        var path: [String] = []
+        path.reserveCapacity(4)
+        return try filled(value: value, choose: choose, omitMissing: omitMissing, path: &path)
+    }
+
+    /// ``filled(value:choose:omitMissing:)`` at `path`, which holds each field's path while it is filled: one array
+    /// for the whole form, where a path made for each field allocated one a field.
+    private func filled(
+        value: ([String]) -> JSONValue?, choose: (IDXField) -> IDXOption?, omitMissing: Bool, path: inout [String]
     ) throws(IDXUnanswerable) -> JSONObject {
         var object = JSONObject()
         for field in self {
-            let fieldPath = path + [field.name]
+            path.append(field.name)
+            defer { path.removeLast() }
             let missing = field.required && !omitMissing
             if let form = field.form {
                 let nested: JSONObject
                 do {
-                    nested = try form.filled(value: value, choose: choose, omitMissing: omitMissing, path: fieldPath)
+                    nested = try form.filled(value: value, choose: choose, omitMissing: omitMissing, path: &path)
                 } catch {
                     // An optional object is left out, unless the server filled part of it in: then it expects it back whole.
                     if missing || form.contains(where: { $0.value != nil }) { throw error } else { continue }
@@ -52,18 +62,18 @@ extension Array where Element == IDXField {
             } else if !field.options.isEmpty {
                 // A choice the flow cannot make (no factor of the profile's is offered) leaves the form unanswered.
                 guard let option = choose(field) else {
-                    if omitMissing { continue } else { throw IDXUnanswerable(reason: .noOption, path: fieldPath) }
+                    if omitMissing { continue } else { throw IDXUnanswerable(reason: .noOption, path: path) }
                 }
                 if option.form.isEmpty {
                     object.set(field.name, option.value ?? .null)
                 } else {
-                    let nested = try option.form.filled(value: value, choose: choose, omitMissing: omitMissing, path: fieldPath)
+                    let nested = try option.form.filled(value: value, choose: choose, omitMissing: omitMissing, path: &path)
                     object.set(field.name, .object(nested))
                 }
-            } else if let filled = value(fieldPath) ?? field.value {
+            } else if let filled = value(path) ?? field.value {
                 object.set(field.name, filled)
             } else if missing {
-                throw IDXUnanswerable(reason: .noValue, path: fieldPath)
+                throw IDXUnanswerable(reason: .noValue, path: path)
             }
         }
         return object
@@ -75,7 +85,15 @@ extension IDXOption {
     /// form's `methodType` is fixed to it or offers it.
     func offers(method: String) -> Bool {
         if value?.stringValue == method { return true }
-        return methodTypes.contains(method)
+        return offersMethodType { $0 == method }
+    }
+
+    /// Whether ``methodTypes`` has one that `matches`, found in place: the walker asks of every option for every
+    /// method it would take, and the list made for each question was allocated only to be searched.
+    func offersMethodType(_ matches: (String) -> Bool = { _ in true }) -> Bool {
+        guard let index = form.firstIndex(where: { $0.name == "methodType" }) else { return false }
+        if let fixed = form[index].value?.stringValue { return matches(fixed) }
+        return form[index].options.contains { $0.value?.stringValue.map(matches) == true }
     }
 
     /// The method types the option's `methodType` field fixes or offers; empty when it has none, as a phone

@@ -94,11 +94,8 @@ struct IDXWalker: Sendable {
         let asksPassword = remediation.fields.contains { $0.name == "credentials" }
         let answers = self.answers
         let decision = submit(remediation, step: .identify) { path in
-            switch path {
-            case ["identifier"]: .string(answers.username)
-            case ["credentials", "passcode"]: .string(answers.password)
-            default: nil
-            }
+            if path == FieldPath.identifier { return .string(answers.username) }
+            return path == FieldPath.passcode ? .string(answers.password) : nil
         }
         if asksPassword, case .submit = decision { passwordAnswered = true }
         return decision
@@ -131,10 +128,7 @@ struct IDXWalker: Sendable {
             step = .challengeCode
         }
         let decision = submit(remediation, step: step) { path in
-            switch path {
-            case ["credentials", "passcode"], ["credentials", "totp"], ["credentials", "answer"]: .string(secret)
-            default: nil
-            }
+            path == FieldPath.passcode || path == FieldPath.totp || path == FieldPath.answer ? .string(secret) : nil
         }
         if type == "password", case .submit = decision { passwordAnswered = true }
         return decision
@@ -193,11 +187,20 @@ struct IDXWalker: Sendable {
 
     // MARK: Helpers
 
+    /// The paths the walker fills in, made once: a literal compared with a path is an array built at every field.
+    enum FieldPath {
+        static let identifier = ["identifier"]
+        static let passcode = ["credentials", "passcode"]
+        static let totp = ["credentials", "totp"]
+        static let answer = ["credentials", "answer"]
+        static let codeVerifier = ["code_verifier"]
+    }
+
     /// True when taking `option` can mean `method`: the option says so itself, or, when it names no method, the
     /// authenticator its `relatesTo` points at offers it.
     static func option(_ option: IDXOption, offers method: String, in response: IDXResponse) -> Bool {
         if option.offers(method: method) { return true }
-        guard option.methodTypes.isEmpty, let path = option.relatesTo else { return false }
+        guard !option.offersMethodType(), let path = option.relatesTo else { return false }
         return response.authenticator(relatedTo: path)?.offers(method: method) == true
     }
 

@@ -108,19 +108,52 @@ public struct OktaIDXFlow: Flow {
     }
 
     /// How an answer from the OAuth side (interact, token) counts: its `error` code on a 4xx, the status otherwise.
-    static func classifyOAuth(_ response: HTTPResponse, requiring member: String) -> Outcome {
-        classifyOAuth(response, json: try? JSONValue.parse(response.body), requiring: member)
+    static func classifyOAuth(_ response: HTTPResponse, requiring member: StaticString) -> Outcome {
+        classifyOAuth(response, body: OAuthBody(response.body, requiring: member), requiring: member)
     }
 
-    /// ``classifyOAuth(_:requiring:)`` of a response whose body the caller has parsed (nil when it is not JSON).
-    static func classifyOAuth(_ response: HTTPResponse, json: JSONValue?, requiring member: String) -> Outcome {
+    /// ``classifyOAuth(_:requiring:)`` of a response whose body the caller has read.
+    static func classifyOAuth(_ response: HTTPResponse, body: OAuthBody, requiring member: StaticString) -> Outcome {
         if response.status == 200 {
-            return json?[member]?.stringValue?.isEmpty == false ? .ok : Outcome(.protocolError, "no \(member)")
+            return body.required?.isEmpty == false ? .ok : Outcome(.protocolError, "no \(member)")
         }
-        if (400..<500).contains(response.status), let error = json?["error"]?.stringValue, !error.isEmpty {
+        if (400..<500).contains(response.status), let error = body.error, !error.isEmpty {
             return Outcome(.protocolError, error)
         }
         return Outcome(.httpError, "\(response.status)")
+    }
+
+    /// What an OAuth answer (interact, token) is classified by, read straight from its body's bytes: the string member
+    /// the step requires, and `error`.
+    ///
+    /// Read as from a tree: a member that is not a string counts as absent, and a body that is not valid JSON, or not
+    /// an object, has neither; only the two strings are made, where a tree of the whole body was built to find them.
+    struct OAuthBody: Equatable {
+        var required: String?
+        var error: String?
+
+        init(required: String? = nil, error: String? = nil) {
+            self.required = required
+            self.error = error
+        }
+
+        init(_ bytes: [UInt8], requiring member: StaticString) {
+            var body = OAuthBody()
+            do {
+                try JSONReader.read(bytes) { reader throws(JSONParseError) in
+                    try reader.readMembers(into: &body) { reader, key, body throws(JSONParseError) in
+                        if key == member {
+                            body.required = try reader.string()
+                        } else if key == "error" {
+                            body.error = try reader.string()
+                        }
+                    }
+                }
+            } catch {
+                return
+            }
+            self = body
+        }
     }
 
     /// How long a 429 asks the client to wait: until `X-Rate-Limit-Reset` (UTC epoch seconds) by the server's

@@ -35,9 +35,9 @@ final class OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
         case state(IDXResponse, step: Step, start: C.Instant, latency: Duration)
     }
 
-    /// An interact or token answer: its JSON when it succeeded, or how it failed (recorded).
+    /// An interact or token answer: the member it requires when it succeeded, or how it failed (recorded).
     private enum OAuthAnswer {
-        case json(JSONValue)
+        case member(String)
         case failed(Outcome)
     }
 
@@ -79,10 +79,10 @@ final class OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
             ]))
         interact.headers.add("Content-Type", IDXMediaType.form)
         interact.headers.add("Accept", "application/json")
-        let interacted = await oauth(interact, step: .interact, requiring: "interaction_handle")
-        guard case .json(let json) = interacted, let handle = json["interaction_handle"]?.stringValue else {
-            if case .failed(let outcome) = interacted { return .done(outcome) }
-            return .done(Outcome(.protocolError, "no interaction_handle"))
+        let handle: String
+        switch await oauth(interact, step: .interact, requiring: "interaction_handle") {
+        case .member(let member): handle = member
+        case .failed(let outcome): return .done(outcome)
         }
 
         // B2: introspect, then the remediations the server asks for.
@@ -147,7 +147,7 @@ final class OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
     private func token(_ success: IDXRemediation, verifier: String) async -> Outcome {
         // Like the SDK, fields with no value (client_secret for a public client) are left out.
         let fields = try? success.fields.filled(
-            value: { $0 == ["code_verifier"] ? .string(verifier) : nil }, choose: { _ in nil }, omitMissing: true)
+            value: { $0 == IDXWalker.FieldPath.codeVerifier ? .string(verifier) : nil }, choose: { _ in nil }, omitMissing: true)
         let pairs = (fields ?? JSONObject()).compactMap { member -> (String, String)? in
             switch member.value {
             case .string(let text): (member.key, text)
@@ -159,25 +159,26 @@ final class OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
         request.headers.add("Content-Type", IDXMediaType.form)
         request.headers.add("Accept", "application/json")
         switch await oauth(request, step: .token, requiring: "access_token") {
-        case .json: return .ok
+        case .member: return .ok
         case .failed(let outcome): return outcome
         }
     }
 
     // MARK: Exchanges
 
-    /// An interact or token call: retried on 429, recorded, and its JSON returned when it succeeded.
-    private func oauth(_ request: HTTPRequest, step: Step, requiring member: String) async -> OAuthAnswer {
+    /// An interact or token call: retried on 429, recorded, and the member it requires returned when it succeeded.
+    private func oauth(_ request: HTTPRequest, step: Step, requiring member: StaticString) async -> OAuthAnswer {
         let attempt = await context.sendWithBackoff(
             request, retryStep: OktaIDXFlow.index(.retry), maxRetries: options.maxRetries,
             backoff: OktaIDXFlow.rateLimitWait)
-        // Parsed once, for the outcome and for the caller.
-        let json = attempt.response.flatMap { try? JSONValue.parse($0.body) }
+        // Read once, for the outcome and for the caller.
+        let body = attempt.response.map { OktaIDXFlow.OAuthBody($0.body, requiring: member) }
         let outcome =
-            attempt.failure ?? attempt.response.map { OktaIDXFlow.classifyOAuth($0, json: json, requiring: member) } ?? .cancelled
+            attempt.failure ?? attempt.response.map { OktaIDXFlow.classifyOAuth($0, body: body ?? .init(), requiring: member) }
+            ?? .cancelled
         context.record(step: OktaIDXFlow.index(step), start: attempt.start, outcome: outcome, latency: attempt.latency(now: clock.now))
-        guard outcome.isOK, let json else { return .failed(outcome) }
-        return .json(json)
+        guard outcome.isOK, let required = body?.required else { return .failed(outcome) }
+        return .member(required)
     }
 
     private static var answerSuffix: String { "/challenge/answer" }

@@ -21,6 +21,10 @@ struct IONTemplate: Sendable {
         case expires = 0x65 // e
         case username = 0x75 // u
         case code = 0x63 // c
+        /// The tokens of a token answer, which is JSON rather than ION but as fixed in shape.
+        case accessToken = 0x61 // a
+        case refreshToken = 0x72 // r
+        case idToken = 0x69 // i
     }
 
     /// One answer's values for the holes.
@@ -30,6 +34,9 @@ struct IONTemplate: Sendable {
         var expires = ""
         var username = ""
         var code = ""
+        var accessToken = ""
+        var refreshToken = ""
+        var idToken = ""
 
         /// Appends the value for `hole`, escaped.
         func append(_ hole: Hole, to body: inout [UInt8]) {
@@ -39,6 +46,9 @@ struct IONTemplate: Sendable {
             case .expires: JSONValue.appendEscaped(expires, to: &body)
             case .username: JSONValue.appendEscaped(username, to: &body)
             case .code: JSONValue.appendEscaped(code, to: &body)
+            case .accessToken: JSONValue.appendEscaped(accessToken, to: &body)
+            case .refreshToken: JSONValue.appendEscaped(refreshToken, to: &body)
+            case .idToken: JSONValue.appendEscaped(idToken, to: &body)
             }
         }
     }

@@ -267,6 +267,9 @@ extension OktaIDXService {
     }
 
     static func ionResponse(status: Int, _ body: [UInt8]) -> HTTPResponse {
-        HTTPResponse(status: status, headers: ["Content-Type": IDXMediaType.ion], body: body)
+        HTTPResponse(status: status, headers: ionHeaders, body: body)
     }
+
+    /// Made once and shared, as ``HTTPResponse/jsonHeaders`` is: built from a literal, two allocations an answer.
+    static let ionHeaders: HTTPHeaders = ["Content-Type": IDXMediaType.ion]
 }

@@ -31,6 +31,10 @@ public final class OktaIDXService: Sendable {
     /// `options.paths.interact` and `.token`, which are built each time they are read.
     private let interactPath: String
     private let tokenPath: String
+    /// The answers of interact and token, whose shapes the options fix: filled with a handle or tokens, where each
+    /// was built as a tree and serialized.
+    private let interactTemplate: IONTemplate
+    private let tokenTemplate: IONTemplate
 
     struct State {
         var interactions: ExpiringTable<OktaIDXInteraction>
@@ -57,6 +61,11 @@ public final class OktaIDXService: Sendable {
         self.now = now
         interactPath = options.paths.interact
         tokenPath = options.paths.token
+        interactTemplate = IONTemplate(serializing: Self.interactTree(handle: IONTemplate.marker(.handle)))
+        tokenTemplate = IONTemplate(
+            serializing: Self.tokenTree(
+                lifetime: options.tokenLifetime, access: IONTemplate.marker(.accessToken), refresh: IONTemplate.marker(.refreshToken),
+                id: IONTemplate.marker(.idToken)))
         state = Locked(
             State(
                 interactions: ExpiringTable(capacity: capacity), transactions: ExpiringTable(capacity: capacity),
@@ -113,7 +122,7 @@ public final class OktaIDXService: Sendable {
     // MARK: OAuth endpoints
 
     private func interact(_ request: HTTPRequest, at time: Duration) -> HTTPResponse {
-        let form = FormFields(FormURLEncoding.decode(request.body))
+        let form = FormFields(request.body)
         if let expected = options.clientID, form["client_id"] != expected {
             return Self.oauthError(401, "invalid_client", "Client authentication failed.")
         }
@@ -126,11 +135,17 @@ public final class OktaIDXService: Sendable {
         state.withLock {
             $0.interactions.set(handle, OktaIDXInteraction(codeChallenge: challenge, expiresAt: expiry), expiresAt: expiry, now: time)
         }
-        return .json(status: 200, ["interaction_handle": .string(handle)])
+        return HTTPResponse(
+            status: 200, headers: HTTPResponse.jsonHeaders, body: interactTemplate.filled(IONTemplate.Values(handle: handle)))
+    }
+
+    /// What interact answers: the interaction handle.
+    static func interactTree(handle: String) -> JSONValue {
+        ["interaction_handle": .string(handle)]
     }
 
     private func token(_ request: HTTPRequest, at time: Duration) -> HTTPResponse {
-        let form = FormFields(FormURLEncoding.decode(request.body))
+        let form = FormFields(request.body)
         guard form["grant_type"] == "interaction_code" else {
             return Self.oauthError(400, "unsupported_grant_type", "The grant_type is not supported.")
         }
@@ -138,9 +153,10 @@ public final class OktaIDXService: Sendable {
             return Self.oauthError(401, "invalid_client", "Client authentication failed.")
         }
         // Single use: the code is gone whether or not the rest checks out, as OAuth servers do.
+        let code = form["interaction_code"] ?? ""
         let grant = state.withLock { state -> OktaIDXGrant? in
-            let grant = state.grants.value(form["interaction_code"] ?? "", now: time)
-            state.grants.remove(form["interaction_code"] ?? "")
+            let grant = state.grants.value(code, now: time)
+            state.grants.remove(code)
             return grant
         }
         guard let grant else { return Self.oauthError(400, "invalid_grant", "The interaction code is invalid or has expired.") }
@@ -151,23 +167,26 @@ public final class OktaIDXService: Sendable {
             return Self.oauthError(400, "invalid_grant", "PKCE verification failed.")
         }
         let (access, refresh, id) = random.withLock { ($0.hex(64), $0.hex(48), $0.hex(64)) }
-        return .json(
-            status: 200,
-            [
-                "token_type": "Bearer", "expires_in": .number(Double(options.tokenLifetime.components.seconds)),
-                "access_token": .string(access), "scope": "openid profile offline_access",
-                "refresh_token": .string(refresh), "id_token": .string(id)
-            ])
+        let values = IONTemplate.Values(accessToken: access, refreshToken: refresh, idToken: id)
+        return HTTPResponse(status: 200, headers: HTTPResponse.jsonHeaders, body: tokenTemplate.filled(values))
     }
 
-    /// A form's fields by name, the first of a repeated name winning: the few pairs of an OAuth form compared in turn,
-    /// where a dictionary made of them hashed every name twice.
+    /// What the token endpoint answers a redeemed code with.
+    static func tokenTree(lifetime: Duration, access: String, refresh: String, id: String) -> JSONValue {
+        [
+            "token_type": "Bearer", "expires_in": .number(Double(lifetime.components.seconds)), "access_token": .string(access),
+            "scope": "openid profile offline_access", "refresh_token": .string(refresh), "id_token": .string(id)
+        ]
+    }
+
+    /// A form's fields by name, the first of a repeated name winning, each decoded when it is asked for: an OAuth form
+    /// decoded whole made a string of every name and value, most of them never read.
     private struct FormFields {
-        let pairs: [(String, String)]
+        let body: [UInt8]
 
-        init(_ pairs: [(String, String)]) { self.pairs = pairs }
+        init(_ body: [UInt8]) { self.body = body }
 
-        subscript(name: String) -> String? { pairs.first { $0.0 == name }?.1 }
+        subscript(name: String) -> String? { FormURLEncoding.firstValue(named: name, in: body) }
     }
 
     static func oauthError(_ status: Int, _ error: String, _ description: String) -> HTTPResponse {

@@ -50,6 +50,32 @@ public enum FormURLEncoding {
         return pairs
     }
 
+    /// The value of the first pair named `name`, decoded, as `decode(bytes).first { $0.0 == name }?.1` finds it, but
+    /// with only that value made: a server that reads a few fields of a form need not make a string of every name
+    /// and value in it.
+    public static func firstValue(named name: String, in bytes: [UInt8]) -> String? {
+        var start = 0
+        for end in 0...bytes.count where end == bytes.count || bytes[end] == ASCII.ampersand {
+            defer { start = end + 1 }
+            guard end > start else { continue }
+            let equals = bytes[start..<end].firstIndex(of: ASCII.equals) ?? end
+            guard pieceName(bytes, start..<equals, is: name) else { continue }
+            let value = PercentEncoding.decodedBytes(bytes, min(equals + 1, end)..<end, plusAsSpace: true)
+            return String(decoding: value, as: UTF8.self)
+        }
+        return nil
+    }
+
+    /// Whether the encoded name in `range` decodes to `name`: compared byte for byte when it is plain ASCII, which is
+    /// what a string of it would compare as, else decoded and compared as strings.
+    private static func pieceName(_ bytes: [UInt8], _ range: Range<Int>, is name: String) -> Bool {
+        let plain = bytes[range].allSatisfy { $0 < 0x80 && $0 != ASCII.percent && $0 != ASCII.plus }
+        guard plain else {
+            return String(decoding: PercentEncoding.decodedBytes(bytes, range, plusAsSpace: true), as: UTF8.self) == name
+        }
+        return bytes[range].elementsEqual(name.utf8)
+    }
+
     /// Splits a query string (without the `?`) into its pairs, in order.
     public static func decode(_ query: some StringProtocol) -> [(String, String)] {
         decode(Array(query.utf8))

@@ -60,7 +60,7 @@ extension IDXRemediation {
         try reader.readMembers(into: &remediation) { reader, key, remediation throws(JSONParseError) in
             switch key {
             case "name":
-                let name = try reader.string()
+                let name = try reader.idxString()
                 remediation.name = name ?? ""
                 named = name != nil
             case "href":
@@ -68,9 +68,9 @@ extension IDXRemediation {
                 remediation.href = href ?? ""
                 located = href != nil
             case "method": remediation.method = try reader.string() ?? "POST"
-            case "accepts": remediation.accepts = try reader.string()
-            case "produces": remediation.produces = try reader.string()
-            case "relatesTo": remediation.relatesTo = try reader.list { reader throws(JSONParseError) in try reader.string() } ?? []
+            case "accepts": remediation.accepts = try reader.idxString()
+            case "produces": remediation.produces = try reader.idxString()
+            case "relatesTo": remediation.relatesTo = try reader.list { reader throws(JSONParseError) in try reader.idxString() } ?? []
             case "value": remediation.fields = try reader.list(IDXField.read) ?? []
             case "refresh": remediation.refresh = try reader.int().map { .milliseconds($0) }
             default: try reader.skip()
@@ -90,10 +90,10 @@ extension IDXField {
         try reader.readMembers(into: &field) { reader, key, field throws(JSONParseError) in
             switch key {
             case "name":
-                let name = try reader.string()
+                let name = try reader.idxString()
                 field.name = name ?? ""
                 named = name != nil
-            case "label": field.label = try reader.string()
+            case "label": field.label = try reader.idxString()
             case "type": field.type = try reader.string()
             case "required": field.required = try reader.bool() ?? false
             case "secret": field.secret = try reader.bool() ?? false
@@ -117,7 +117,7 @@ extension IDXOption {
         let isObject = try reader.readMembers(into: &option) { reader, key, option throws(JSONParseError) in
             switch key {
             case "label": option.label = try reader.string() ?? ""
-            case "relatesTo": option.relatesTo = try reader.string()
+            case "relatesTo": option.relatesTo = try reader.idxString()
             case "value":
                 let start = reader.offset
                 guard try reader.kind() == .object else {
@@ -147,11 +147,11 @@ extension IDXAuthenticator {
         try reader.readMembers(into: &authenticator) { reader, key, authenticator throws(JSONParseError) in
             switch key {
             case "type":
-                let type = try reader.string()
+                let type = try reader.idxString()
                 authenticator.type = type ?? ""
                 typed = type != nil
             case "id": authenticator.id = try reader.string()
-            case "key": authenticator.key = try reader.string()
+            case "key": authenticator.key = try reader.idxString()
             case "methods":
                 authenticator.methods =
                     try reader.list { reader throws(JSONParseError) in
@@ -168,11 +168,31 @@ extension IDXAuthenticator {
 }
 
 extension JSONReader {
+    /// The strings longer than a small string that ION states repeat (media types, remediation names, the paths of
+    /// `relatesTo`, labels), each read as the one literal rather than made anew at every answer.
+    static let idxStrings = JSONKnownStrings([
+        "application/ion+json; okta-version=1.0.0", "application/json; okta-version=1.0.0", "application/x-www-form-urlencoded",
+        "challenge-authenticator", "select-authenticator-authenticate", "select-authenticator-enroll", "enroll-authenticator",
+        "authenticator-verification-data", "authenticator-enrollment-data", "select-enroll-profile", "identify-recovery",
+        "$.currentAuthenticatorEnrollment", "$.currentAuthenticator", "$.authenticatorEnrollments.value[0]",
+        "$.authenticatorEnrollments.value[1]", "$.authenticatorEnrollments.value[2]", "$.authenticatorEnrollments.value[3]",
+        "$.authenticators.value[0]", "$.authenticators.value[1]", "$.authenticators.value[2]", "$.authenticators.value[3]",
+        "interaction_code", "Remember this device", "security_question"
+    ])
+
+    /// The next value when it is a string, one of ``idxStrings`` when it equals one.
+    mutating func idxString() throws(JSONParseError) -> String? {
+        try string(known: Self.idxStrings)
+    }
+
     /// The elements of the next value read by `element`, those it answers nil for dropped; nil when it is no array.
     mutating func list<T>(_ element: (inout JSONReader) throws(JSONParseError) -> T?) throws(JSONParseError) -> [T]? {
         var elements: [T] = []
         let isArray = try readElements(into: &elements) { reader, elements throws(JSONParseError) in
-            if let read = try element(&reader) { elements.append(read) }
+            guard let read = try element(&reader) else { return }
+            // Room for a form's few fields at once: grown one by one, a list of three is allocated three times.
+            if elements.capacity == 0 { elements.reserveCapacity(4) }
+            elements.append(read)
         }
         return isArray ? elements : nil
     }

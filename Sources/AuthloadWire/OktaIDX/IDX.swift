@@ -111,12 +111,13 @@ public struct IDXField: Sendable, Equatable {
     }
 
     /// The first of ``errors``, found without building the list, which every answer of a login would allocate only
-    /// to find it empty.
+    /// to find it empty. Fields and options are reached by index, read in place: iterated, each was copied, every
+    /// string and list in it retained and released.
     var firstError: IDXMessage? {
-        if let error = messages.first(where: \.isError) { return error }
-        if let form, let error = form.firstError { return error }
-        for option in options {
-            if let error = option.form.firstError { return error }
+        for index in messages.indices where messages[index].isError { return messages[index] }
+        if let error = form?.firstError { return error }
+        for index in options.indices {
+            if let error = options[index].form.firstError { return error }
         }
         return nil
     }
@@ -232,21 +233,21 @@ public struct IDXResponse: Sendable {
         messages.filter(\.isError) + remediations.flatMap { $0.fields.flatMap(\.errors) }
     }
 
-    /// The first of ``errors``, found without building the list.
+    /// The first of ``errors``, found without building the list, each remediation read in place.
     public var firstError: IDXMessage? {
-        if let error = messages.first(where: \.isError) { return error }
-        for remediation in remediations {
-            if let error = remediation.fields.firstError { return error }
+        for index in messages.indices where messages[index].isError { return messages[index] }
+        for index in remediations.indices {
+            if let error = remediations[index].fields.firstError { return error }
         }
         return nil
     }
 }
 
 extension Array where Element == IDXField {
-    /// The first ERROR message on these fields, in form order.
+    /// The first ERROR message on these fields, in form order, each field read in place.
     var firstError: IDXMessage? {
-        for field in self {
-            if let error = field.firstError { return error }
+        for index in indices {
+            if let error = self[index].firstError { return error }
         }
         return nil
     }
