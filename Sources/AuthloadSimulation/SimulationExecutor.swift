@@ -73,6 +73,10 @@ public final class SimulationExecutor: SerialExecutor, TaskExecutor, @unchecked 
     /// Jobs run so far.
     public var jobsRun: Int { ran.load(ordering: .relaxed) }
 
+    /// Jobs enqueued by other threads so far: the first of ``run(clock:_:)``, a stop request's wake. A job of the run that
+    /// left this thread would come back through here.
+    public var jobsFromOtherThreads: Int { inbox.posts }
+
     /// Runs jobs on the calling thread, moving `clock` whenever none is ready, until ``stop()``.
     ///
     /// When neither a job nor a deadline is left, it waits for a job from another thread (or the stop).
@@ -159,14 +163,22 @@ private final class ActorJobs: SerialExecutor, @unchecked Sendable {
 /// Jobs enqueued from threads other than the driver's, and the stop request, under a condition the idle driver
 /// waits on.
 private final class Inbox: @unchecked Sendable {
-    // Unchecked Sendable: `jobs` and `stopped` are read and written only with `condition` locked.
+    // Unchecked Sendable: `jobs`, `stopped` and `posted` are read and written only with `condition` locked.
     private let condition = NSCondition()
     private var jobs: [QueuedJob] = []
     private var stopped = false
+    private var posted = 0
+
+    var posts: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return posted
+    }
 
     func post(_ job: QueuedJob) {
         condition.lock()
         jobs.append(job)
+        posted += 1
         condition.signal()
         condition.unlock()
     }

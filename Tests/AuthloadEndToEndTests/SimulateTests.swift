@@ -100,6 +100,16 @@ struct SimulateTests {
         #expect(try measured(a) != measured(c))
     }
 
+    @Test("A simulated run of all four flows takes no job from another thread but its first: no job left the thread")
+    func jobsStayOnTheThread() async throws {
+        let profile = try LoadedProfile.load(try mixedProfile(seed: 5, users: 40, duration: "10s"))
+        let simulation = SimulatedRun(plan: profile.plan, flows: profile.flows, staging: profile.staging ?? StagingConfiguration())
+        let outcome = await simulation.run()
+        #expect(outcome.iterations > 40)
+        // A job that went to Swift's pool would come back through the inbox, as the first job from the caller's thread does.
+        #expect(simulation.executor.jobsFromOtherThreads == 1)
+    }
+
     @Test("compare refuses a simulated run beside a real one unless asked, and says why")
     func compareRefusesSimulated() async throws {
         let (_, _, simulated) = try await authload(["simulate", try mixedProfile(seed: 3, users: 20, duration: "3s")])
