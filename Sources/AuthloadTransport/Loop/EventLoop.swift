@@ -89,11 +89,14 @@ public final class EventLoop: @unchecked Sendable {
             throw TransportError(.systemCallFailed, "\(error)", systemCall: error.systemCall)
         }
         let ready = DispatchSemaphore(value: 0)
+        let finished = self.finished
         let thread = Thread { [unowned self] in
             Self.blockBrokenPipeSignal()
             self.threadID = pthread_self()
             ready.signal()
             self.runLoop()
+            // Signalled once the loop's thread holds the loop no more: whoever waits may release it (and its eventfd).
+            finished.signal()
         }
         thread.name = name
         thread.stackSize = 1 << 20
@@ -261,7 +264,6 @@ public final class EventLoop: @unchecked Sendable {
             SystemCalls.close(epollFD)
             // The eventfd stays open until deinit: a submitter that saw the loop running may not have written to it yet.
             readBuffer.deallocate()
-            finished.signal()
         }
         while running {
             let timeout = hasSubmittedWork() ? 0 : nanosecondsUntilNextTimer()
