@@ -36,8 +36,19 @@ extension ReportWriter {
     /// rows of `kept` after them, merged past ``TimeSeries/defaultMaxRows`` as they are read, so a day-long
     /// soak's rows never sit in memory all at once. Without the file, `kept` as it is.
     static func timeseries(savedIn path: String, then kept: [IntervalRow]) throws -> [IntervalRow] {
+        timeseries(try savedSeries(in: path), then: kept)
+    }
+
+    /// The rows checkpoints saved in `path`, merged past ``TimeSeries/defaultMaxRows`` as they are read.
+    static func savedSeries(in path: String) throws -> TimeSeries {
         var series = TimeSeries()
         try forEachCheckpointedRow(in: path, after: -1) { series.append($0) }
+        return series
+    }
+
+    /// The rows saved in `series`, then the rows of `kept` after them.
+    static func timeseries(_ series: TimeSeries, then kept: [IntervalRow]) -> [IntervalRow] {
+        var series = series
         let end = series.rows.last?.end ?? 0
         series.append(contentsOf: kept.lazy.filter { $0.index >= end })
         return series.rows

@@ -26,7 +26,7 @@ struct RowJSONTests {
         more.activeUsers = 1_000_000
         more.metrics[0].errors = 99
         more.metrics[0].maxMicros = Int.max
-        for start in [86_400.0, 1e20, 123_456.789, 3e-7, 9_007_199_254_740_993] {
+        for start in [86_400.0, 1e20, 123_456.789, 3e-7, 9_007_199_254_740_992] {
             more.startSeconds = start
             rows.append(more)
         }
