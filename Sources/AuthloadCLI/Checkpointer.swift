@@ -53,11 +53,7 @@ struct Checkpointer<C: Clock>: Sendable where C.Duration == Duration {
             do {
                 let next = try ReportWriter.writeCheckpoint(result, to: directory, firstNewInterval: firstNew)
                 written.withLock { $0 = next }
-                // A row at a time, as reading the file back appends them: past two hours, where rows merge depends on
-                // when the series is compacted, and the report must merge them as `authload report` would.
-                saved.withLock { series in
-                    for row in result.timeseries where row.index >= firstNew { series.append(row) }
-                }
+                saved.withLock { ReportWriter.keep(saved: result.timeseries, from: firstNew, in: &$0) }
                 // On disk now: the final report reads them back, so memory holds only the last few seconds.
                 runner.collector.forgetRows(before: next)
                 if logs { console.line("checkpoint: \(next) intervals saved to \(directory)") }

@@ -32,6 +32,13 @@ extension ReportWriter {
         return next
     }
 
+    /// Adds to `series` the rows of `rows` a checkpoint saved (those from `firstNewInterval` on) as reading the
+    /// checkpoint rows file back adds them: one at a time, so that past ``TimeSeries/defaultMaxRows`` they merge
+    /// where a report read back from the file would merge them (appended a checkpoint at a time, they do not).
+    public static func keep(saved rows: [IntervalRow], from firstNewInterval: Int, in series: inout TimeSeries) {
+        for row in rows where row.index >= firstNewInterval { series.append(row) }
+    }
+
     /// A run's whole time series when its checkpoints saved the earlier rows in `path`: those rows, then the
     /// rows of `kept` after them, merged past ``TimeSeries/defaultMaxRows`` as they are read, so a day-long
     /// soak's rows never sit in memory all at once. Without the file, `kept` as it is.

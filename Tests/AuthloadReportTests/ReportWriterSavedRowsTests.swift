@@ -63,3 +63,33 @@ struct ReportWriterSavedRowsTests {
         #expect(FileManager.default.fileExists(atPath: dir + "/junit.xml"))
     }
 }
+
+@Suite("Rows a run keeps while saving them")
+struct KeptSavedRowsTests {
+    @Test("past two hours, rows kept checkpoint by checkpoint merge where the rows read back from the file merge")
+    func keptAsReadBack() throws {
+        let dir = ReportWriterTests.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var run = Fixtures.run()
+        run.status = .running
+        let rows = (0..<(TimeSeries.defaultMaxRows + 1_300)).map { index in
+            Fixtures.interval(index, users: index % 7, [Fixtures.metric("login", "submit", count: index % 13)])
+        }
+        var kept = TimeSeries()
+        var batched = TimeSeries()
+        var next = 0
+        for start in stride(from: 0, to: rows.count, by: 60) {
+            // What the run holds at a checkpoint: the rows not yet saved, and one saved already.
+            run.timeseries = Array(rows[max(0, start - 1)..<min(start + 60, rows.count)])
+            let firstNew = next
+            next = try ReportWriter.writeCheckpoint(run, to: dir, firstNewInterval: firstNew)
+            ReportWriter.keep(saved: run.timeseries, from: firstNew, in: &kept)
+            batched.append(contentsOf: run.timeseries.filter { $0.index >= firstNew })
+        }
+        let readBack = try ReportWriter.savedSeries(in: dir + "/checkpoint-timeseries.jsonl")
+        #expect(readBack.rows.count < rows.count, "merged past two hours")
+        #expect(kept.rows == readBack.rows)
+        // Why a row at a time: a checkpoint's rows appended at once are compacted at other moments.
+        #expect(batched.rows != readBack.rows)
+    }
+}
