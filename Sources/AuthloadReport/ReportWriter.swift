@@ -70,11 +70,14 @@ public struct ReportWriter {
     /// ``write(_:to:checkpointed:keepingTimeseriesCSV:)``, returning the result as `result.json` now holds it: with
     /// the rows the checkpoints saved, as ``load(resultJSON:)`` would read it back.
     ///
-    /// - Parameter saved: the rows the checkpoints saved (before `checkpointed`), as the run kept them in a
-    ///   ``TimeSeries`` while saving them: then they are not read back from the checkpoint rows file. Nil reads them.
+    /// - Parameters:
+    ///   - saved: the rows the checkpoints saved (before `checkpointed`), as the run kept them in a ``TimeSeries``
+    ///     while saving them: then they are not read back from the checkpoint rows file. Nil reads them.
+    ///   - sideBySide: write the files at once on every core; false writes them one after another (a shard of a
+    ///     simulation on threads, whose twin is still running on the other core: it would only hold more memory).
     public static func written(
         _ result: RunResult, to directory: String, checkpointed: Int? = nil, saved: TimeSeries? = nil,
-        keepingTimeseriesCSV: Bool = false
+        keepingTimeseriesCSV: Bool = false, sideBySide: Bool = true
     ) throws -> (files: ReportFiles, result: RunResult) {
         let files = try prepare(directory)
         var result = result
@@ -111,7 +114,11 @@ public struct ReportWriter {
                 }
             }
         ]
-        try inParallel(writers)
+        if sideBySide {
+            try inParallel(writers)
+        } else {
+            for write in writers { try write() }
+        }
         return (files, result)
     }
 

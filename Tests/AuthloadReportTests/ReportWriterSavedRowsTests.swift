@@ -35,6 +35,20 @@ struct ReportWriterSavedRowsTests {
         }
     }
 
+    @Test("files written one after another are the files written side by side")
+    func oneAfterAnother() throws {
+        let dir = ReportWriterTests.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var run = Fixtures.mixed()
+        run.timeseries[1].metrics[0].upperBound = true
+        let together = try ReportWriter.written(run, to: dir + "/a").files
+        let apart = try ReportWriter.written(run, to: dir + "/b", sideBySide: false).files
+        for (one, other) in zip(together.all, apart.all) {
+            #expect(try Data(contentsOf: URL(fileURLWithPath: one)) == Data(contentsOf: URL(fileURLWithPath: other)), "\(other)")
+        }
+        #expect(try ReportWriterTests.listing(dir + "/a") == ReportWriterTests.listing(dir + "/b"))
+    }
+
     @Test("files written side by side: every one is written, and the error of the first that failed is thrown")
     func inParallel() throws {
         struct Failed: Error, Equatable { var number: Int }
