@@ -32,12 +32,30 @@ extension ReportWriter {
         return next
     }
 
+    /// Adds to `series` the rows of `rows` a checkpoint saved (those from `firstNewInterval` on) as reading the
+    /// checkpoint rows file back adds them: one at a time, so that past ``TimeSeries/defaultMaxRows`` they merge
+    /// where a report read back from the file would merge them (appended a checkpoint at a time, they do not).
+    public static func keep(saved rows: [IntervalRow], from firstNewInterval: Int, in series: inout TimeSeries) {
+        for row in rows where row.index >= firstNewInterval { series.append(row) }
+    }
+
     /// A run's whole time series when its checkpoints saved the earlier rows in `path`: those rows, then the
     /// rows of `kept` after them, merged past ``TimeSeries/defaultMaxRows`` as they are read, so a day-long
     /// soak's rows never sit in memory all at once. Without the file, `kept` as it is.
     static func timeseries(savedIn path: String, then kept: [IntervalRow]) throws -> [IntervalRow] {
+        timeseries(try savedSeries(in: path), then: kept)
+    }
+
+    /// The rows checkpoints saved in `path`, merged past ``TimeSeries/defaultMaxRows`` as they are read.
+    static func savedSeries(in path: String) throws -> TimeSeries {
         var series = TimeSeries()
         try forEachCheckpointedRow(in: path, after: -1) { series.append($0) }
+        return series
+    }
+
+    /// The rows saved in `series`, then the rows of `kept` after them.
+    static func timeseries(_ series: TimeSeries, then kept: [IntervalRow]) -> [IntervalRow] {
+        var series = series
         let end = series.rows.last?.end ?? 0
         series.append(contentsOf: kept.lazy.filter { $0.index >= end })
         return series.rows
@@ -71,11 +89,17 @@ extension ReportWriter {
                 lineNumber += 1
                 guard !line.isEmpty else { continue }
                 let row: IntervalRow
-                do {
-                    row = try decoder.decode(IntervalRow.self, from: line)
-                } catch {
-                    let why = (error as? DecodingError).map { describe($0, path: path, data: line).message } ?? reason(error)
-                    throw ReportError.unexpectedContent(path, "line \(lineNumber): not a time-series row: \(why)")
+                // authload's own parser reads a line as it was written several times faster; JSONDecoder reads the
+                // rest, and says what is wrong with a line neither reads.
+                if let parsed = try? JSONValue.parse(line), let read = IntervalRow(json: parsed) {
+                    row = read
+                } else {
+                    do {
+                        row = try decoder.decode(IntervalRow.self, from: line)
+                    } catch {
+                        let why = (error as? DecodingError).map { describe($0, path: path, data: line).message } ?? reason(error)
+                        throw ReportError.unexpectedContent(path, "line \(lineNumber): not a time-series row: \(why)")
+                    }
                 }
                 // A checkpoint that failed after appending its rows appends them again at the next one.
                 if row.index > lastIndex {
@@ -93,13 +117,13 @@ extension ReportWriter {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.nonConformingFloatEncodingStrategy = nonConformingFloats.encoding
-        var lines = Data()
+        var lines: [UInt8] = []
         do {
             for row in rows {
-                lines.append(try encoder.encode(row))
+                if !RowJSON.append(row, pretty: false, depth: 0, to: &lines) { lines.append(contentsOf: try encoder.encode(row)) }
                 lines.append(UInt8(ascii: "\n"))
             }
-            try append(lines, to: path)
+            try append(Data(lines), to: path)
         } catch let error as ReportError {
             throw error
         } catch {

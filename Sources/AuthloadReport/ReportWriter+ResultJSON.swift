@@ -31,6 +31,10 @@ extension ReportWriter {
                 if number > 0 { chunk.append(UInt8(ascii: ",")) }
                 chunk.append(UInt8(ascii: "\n"))
                 chunk.append(contentsOf: indent)
+                if RowJSON.append(row, pretty: true, depth: 2, to: &chunk) {
+                    try flush(&chunk, to: handle)
+                    continue
+                }
                 let encoded: Data
                 do {
                     encoded = try encoder.encode(row)
@@ -48,15 +52,19 @@ extension ReportWriter {
                     }
                     chunk.append(contentsOf: row[start...])
                 }
-                if chunk.count >= 1 << 20 {
-                    try handle.write(contentsOf: chunk)
-                    chunk.removeAll(keepingCapacity: true)
-                }
+                try flush(&chunk, to: handle)
             }
             chunk.append(contentsOf: "\n  ".utf8)
             try handle.write(contentsOf: chunk)
             try handle.write(contentsOf: outline[close...])
         }
+    }
+
+    /// Writes `chunk` out once it holds a megabyte, and empties it.
+    private static func flush(_ chunk: inout [UInt8], to handle: FileHandle) throws {
+        guard chunk.count >= 1 << 20 else { return }
+        try handle.write(contentsOf: chunk)
+        chunk.removeAll(keepingCapacity: true)
     }
 
     /// Writes what `body` writes to a temporary sibling of `path`, flushes it and renames it over `path`.

@@ -17,7 +17,7 @@ public struct ReportFiles: Sendable, Equatable {
     /// gone once a final (or rebuilt) `result.json` holds them.
     public var checkpointRows: String
 
-    /// Every file, in the order they are written (the machine-readable result first).
+    /// Every file (the machine-readable result first).
     public var all: [String] { [resultJSON, summaryCSV, timeseriesCSV, errorsCSV, junitXML, html] }
 
     init(directory: String) {
@@ -69,42 +69,75 @@ public struct ReportWriter {
 
     /// ``write(_:to:checkpointed:keepingTimeseriesCSV:)``, returning the result as `result.json` now holds it: with
     /// the rows the checkpoints saved, as ``load(resultJSON:)`` would read it back.
+    ///
+    /// - Parameters:
+    ///   - saved: the rows the checkpoints saved (before `checkpointed`), as the run kept them in a ``TimeSeries``
+    ///     while saving them: then they are not read back from the checkpoint rows file. Nil reads them.
+    ///   - sideBySide: write the files at once on every core; false writes them one after another (a shard of a
+    ///     simulation on threads, whose twin is still running on the other core: it would only hold more memory).
     public static func written(
-        _ result: RunResult, to directory: String, checkpointed: Int? = nil,
-        keepingTimeseriesCSV: Bool = false
+        _ result: RunResult, to directory: String, checkpointed: Int? = nil, saved: TimeSeries? = nil,
+        keepingTimeseriesCSV: Bool = false, sideBySide: Bool = true
     ) throws -> (files: ReportFiles, result: RunResult) {
         let files = try prepare(directory)
         var result = result
         if let checkpointed, checkpointed > 0 {
-            result.timeseries = try timeseries(savedIn: files.checkpointRows, then: result.timeseries)
+            // A day-long simulation's shard saved some 70 MB of rows; reading them back was most of its report.
+            let series = try saved ?? savedSeries(in: files.checkpointRows)
+            result.timeseries = timeseries(series, then: result.timeseries)
         }
-        // result.json goes first: it is the source of truth, and `authload report` can rebuild the rest from it.
-        try writeResultJSON(result, to: files.resultJSON)
-        // result.json now holds every row the checkpoints saved on the side.
-        try? FileManager.default.removeItem(atPath: files.checkpointRows)
-        try writeAtomically(Data(CSVWriter.summary(result).utf8), to: files.summaryCSV)
-        if !(keepingTimeseriesCSV && FileManager.default.fileExists(atPath: files.timeseriesCSV)) {
-            try writeTimeseries(result, to: files, from: checkpointed ?? 0)
+        let finished = result
+        // The files are independent of one another, and a long run's result.json, timeseries.csv and report.html
+        // each take a while: written side by side, on as many cores as there are (both are free once a
+        // simulation's shards are done). Each file is still replaced atomically.
+        let writers: [@Sendable () throws -> Void] = [
+            {
+                try writeResultJSON(finished, to: files.resultJSON)
+                // result.json now holds every row the checkpoints saved on the side.
+                try? FileManager.default.removeItem(atPath: files.checkpointRows)
+            },
+            {
+                if !(keepingTimeseriesCSV && FileManager.default.fileExists(atPath: files.timeseriesCSV)) {
+                    try writeTimeseries(finished, to: files, from: checkpointed ?? 0)
+                }
+            },
+            { try writeAtomically(HTMLReport.render(finished), to: files.html) },
+            {
+                try writeAtomically(CSVWriter.summary(finished), to: files.summaryCSV)
+                try writeAtomically(CSVWriter.errors(finished), to: files.errorsCSV)
+                try writeAtomically(JUnitWriter.render(finished), to: files.junitXML)
+                if let capacity = CSVWriter.capacity(finished) {
+                    try writeAtomically(capacity, to: files.capacityCSV)
+                } else if FileManager.default.fileExists(atPath: files.capacityCSV) {
+                    // A rebuilt report of a run without stages must not keep an earlier run's capacity table.
+                    try? FileManager.default.removeItem(atPath: files.capacityCSV)
+                }
+            }
+        ]
+        if sideBySide {
+            try inParallel(writers)
+        } else {
+            for write in writers { try write() }
         }
-        try writeAtomically(Data(CSVWriter.errors(result).utf8), to: files.errorsCSV)
-        try writeAtomically(Data(JUnitWriter.render(result).utf8), to: files.junitXML)
-        if let capacity = CSVWriter.capacity(result) {
-            try writeAtomically(Data(capacity.utf8), to: files.capacityCSV)
-        } else if FileManager.default.fileExists(atPath: files.capacityCSV) {
-            // A rebuilt report of a run without stages must not keep an earlier run's capacity table.
-            try? FileManager.default.removeItem(atPath: files.capacityCSV)
-        }
-        try writeAtomically(Data(HTMLReport.render(result).utf8), to: files.html)
         return (files, result)
+    }
+
+    /// Runs every one of `bodies`, side by side, and throws the error of the first (in order) that threw.
+    static func inParallel(_ bodies: [@Sendable () throws -> Void]) throws {
+        let errors = Locked([(any Error)?](repeating: nil, count: bodies.count))
+        DispatchQueue.concurrentPerform(iterations: bodies.count) { position in
+            do { try bodies[position]() } catch { errors.withLock { $0[position] = error } }
+        }
+        if let error = errors.withLock({ $0 }).lazy.compactMap({ $0 }).first { throw error }
     }
 
     /// Writes `timeseries.csv` whole (`from` 0, or no file yet), or appends the intervals numbered `from` on.
     static func writeTimeseries(_ result: RunResult, to files: ReportFiles, from first: Int) throws {
         do {
             if first == 0 || !FileManager.default.fileExists(atPath: files.timeseriesCSV) {
-                try writeAtomically(Data(CSVWriter.timeseries(result).utf8), to: files.timeseriesCSV)
-            } else if case let rows = CSVWriter.timeseries(result, from: first, header: false), !rows.isEmpty {
-                try append(Data(rows.utf8), to: files.timeseriesCSV)
+                try writeAtomically(CSVWriter.timeseries(result), to: files.timeseriesCSV)
+            } else if case var rows = CSVWriter.timeseries(result, from: first, header: false), !rows.isEmpty {
+                try rows.withUTF8 { try append(UnsafeRawBufferPointer($0), to: files.timeseriesCSV) }
             }
         } catch let error as ReportError {
             throw error
@@ -114,7 +147,7 @@ public struct ReportWriter {
     }
 
     /// Appends `data` to the file at `path`, creating it if needed.
-    static func append(_ data: Data, to path: String) throws {
+    static func append(_ data: some DataProtocol, to path: String) throws {
         if !FileManager.default.fileExists(atPath: path) {
             guard FileManager.default.createFile(atPath: path, contents: nil) else {
                 throw ReportError.unwritable(path, "cannot create the file")
@@ -225,6 +258,12 @@ public struct ReportWriter {
     /// Writes `data` to a temporary sibling of `path`, flushes it and renames it over `path`.
     static func writeAtomically(_ data: Data, to path: String) throws {
         try writeAtomically(to: path) { try $0.write(contentsOf: data) }
+    }
+
+    /// Writes `text` as UTF-8, atomically, without copying it into a `Data` first.
+    static func writeAtomically(_ text: String, to path: String) throws {
+        var text = text
+        try text.withUTF8 { bytes in try writeAtomically(to: path) { try $0.write(contentsOf: UnsafeRawBufferPointer(bytes)) } }
     }
 
     static func describe(_ error: DecodingError, path: String, data: Data) -> ReportError {
