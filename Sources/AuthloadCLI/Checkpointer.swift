@@ -27,9 +27,6 @@ struct Checkpointer<C: Clock>: Sendable where C.Duration == Duration {
     let logs: Bool
     /// The first interval not yet in `timeseries.csv`, for the final report to append after.
     let written = Locked(0)
-    /// The rows saved so far, as the checkpoint rows file holds them once read back (merged past two hours, as
-    /// the final report would merge them reading it): the final report takes them from here, not from the disk.
-    let saved = Locked(TimeSeries())
 
     /// Writes a checkpoint every interval until cancelled; a failed write is reported once and retried at the next.
     func run() async {
@@ -53,7 +50,6 @@ struct Checkpointer<C: Clock>: Sendable where C.Duration == Duration {
             do {
                 let next = try ReportWriter.writeCheckpoint(result, to: directory, firstNewInterval: firstNew)
                 written.withLock { $0 = next }
-                saved.withLock { ReportWriter.keep(saved: result.timeseries, from: firstNew, in: &$0) }
                 // On disk now: the final report reads them back, so memory holds only the last few seconds.
                 runner.collector.forgetRows(before: next)
                 if logs { console.line("checkpoint: \(next) intervals saved to \(directory)") }

@@ -175,8 +175,7 @@ struct RunCommand {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             // Rows the checkpoints appended stay as written: at full resolution where a long run kept merged ones.
             let written = try ReportWriter.written(
-                result, to: directory, checkpointed: checkpoints.written.withLock { $0 }, saved: checkpoints.saved.withLock { $0 },
-                sideBySide: false)
+                result, to: directory, checkpointed: checkpoints.written.withLock { $0 }, sideBySide: false)
             files = written.files
             if let shards, let shard = plan.shard { shards.finished(shard.index, written.result) }
         } catch {

@@ -32,30 +32,12 @@ extension ReportWriter {
         return next
     }
 
-    /// Adds to `series` the rows of `rows` a checkpoint saved (those from `firstNewInterval` on) as reading the
-    /// checkpoint rows file back adds them: one at a time, so that past ``TimeSeries/defaultMaxRows`` they merge
-    /// where a report read back from the file would merge them (appended a checkpoint at a time, they do not).
-    public static func keep(saved rows: [IntervalRow], from firstNewInterval: Int, in series: inout TimeSeries) {
-        for row in rows where row.index >= firstNewInterval { series.append(row) }
-    }
-
     /// A run's whole time series when its checkpoints saved the earlier rows in `path`: those rows, then the
     /// rows of `kept` after them, merged past ``TimeSeries/defaultMaxRows`` as they are read, so a day-long
     /// soak's rows never sit in memory all at once. Without the file, `kept` as it is.
     static func timeseries(savedIn path: String, then kept: [IntervalRow]) throws -> [IntervalRow] {
-        timeseries(try savedSeries(in: path), then: kept)
-    }
-
-    /// The rows checkpoints saved in `path`, merged past ``TimeSeries/defaultMaxRows`` as they are read.
-    static func savedSeries(in path: String) throws -> TimeSeries {
         var series = TimeSeries()
         try forEachCheckpointedRow(in: path, after: -1) { series.append($0) }
-        return series
-    }
-
-    /// The rows saved in `series`, then the rows of `kept` after them.
-    static func timeseries(_ series: TimeSeries, then kept: [IntervalRow]) -> [IntervalRow] {
-        var series = series
         let end = series.rows.last?.end ?? 0
         series.append(contentsOf: kept.lazy.filter { $0.index >= end })
         return series.rows

@@ -71,20 +71,17 @@ public struct ReportWriter {
     /// the rows the checkpoints saved, as ``load(resultJSON:)`` would read it back.
     ///
     /// - Parameters:
-    ///   - saved: the rows the checkpoints saved (before `checkpointed`), as the run kept them in a ``TimeSeries``
-    ///     while saving them: then they are not read back from the checkpoint rows file. Nil reads them.
     ///   - sideBySide: write the files at once on every core; false writes them one after another (a shard of a
     ///     simulation on threads, whose twin is still running on the other core: it would only hold more memory).
     public static func written(
-        _ result: RunResult, to directory: String, checkpointed: Int? = nil, saved: TimeSeries? = nil,
+        _ result: RunResult, to directory: String, checkpointed: Int? = nil,
         keepingTimeseriesCSV: Bool = false, sideBySide: Bool = true
     ) throws -> (files: ReportFiles, result: RunResult) {
         let files = try prepare(directory)
         var result = result
         if let checkpointed, checkpointed > 0 {
-            // A day-long simulation's shard saved some 70 MB of rows; reading them back was most of its report.
-            let series = try saved ?? savedSeries(in: files.checkpointRows)
-            result.timeseries = timeseries(series, then: result.timeseries)
+            // Read back, not kept while the run saved them: kept, a day-long run's rows grew its memory all day.
+            result.timeseries = try timeseries(savedIn: files.checkpointRows, then: result.timeseries)
         }
         let finished = result
         // The files are independent of one another, and a long run's result.json, timeseries.csv and report.html
