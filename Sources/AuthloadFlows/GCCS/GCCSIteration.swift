@@ -205,10 +205,7 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
     private func nodesBody() -> [UInt8] {
         let cipher = GCCSFieldCipher.Keyed(channelKey: channelKey, encrypting: true)
         let deviceID = self.deviceID
-        var body = JSONObjectWriter(reservingCapacity: 256)
-        body.add("lang", options.lang)
-        body.add("clientKey", options.clientKey)
-        body.add("deviceId", deviceID)
+        var body = deviceBody(reservingCapacity: 256)
         body.add("enCodeCK", cipher.encrypt(channelKey))
         body.add("enCodeBK", cipher.encrypt(blockKey))
         body.add("enCodeDK", cipher.encrypt(deviceID))
@@ -252,10 +249,7 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
 
     @inline(never)
     private func completeBody() -> [UInt8] {
-        var body = JSONObjectWriter(reservingCapacity: 128)
-        body.add("lang", options.lang)
-        body.add("clientKey", options.clientKey)
-        body.add("deviceId", deviceID)
+        var body = deviceBody(reservingCapacity: 128)
         body.add("isSecondaryCertification", .bool(options.secondaryCertification.value(for: authType)))
         return body.finish()
     }
@@ -303,12 +297,18 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
         }
     }
 
-    @inline(never)
-    private func cancelBody() -> [UInt8] {
-        var body = JSONObjectWriter(reservingCapacity: 96)
+    /// A request body's first members, the same in every step: the language, the client's key and the device.
+    private func deviceBody(reservingCapacity capacity: Int) -> JSONObjectWriter {
+        var body = JSONObjectWriter(reservingCapacity: capacity)
         body.add("lang", options.lang)
         body.add("clientKey", options.clientKey)
         body.add("deviceId", deviceID)
+        return body
+    }
+
+    @inline(never)
+    private func cancelBody() -> [UInt8] {
+        var body = deviceBody(reservingCapacity: 96)
         return body.finish()
     }
 
