@@ -144,15 +144,23 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 
     public mutating func add(_ name: String, _ value: String) {
         // Grown once for both, and still geometrically: a request's headers are added one by one to an empty list, and
-        // a long value (a bearer token) after its name grew it a second time.
+        // a long value (a bearer token) after its name grew it a second time. The first growth makes room for a
+        // message's usual few fields at once (``minimumBytes``, ``minimumFields``): grown to fit, the bytes and the
+        // spans were each reallocated at nearly every field added to a list, whether it started empty or shared (a
+        // service's fixed headers, to which each answer adds its own).
         let needed = bytes.count + name.utf8.count + value.utf8.count
-        if needed > bytes.capacity { bytes.reserveCapacity(Swift.max(needed, 2 * bytes.capacity)) }
+        if needed > bytes.capacity { bytes.reserveCapacity(Swift.max(needed, 2 * bytes.capacity, Self.minimumBytes)) }
+        if spans.count == spans.capacity { spans.reserveCapacity(Swift.max(2 * spans.count, Self.minimumFields)) }
         let nameStart = bytes.count
         Self.append(name, to: &bytes)
         let valueStart = bytes.count
         Self.append(value, to: &bytes)
         spans.append(Span(name: nameStart..<valueStart, value: valueStart..<bytes.count))
     }
+
+    /// The room a list that grows takes at least: a message's usual headers and their bytes.
+    private static var minimumBytes: Int { 256 }
+    private static var minimumFields: Int { 8 }
 
     /// Copies `text`'s UTF-8 as one block: appending its `utf8` view went through the generic sequence path, a
     /// look-up of contiguous storage for each string (a bearer token on every authorized call).
