@@ -241,10 +241,21 @@ extension JSONParser {
         unexpected("expected ':' after object key")
     }
 
-    /// Frees the keys decoded from escapes; the parser's keys must not be used after.
+    /// Frees the keys decoded from escapes and gives the stacks back for the next parse; the parser must not be used
+    /// after.
     mutating func release() {
         for copy in decodedKeys { copy.deallocate() }
         decodedKeys.removeAll()
+        // Stacks that hostile nesting or a huge object grew are let go rather than kept.
+        guard containers.capacity <= 64, keys.capacity <= 256 else { return }
+        containers.removeAll(keepingCapacity: true)
+        keys.removeAll(keepingCapacity: true)
+        var stacks = Stacks(containers: [], keys: [])
+        swap(&stacks.containers, &containers)
+        swap(&stacks.keys, &keys)
+        Self.spareStacks.withLock { spare in
+            if spare.count < Self.spareStackLimit { spare.append(stacks) }
+        }
     }
 
     /// Consumes a `,`, and names a trailing comma as such when `closing` follows it.
