@@ -356,19 +356,23 @@ extension SplitMix64 {
 
     /// `count` random lowercase hex digits, for keys and tokens: each draw's digits without leading zeros, as
     /// `String(_:radix:)` writes them, until there are enough (the same digits from the same draws as ever, written
-    /// as bytes: this runs for every handle and token a soak's services issue).
+    /// as bytes: this runs for every handle and token a soak's services issue). Written straight into the string's
+    /// storage, with room for a last draw's digits past `count`: through an array first, each cost two allocations.
     mutating func hex(_ count: Int) -> String {
+        guard count > 0 else { return "" }
         let alphabet: StaticString = "0123456789abcdef"
-        var digits: [UInt8] = []
-        digits.reserveCapacity(count + 15)
-        while digits.count < count {
-            let value = next()
-            var shift = (63 - value.leadingZeroBitCount) / 4 * 4
-            while shift >= 0 {
-                digits.append(alphabet.utf8Start[Int((value >> UInt64(shift)) & 0xF)])
-                shift -= 4
+        return String(unsafeUninitializedCapacity: count + 15) { digits in
+            var written = 0
+            while written < count {
+                let value = next()
+                var shift = (63 - value.leadingZeroBitCount) / 4 * 4
+                while shift >= 0 {
+                    digits[written] = alphabet.utf8Start[Int((value >> UInt64(shift)) & 0xF)]
+                    written += 1
+                    shift -= 4
+                }
             }
+            return count
         }
-        return String(decoding: digits[..<count], as: UTF8.self)
     }
 }
