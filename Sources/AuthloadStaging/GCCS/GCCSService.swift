@@ -343,7 +343,7 @@ public final class GCCSService: Sendable {
         let ascii = target.withUTF8 { bytes -> [(String, String)]?? in
             guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
             guard let mark = bytes.firstIndex(of: UInt8(ascii: "?")) else { return .some(nil) }
-            return FormURLEncoding.decode(Array(bytes[(mark + 1)...]))
+            return FormURLEncoding.decode(UnsafeBufferPointer(rebasing: bytes[(mark + 1)...]))
         }
         if let ascii { return ascii }
         return target.firstIndex(of: "?").map { FormURLEncoding.decode(target[target.index(after: $0)...]) }

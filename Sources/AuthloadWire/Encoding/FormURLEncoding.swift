@@ -37,15 +37,26 @@ public enum FormURLEncoding {
     /// Empty pieces (`a=1&&b=2`) are skipped, a piece without `=` is a name with an empty value,
     /// and malformed escapes are kept as they are, so decoding never fails.
     public static func decode(_ bytes: [UInt8]) -> [(String, String)] {
+        bytes.withUnsafeBufferPointer { decode($0) }
+    }
+
+    /// ``decode(_:)-([UInt8])`` of bytes read in place, e.g. the query in a request's target.
+    ///
+    /// The pairs are counted first (a service reads a query's or form's few pairs at every request, and the array grew
+    /// at the first, second and fourth), and a name or value with nothing escaped is made a string straight from its
+    /// bytes.
+    public static func decode(_ bytes: UnsafeBufferPointer<UInt8>) -> [(String, String)] {
         var pairs: [(String, String)] = []
+        pairs.reserveCapacity(bytes.reduce(1) { $1 == ASCII.ampersand ? $0 + 1 : $0 })
         var start = 0
         for end in 0...bytes.count where end == bytes.count || bytes[end] == ASCII.ampersand {
             defer { start = end + 1 }
             guard end > start else { continue }
             let equals = bytes[start..<end].firstIndex(of: ASCII.equals) ?? end
-            let name = PercentEncoding.decodedBytes(bytes, start..<equals, plusAsSpace: true)
-            let value = PercentEncoding.decodedBytes(bytes, min(equals + 1, end)..<end, plusAsSpace: true)
-            pairs.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+            let name = PercentEncoding.decodedString(UnsafeBufferPointer(rebasing: bytes[start..<equals]), plusAsSpace: true)
+            let value = PercentEncoding.decodedString(
+                UnsafeBufferPointer(rebasing: bytes[min(equals + 1, end)..<end]), plusAsSpace: true)
+            pairs.append((name, value))
         }
         return pairs
     }
@@ -54,26 +65,25 @@ public enum FormURLEncoding {
     /// with only that value made: a server that reads a few fields of a form need not make a string of every name
     /// and value in it.
     public static func firstValue(named name: String, in bytes: [UInt8]) -> String? {
-        var start = 0
-        for end in 0...bytes.count where end == bytes.count || bytes[end] == ASCII.ampersand {
-            defer { start = end + 1 }
-            guard end > start else { continue }
-            let equals = bytes[start..<end].firstIndex(of: ASCII.equals) ?? end
-            guard pieceName(bytes, start..<equals, is: name) else { continue }
-            let value = PercentEncoding.decodedBytes(bytes, min(equals + 1, end)..<end, plusAsSpace: true)
-            return String(decoding: value, as: UTF8.self)
+        bytes.withUnsafeBufferPointer { bytes in
+            var start = 0
+            for end in 0...bytes.count where end == bytes.count || bytes[end] == ASCII.ampersand {
+                defer { start = end + 1 }
+                guard end > start else { continue }
+                let equals = bytes[start..<end].firstIndex(of: ASCII.equals) ?? end
+                guard pieceName(UnsafeBufferPointer(rebasing: bytes[start..<equals]), is: name) else { continue }
+                return PercentEncoding.decodedString(UnsafeBufferPointer(rebasing: bytes[min(equals + 1, end)..<end]), plusAsSpace: true)
+            }
+            return nil
         }
-        return nil
     }
 
-    /// Whether the encoded name in `range` decodes to `name`: compared byte for byte when it is plain ASCII, which is
+    /// Whether the encoded name `piece` decodes to `name`: compared byte for byte when it is plain ASCII, which is
     /// what a string of it would compare as, else decoded and compared as strings.
-    private static func pieceName(_ bytes: [UInt8], _ range: Range<Int>, is name: String) -> Bool {
-        let plain = bytes[range].allSatisfy { $0 < 0x80 && $0 != ASCII.percent && $0 != ASCII.plus }
-        guard plain else {
-            return String(decoding: PercentEncoding.decodedBytes(bytes, range, plusAsSpace: true), as: UTF8.self) == name
-        }
-        return bytes[range].elementsEqual(name.utf8)
+    private static func pieceName(_ piece: UnsafeBufferPointer<UInt8>, is name: String) -> Bool {
+        let plain = piece.allSatisfy { $0 < 0x80 && $0 != ASCII.percent && $0 != ASCII.plus }
+        guard plain else { return PercentEncoding.decodedString(piece, plusAsSpace: true) == name }
+        return piece.elementsEqual(name.utf8)
     }
 
     /// Splits a query string (without the `?`) into its pairs, in order.

@@ -28,8 +28,15 @@ public enum PercentEncoding {
     /// Malformed escapes are kept as they are and bytes that are not UTF-8 become U+FFFD, as the
     /// WHATWG URL standard does, so decoding never fails.
     public static func decode(_ text: some StringProtocol, plusAsSpace: Bool = false) -> String {
-        let utf8 = Array(text.utf8)
-        return String(decoding: decodedBytes(utf8, 0..<utf8.count, plusAsSpace: plusAsSpace), as: UTF8.self)
+        Array(text.utf8).withUnsafeBufferPointer { decodedString($0, plusAsSpace: plusAsSpace) }
+    }
+
+    /// `bytes` decoded as ``decode(_:plusAsSpace:)`` decodes them: made straight from them when nothing in them is
+    /// escaped, where decoding into an array first cost every name and value of a form or query an allocation.
+    static func decodedString(_ bytes: UnsafeBufferPointer<UInt8>, plusAsSpace: Bool) -> String {
+        let escaped = bytes.contains { $0 == ASCII.percent || (plusAsSpace && $0 == ASCII.plus) }
+        guard escaped else { return String(decoding: bytes, as: UTF8.self) }
+        return String(decoding: decodedBytes(bytes, plusAsSpace: plusAsSpace), as: UTF8.self)
     }
 
     static func append(encoding text: some StringProtocol, to bytes: inout [UInt8]) {
@@ -52,13 +59,13 @@ public enum PercentEncoding {
         bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
     }
 
-    static func decodedBytes(_ bytes: [UInt8], _ range: Range<Int>, plusAsSpace: Bool) -> [UInt8] {
+    static func decodedBytes(_ bytes: UnsafeBufferPointer<UInt8>, plusAsSpace: Bool) -> [UInt8] {
         var result: [UInt8] = []
-        result.reserveCapacity(range.count)
-        var index = range.lowerBound
-        while index < range.upperBound {
+        result.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
             let byte = bytes[index]
-            if byte == ASCII.percent, index + 2 < range.upperBound,
+            if byte == ASCII.percent, index + 2 < bytes.count,
                 let high = ASCII.hexValue(bytes[index + 1]), let low = ASCII.hexValue(bytes[index + 2])
             {
                 result.append(high << 4 | low)
