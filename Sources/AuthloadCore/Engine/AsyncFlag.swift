@@ -2,11 +2,27 @@
 ///
 /// A waiting task that is cancelled stops waiting, so a flag can take part in a race.
 public final class AsyncFlag: Sendable {
+    private typealias Waiter = (id: UInt64, continuation: UnsafeContinuation<Void, Never>)
+
+    /// Waiters are held apart from a list for the first: a flag is usually waited on by one task (the closed model's
+    /// scheduler makes one for each of its sleeps), and a dictionary of waiters, its keys sorted and a checked
+    /// continuation cost it four allocations a sleep.
     private struct State {
         var isSet = false
         var nextID: UInt64 = 0
-        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var first: Waiter?
+        var more: [Waiter] = []
         var actions: [@Sendable () -> Void] = []
+
+        /// Takes the waiter `id` out, if it still waits.
+        mutating func remove(_ id: UInt64) -> UnsafeContinuation<Void, Never>? {
+            if let first, first.id == id {
+                self.first = nil
+                return first.continuation
+            }
+            guard let index = more.firstIndex(where: { $0.id == id }) else { return nil }
+            return more.remove(at: index).continuation
+        }
     }
 
     private let state = Locked(State())
@@ -16,17 +32,25 @@ public final class AsyncFlag: Sendable {
     public var isSet: Bool { state.withLock { $0.isSet } }
 
     public func set() {
-        let (waiters, actions) = state.withLock { state in
+        let (first, more, actions) = state.withLock { state in
             state.isSet = true
             defer {
-                state.waiters = [:]
+                state.first = nil
+                state.more = []
                 state.actions = []
             }
-            return (state.waiters, state.actions)
+            return (state.first, state.more, state.actions)
         }
         // Resumed outside the lock: a resumed task may run inline and come back to this flag. In the order they
-        // began to wait, not the dictionary's (seeded per process): a simulated run must replay the same way.
-        for id in waiters.keys.sorted() { waiters[id]?.resume() }
+        // began to wait (a simulated run must replay the same way), which is not always the order they were added.
+        if more.isEmpty {
+            first?.continuation.resume()
+        } else {
+            var waiters = more
+            if let first { waiters.append(first) }
+            waiters.sort { $0.id < $1.id }
+            for waiter in waiters { waiter.continuation.resume() }
+        }
         for action in actions { action() }
     }
 
@@ -46,16 +70,21 @@ public final class AsyncFlag: Sendable {
             return state.nextID
         }
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            // Unsafe rather than checked: each continuation is resumed once, by whoever takes it out under the lock.
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state in
                     if state.isSet || Task.isCancelled { return true }
-                    state.waiters[id] = continuation
+                    if state.first == nil {
+                        state.first = (id, continuation)
+                    } else {
+                        state.more.append((id, continuation))
+                    }
                     return false
                 }
                 if resumeNow { continuation.resume() }
             }
         } onCancel: {
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            let waiter = state.withLock { $0.remove(id) }
             waiter?.resume()
         }
     }
