@@ -74,9 +74,9 @@ extension Runner {
             if let alarm {
                 // A stop requested since the check above found no flag to set: this one is not slept on.
                 if !control.wasStopRequested {
-                    let cancel = alarm.set(at: target) { waiting.wake(sleepingOn: early) }
+                    let armed = alarm.set(at: target) { waiting.wake(sleepingOn: early) }
                     await early.wait()
-                    cancel()
+                    alarm.cancel(armed)
                 }
             } else {
                 let clock = self.clock

@@ -16,23 +16,31 @@ public protocol TimerClock: Clock {
 
 /// Work at an instant of a clock known only as `C`: a timer when the clock is a ``TimerClock``.
 struct DeadlineAlarm<C: Clock>: Sendable {
-    private let arm: @Sendable (C.Instant, @escaping @Sendable () -> Void) -> @Sendable () -> Void
+    /// A set alarm, for ``cancel(_:)``: the clock's timer, held as itself (a class's reference fits an existential's
+    /// inline buffer), where a closure that cancelled it cost each of the scheduler's sleeps an allocation.
+    struct Armed: Sendable {
+        fileprivate let timer: any Sendable
+    }
+
+    private let arm: @Sendable (C.Instant, @escaping @Sendable () -> Void) -> any Sendable
+    private let disarm: @Sendable (any Sendable) -> Void
 
     /// Nil unless `clock` is a ``TimerClock``.
     init?(_ clock: C) {
         guard let timers = clock as? any TimerClock else { return nil }
-        arm = Self.arming(timers)
+        (arm, disarm) = Self.arming(timers)
     }
 
-    private static func arming<T: TimerClock>(_ timers: T) -> @Sendable (C.Instant, @escaping @Sendable () -> Void) -> @Sendable () -> Void
-    {
-        { deadline, work in
-            // `T` is `C`: the cast only names the instant's type again.
-            let timer = timers.schedule(at: deadline as! T.Instant, work)
-            return { timers.cancel(timer) }
-        }
+    private static func arming<T: TimerClock>(
+        _ timers: T
+    ) -> (@Sendable (C.Instant, @escaping @Sendable () -> Void) -> any Sendable, @Sendable (any Sendable) -> Void) {
+        // `T` is `C`: the casts only name the instant's and the timer's types again.
+        ({ deadline, work in timers.schedule(at: deadline as! T.Instant, work) }, { timer in timers.cancel(timer as! T.Timer) })
     }
 
-    /// Runs `work` at `deadline`; returns what calls it off.
-    func set(at deadline: C.Instant, _ work: @escaping @Sendable () -> Void) -> @Sendable () -> Void { arm(deadline, work) }
+    /// Runs `work` at `deadline`; returns what ``cancel(_:)`` calls off.
+    func set(at deadline: C.Instant, _ work: @escaping @Sendable () -> Void) -> Armed { Armed(timer: arm(deadline, work)) }
+
+    /// Calls off an alarm that has not gone off yet; nothing when it has.
+    func cancel(_ armed: Armed) { disarm(armed.timer) }
 }
