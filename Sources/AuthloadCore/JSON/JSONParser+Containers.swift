@@ -247,12 +247,13 @@ extension JSONParser {
         for copy in decodedKeys { copy.deallocate() }
         decodedKeys.removeAll()
         // Stacks that hostile nesting or a huge object grew are let go rather than kept.
-        guard containers.capacity <= 64, keys.capacity <= 256 else { return }
+        guard containers.capacity <= 64, keys.capacity <= 256, building.capacity <= 64 else { return }
         containers.removeAll(keepingCapacity: true)
         keys.removeAll(keepingCapacity: true)
         var stacks = Stacks(containers: [], keys: [])
         swap(&stacks.containers, &containers)
         swap(&stacks.keys, &keys)
+        swap(&stacks.building, &building)
         Self.spareStacks.withLock { spare in
             if spare.count < Self.spareStackLimit { spare.append(stacks) }
         }

@@ -48,6 +48,9 @@ struct JSONParser {
     /// The decoded keys of every open object, each object's after its parent's, to find a repeated key: the first
     /// `keyCount` of them.
     var keys: [Key] = []
+    /// The arrays and objects ``readValue()`` is building, empty between its calls: kept so that the stack is taken
+    /// with the others from the parse before.
+    var building: [Building] = []
     var keyCount = 0
     /// The keys of each open object that outgrew a short linear scan, by depth, so hostile inputs stay linear to read.
     var keySets: [Int: Set<[UInt8]>] = [:]
@@ -60,6 +63,7 @@ struct JSONParser {
         if let spare = Self.spareStacks.withLock({ $0.popLast() }) {
             containers = spare.containers
             keys = spare.keys
+            building = spare.building
         } else {
             // Room for an ION body's nesting and open keys up front: growing one by one reallocates at every doubling.
             containers.reserveCapacity(16)
@@ -67,13 +71,14 @@ struct JSONParser {
         }
     }
 
-    /// A finished parse's container and key stacks, emptied, for the next parse to take: a simulated soak parses a few
-    /// hundred thousand bodies, and two fresh stacks for each were 7 % of its allocations.
+    /// A finished parse's container, key and building stacks, emptied, for the next parse to take: a simulated soak
+    /// parses a few hundred thousand bodies, and fresh stacks for each were 8 % of its allocations.
     struct Stacks: @unchecked Sendable {
         // Unchecked Sendable: the keys' pointers are into a finished parse's bytes and are never read again; a parse
         // writes each key before it reads it (only the first `keyCount` are read, and the count starts at zero).
         var containers: [Container]
         var keys: [Key]
+        var building: [Building] = []
     }
 
     /// Stacks given back by ``release()``: as many as ever parsed at once (one per thread, or two for a reader that
@@ -95,7 +100,7 @@ struct JSONParser {
 
     /// One array or object being built. Both storages live here so that closing one moves it out uniquely
     /// referenced, and appending to it never copies.
-    private struct Building {
+    struct Building {
         var elements: [JSONValue] = []
         var object = JSONObject()
         var key = ""
@@ -104,6 +109,12 @@ struct JSONParser {
     /// Reads the value at `position` into a tree.
     mutating func readValue() throws(JSONParseError) -> JSONValue {
         var building: [Building] = []
+        swap(&building, &self.building)
+        // Emptied, so a failed parse's half-built values go now and the next call starts from none.
+        defer {
+            building.removeAll(keepingCapacity: true)
+            swap(&building, &self.building)
+        }
         let depth = self.depth
         nextValue: while true {
             var value: JSONValue
