@@ -73,6 +73,26 @@ struct StompSessionTests {
         #expect(try session.nextFrame() == nil)
     }
 
+    @Test("a receipt found first or among several queued frames leaves the others queued in order; an ERROR before it throws")
+    func receiptAmongFrames() throws {
+        var session = StompSession(now: at(0))
+        try session.take(text("RECEIPT\nreceipt-id:r-1\n\n\0" + message("{}", id: 1)), now: at(1))
+        #expect(try session.takeReceipt("r-1") == [])
+        #expect(try session.nextFrame()?.frame.headers["message-id"] == "1")
+        #expect(try session.nextFrame() == nil)
+
+        let queued = message("{}", id: 2) + message("{}", id: 3) + "RECEIPT\nreceipt-id:r-2\n\n\0" + message("{}", id: 4)
+        try session.take(text(queued), now: at(2))
+        #expect(try session.takeReceipt("r-3") == nil)
+        let before = try #require(try session.takeReceipt("r-2"))
+        #expect(before.map { $0.headers["message-id"] } == ["2", "3"])
+        for id in ["2", "3", "4"] { #expect(try session.nextFrame()?.frame.headers["message-id"] == id) }
+        #expect(try session.nextFrame() == nil)
+
+        try session.take(text(message("{}", id: 5) + "ERROR\nmessage:boom\n\n\0" + "RECEIPT\nreceipt-id:r-4\n\n\0"), now: at(3))
+        #expect(throws: StompClientError.serverError("boom")) { _ = try session.takeReceipt("r-4") }
+    }
+
     @Test("without heart-beats it waits until the deadline, then times out exactly there")
     func deadline() {
         let session = StompSession(now: at(0))

@@ -35,7 +35,11 @@ struct StompSession<Instant: InstantProtocol>: Sendable where Instant.Duration =
     /// What both sides agreed in CONNECT/CONNECTED; nothing is sent or expected until then.
     private(set) var heartBeat = StompHeartBeat.Negotiated(clientToServerMilliseconds: 0, serverToClientMilliseconds: 0)
     private var decoder = StompFrameDecoder()
-    private var ready: [Received] = []
+    /// The frames not handed out yet, oldest first: the oldest held apart from the rest. A session mostly hears one
+    /// frame at a time and hands it out at once, and an array for it (let go once empty, so that a session waiting
+    /// seconds for its next status keeps no storage) cost every status an allocation.
+    private var oldest: Received?
+    private var later: [Received] = []
     private var lastSent: Instant
     private var lastHeard: Instant
     private var receipts = 0
@@ -79,7 +83,9 @@ struct StompSession<Instant: InstantProtocol>: Sendable where Instant.Duration =
                 throw .malformed(error)
             }
             switch event {
-            case .frame(let frame): ready.append(Received(frame: frame, arrived: arrived))
+            case .frame(let frame):
+                let received = Received(frame: frame, arrived: arrived)
+                if oldest == nil { oldest = received } else { later.append(received) }
             case .heartBeat: continue
             case .needMoreData: return
             }
@@ -90,10 +96,14 @@ struct StompSession<Instant: InstantProtocol>: Sendable where Instant.Duration =
     ///
     /// - Throws: `.serverError` when it is an ERROR frame (the server closes after it).
     mutating func nextFrame() throws(StompClientError) -> Received? {
-        guard !ready.isEmpty else { return nil }
-        let received = ready.removeFirst()
-        // The session waits seconds for its next status: an empty queue keeps no storage meanwhile.
-        if ready.isEmpty { ready = [] }
+        guard let received = oldest else { return nil }
+        if later.isEmpty {
+            oldest = nil
+        } else {
+            oldest = later.removeFirst()
+            // The session waits seconds for its next status: an empty queue keeps no storage meanwhile.
+            if later.isEmpty { later = [] }
+        }
         if received.frame.command == .error {
             throw .serverError(received.frame.headers["message"] ?? String(decoding: received.frame.body.prefix(200), as: UTF8.self))
         }
@@ -104,17 +114,36 @@ struct StompSession<Instant: InstantProtocol>: Sendable where Instant.Duration =
     ///
     /// - Throws: `.serverError` for an ERROR frame met first.
     mutating func takeReceipt(_ id: String) throws(StompClientError) -> [StompFrame]? {
-        for (index, received) in ready.enumerated() {
-            let frame = received.frame
-            if frame.command == .error { throw .serverError(frame.headers["message"] ?? "") }
-            if frame.command == .receipt, frame.headers["receipt-id"] == id {
-                // A closure, not `\.frame`: in this generic type a key path is instantiated at run time on every call.
-                let before = ready[..<index].map { $0.frame }
-                ready.remove(at: index)
-                return before
+        guard let first = oldest else { return nil }
+        if try Self.isReceipt(first.frame, id) {
+            oldest = later.isEmpty ? nil : later.removeFirst()
+            if later.isEmpty { later = [] }
+            return []
+        }
+        // Found before it is removed: removed while the loop held the array, it was copied first.
+        var found: Int?
+        for index in later.indices {
+            if try Self.isReceipt(later[index].frame, id) {
+                found = index
+                break
             }
         }
-        return nil
+        guard let index = found else { return nil }
+        var before: [StompFrame] = []
+        before.reserveCapacity(index + 1)
+        before.append(first.frame)
+        for received in later[..<index] { before.append(received.frame) }
+        later.remove(at: index)
+        if later.isEmpty { later = [] }
+        return before
+    }
+
+    /// Whether `frame` is `RECEIPT receipt-id:<id>`.
+    ///
+    /// - Throws: `.serverError` for an ERROR frame.
+    private static func isReceipt(_ frame: StompFrame, _ id: String) throws(StompClientError) -> Bool {
+        if frame.command == .error { throw .serverError(frame.headers["message"] ?? "") }
+        return frame.command == .receipt && frame.headers["receipt-id"] == id
     }
 
     /// What to do at `now` until a frame comes, the wait bounded by `deadline`.
