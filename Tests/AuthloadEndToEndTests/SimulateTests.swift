@@ -231,12 +231,24 @@ struct SimulateTests {
         let control = simulation.runner.control
         let outcome = await simulation.run {
             try? await clock.sleep(until: .init(offset: .seconds(600)))
-            // From a thread of the global pool, as the signal handler's.
-            await Task.detached { control.requestStop() }.value
+            requestStop(control, fromAnotherThreadAwaitedBy: "the simulation's thread")
         }
         #expect(outcome.stoppedEarly)
         // Drained within its grace (20 s) after the stop at minute 10, nowhere near the planned 24 h.
         #expect(outcome.elapsed >= .seconds(600) && outcome.elapsed <= .seconds(600 + 21), "\(outcome.elapsed)")
         #expect(outcome.iterations > 100)
+    }
+
+    /// Asks `control` to stop from a thread of the global pool, as the signal handler does, while the calling thread
+    /// waits for it: a simulation's clock cannot move meanwhile, so the request lands at the virtual instant of the
+    /// call however late the other thread runs (awaited instead, it landed up to a virtual minute late on a busy
+    /// machine, while the clock advanced past the sleeping caller).
+    private func requestStop(_ control: RunControl, fromAnotherThreadAwaitedBy waiter: String) {
+        let requested = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            control.requestStop()
+            requested.signal()
+        }
+        #expect(requested.wait(timeout: .now() + 60) == .success, "\(waiter) waited a minute for the stop request")
     }
 }
