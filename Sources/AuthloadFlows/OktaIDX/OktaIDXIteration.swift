@@ -86,9 +86,9 @@ final class OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
         }
 
         // B2: introspect, then the remediations the server asks for.
-        var introspect = HTTPRequest(
-            method: "POST", target: IDXPaths.introspect,
-            body: JSONValue.object(["interactionHandle": .string(handle)]).serialized())
+        var handleBody = JSONObjectWriter(reservingCapacity: 32 + handle.utf8.count)
+        handleBody.add("interactionHandle", handle)
+        var introspect = HTTPRequest(method: "POST", target: IDXPaths.introspect, body: handleBody.finish())
         introspect.headers.add("Content-Type", IDXMediaType.ion)
         introspect.headers.add("Accept", IDXMediaType.ion)
         var answer = await idx(introspect, step: .introspect)
@@ -105,9 +105,9 @@ final class OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
             case .state(let response, let step, let start, let latency):
                 var decision = walker.next(after: response)
                 switch decision {
-                case .submit(let remediation, _, _, _) where taken >= OktaIDXFlow.maxRemediations:
+                case .submit(let remediation, _, _) where taken >= OktaIDXFlow.maxRemediations:
                     decision = .fail(Outcome(.protocolError, "loop at \(remediation.name)"))
-                case .poll(_, let wait, _, _):
+                case .poll(_, let wait, _):
                     let since = pollingSince ?? start
                     pollingSince = since
                     if since.duration(to: clock.now) + wait > context.stepTimeout {
@@ -122,11 +122,11 @@ final class OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
                     return .done(outcome)
                 case .exchange(let success):
                     return .done(await token(success, verifier: verifier))
-                case .submit(let remediation, let nextStep, _, let body):
+                case .submit(let remediation, let nextStep, let body):
                     taken += 1
                     pollingSince = nil
                     answer = await idx(send(remediation, body), step: nextStep)
-                case .poll(let remediation, let wait, _, let body):
+                case .poll(let remediation, let wait, let body):
                     let paused = await context.pause(for: wait)
                     guard paused.isOK else { return .done(paused) }
                     answer = await idx(send(remediation, body), step: .poll)
