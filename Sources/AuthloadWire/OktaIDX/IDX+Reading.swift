@@ -21,8 +21,9 @@ extension IDXResponse {
             case "successWithInteractionCode": response.success = try IDXRemediation.read(&reader)
             case "currentAuthenticatorEnrollment": enrollment = try reader.member("value", IDXAuthenticator.read)
             case "currentAuthenticator": current = try reader.member("value", IDXAuthenticator.read)
-            case "authenticators": response.authenticators = try reader.ionCollection(IDXAuthenticator.read)
-            case "authenticatorEnrollments": response.authenticatorEnrollments = try reader.ionCollection(IDXAuthenticator.read)
+            // Checked and skipped, and where they lie kept, for IDXResponse.authenticators to read if asked.
+            case "authenticators": response.authenticatorsValue = try reader.skipped()
+            case "authenticatorEnrollments": response.enrollmentsValue = try reader.skipped()
             default: try reader.skip()
             }
         }
@@ -179,6 +180,13 @@ extension JSONReader {
         "$.authenticators.value[0]", "$.authenticators.value[1]", "$.authenticators.value[2]", "$.authenticators.value[3]",
         "interaction_code", "Remember this device", "security_question"
     ])
+
+    /// Checks the next value and moves past it; returns where it lies.
+    mutating func skipped() throws(JSONParseError) -> Range<Int> {
+        let start = offset
+        try skip()
+        return start..<offset
+    }
 
     /// The next value when it is a string, one of ``idxStrings`` when it equals one.
     mutating func idxString() throws(JSONParseError) -> String? {

@@ -190,8 +190,17 @@ public struct IDXResponse: Sendable {
     /// The authenticator being challenged or enrolled (`currentAuthenticatorEnrollment`, else `currentAuthenticator`).
     public var currentAuthenticator: IDXAuthenticator?
     /// The org's authenticators and the user's enrollments, which options' `relatesTo` paths point into.
-    public var authenticators: [IDXAuthenticator]
-    public var authenticatorEnrollments: [IDXAuthenticator]
+    ///
+    /// Read from the body when asked for: a client follows a `relatesTo` only for an option that names no method (a
+    /// phone), and reading both lists at every state was a fifth of reading a select state. The body was checked whole
+    /// when it was read, so reading them again cannot fail.
+    public var authenticators: [IDXAuthenticator] { authenticators(in: authenticatorsValue) }
+    public var authenticatorEnrollments: [IDXAuthenticator] { authenticators(in: enrollmentsValue) }
+
+    /// The body, kept for the lists above, and where their values lie in it.
+    private let body: [UInt8]
+    var authenticatorsValue: Range<Int>?
+    var enrollmentsValue: Range<Int>?
 
     /// The `type` of the authenticator being challenged (`password`, `email`, `phone`), if any.
     public var currentAuthenticatorType: String? { currentAuthenticator?.type }
@@ -205,8 +214,7 @@ public struct IDXResponse: Sendable {
         messages = []
         success = nil
         currentAuthenticator = nil
-        authenticators = []
-        authenticatorEnrollments = []
+        self.body = body
         var isObject = false
         do {
             try JSONReader.read(body) { reader throws(JSONParseError) in isObject = try self.read(&reader) }
@@ -220,12 +228,24 @@ public struct IDXResponse: Sendable {
     /// `$.currentAuthenticator` or `$.currentAuthenticatorEnrollment`; nil for any other path or an index out of range.
     public func authenticator(relatedTo path: String) -> IDXAuthenticator? {
         if path == "$.currentAuthenticator" || path == "$.currentAuthenticatorEnrollment" { return currentAuthenticator }
-        for (prefix, list) in [("$.authenticators.value[", authenticators), ("$.authenticatorEnrollments.value[", authenticatorEnrollments)]
+        // Only the list the path names is read.
+        for (prefix, value) in [("$.authenticators.value[", authenticatorsValue), ("$.authenticatorEnrollments.value[", enrollmentsValue)]
         where path.hasPrefix(prefix) && path.hasSuffix("]") {
+            let list = authenticators(in: value)
             guard let index = Int(path.dropFirst(prefix.count).dropLast()), list.indices.contains(index) else { return nil }
             return list[index]
         }
         return nil
+    }
+
+    /// The authenticators of the ION collection at `value` in the body; empty when there is none.
+    private func authenticators(in value: Range<Int>?) -> [IDXAuthenticator] {
+        guard let value else { return [] }
+        var list: [IDXAuthenticator] = []
+        try? JSONReader.read(Array(body[value])) { reader throws(JSONParseError) in
+            list = try reader.ionCollection(IDXAuthenticator.read)
+        }
+        return list
     }
 
     /// Every ERROR message: top-level first, then those on fields, remediation by remediation.
