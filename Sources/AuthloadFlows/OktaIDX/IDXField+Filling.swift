@@ -117,37 +117,42 @@ extension Array where Element == IDXField {
     ) throws(IDXUnanswerable) -> Int {
         bytes.append(UInt8(ascii: "{"))
         var members = 0
-        for field in self {
-            path.append(field.name)
-            defer { path.removeLast() }
-            let start = bytes.count
-            if let form = field.form {
-                Self.writeKey(field.name, after: members, to: &bytes)
-                let nested: Int
-                do {
-                    nested = try form.write(value: value, choose: choose, path: &path, to: &bytes)
-                } catch {
-                    bytes.removeLast(bytes.count - start)
-                    // An optional object is left out, unless the server filled part of it in: then it expects it back whole.
-                    if field.required || form.contains(where: { $0.value != nil }) { throw error } else { continue }
+        // Each field read in place through the buffer: iterated, or bound to a name, each was copied, every string and
+        // list in it retained and released.
+        try withUnsafeBufferPointer { fields throws(IDXUnanswerable) in
+            for index in fields.indices {
+                path.append(fields[index].name)
+                defer { path.removeLast() }
+                let start = bytes.count
+                if let form = fields[index].form {
+                    Self.writeKey(fields[index].name, after: members, to: &bytes)
+                    let nested: Int
+                    do throws(IDXUnanswerable) {
+                        nested = try form.write(value: value, choose: choose, path: &path, to: &bytes)
+                    } catch {
+                        bytes.removeLast(bytes.count - start)
+                        // An optional object is left out, unless the server filled part of it in: then it expects it
+                        // back whole.
+                        if fields[index].required || form.contains(where: { $0.value != nil }) { throw error } else { continue }
+                    }
+                    if nested == 0 { bytes.removeLast(bytes.count - start) } else { members += 1 }
+                } else if !fields[index].options.isEmpty {
+                    // A choice the flow cannot make (no factor of the profile's is offered) leaves the form unanswered.
+                    guard let option = choose(fields[index]) else { throw IDXUnanswerable(reason: .noOption, path: path) }
+                    Self.writeKey(fields[index].name, after: members, to: &bytes)
+                    if option.form.isEmpty {
+                        (option.value ?? .null).write(to: &bytes)
+                    } else {
+                        _ = try option.form.write(value: value, choose: choose, path: &path, to: &bytes)
+                    }
+                    members += 1
+                } else if let filled = value(path) ?? fields[index].value {
+                    Self.writeKey(fields[index].name, after: members, to: &bytes)
+                    filled.write(to: &bytes)
+                    members += 1
+                } else if fields[index].required {
+                    throw IDXUnanswerable(reason: .noValue, path: path)
                 }
-                if nested == 0 { bytes.removeLast(bytes.count - start) } else { members += 1 }
-            } else if !field.options.isEmpty {
-                // A choice the flow cannot make (no factor of the profile's is offered) leaves the form unanswered.
-                guard let option = choose(field) else { throw IDXUnanswerable(reason: .noOption, path: path) }
-                Self.writeKey(field.name, after: members, to: &bytes)
-                if option.form.isEmpty {
-                    (option.value ?? .null).write(to: &bytes)
-                } else {
-                    _ = try option.form.write(value: value, choose: choose, path: &path, to: &bytes)
-                }
-                members += 1
-            } else if let filled = value(path) ?? field.value {
-                Self.writeKey(field.name, after: members, to: &bytes)
-                filled.write(to: &bytes)
-                members += 1
-            } else if field.required {
-                throw IDXUnanswerable(reason: .noValue, path: path)
             }
         }
         bytes.append(UInt8(ascii: "}"))

@@ -71,12 +71,11 @@ final class OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
         let state = Base64.urlEncoded(Digest.secureRandomBytes(count: 16))
 
         // B1: interact.
-        var interact = HTTPRequest(
-            method: "POST", target: flow.basePath + options.paths.interact,
-            body: FormURLEncoding.encode([
-                ("client_id", options.clientID), ("scope", options.scope), ("redirect_uri", options.redirectURI),
-                ("code_challenge", challenge), ("code_challenge_method", "S256"), ("state", state)
-            ]))
+        var form = flow.interactFormStart
+        form.reserveCapacity(form.count + 64 + challenge.utf8.count + state.utf8.count)
+        form.append(UInt8(ascii: "&"))
+        FormURLEncoding.encode([("code_challenge", challenge), ("code_challenge_method", "S256"), ("state", state)], into: &form)
+        var interact = HTTPRequest(method: "POST", target: flow.interactTarget, body: form)
         interact.headers.add("Content-Type", IDXMediaType.form)
         interact.headers.add("Accept", "application/json")
         let handle: String

@@ -109,18 +109,6 @@ public struct IDXField: Sendable, Equatable {
     var errors: [IDXMessage] {
         messages.filter(\.isError) + (form ?? []).flatMap(\.errors) + options.flatMap { $0.form.flatMap(\.errors) }
     }
-
-    /// The first of ``errors``, found without building the list, which every answer of a login would allocate only
-    /// to find it empty. Fields and options are reached by index, read in place: iterated, each was copied, every
-    /// string and list in it retained and released.
-    var firstError: IDXMessage? {
-        for index in messages.indices where messages[index].isError { return messages[index] }
-        if let error = form?.firstError { return error }
-        for index in options.indices {
-            if let error = options[index].form.firstError { return error }
-        }
-        return nil
-    }
 }
 
 /// One choice of an `options` field: a scalar value (`"sms"`) or a form of its own (an authenticator).
@@ -264,11 +252,21 @@ public struct IDXResponse: Sendable {
 }
 
 extension Array where Element == IDXField {
-    /// The first ERROR message on these fields, in form order, each field read in place.
+    /// The first ERROR message on these fields, in form order: a field's own, then its form's, then its options' forms'.
+    ///
+    /// Found without building ``IDXField/errors``, which every answer of a login would allocate only to find it empty,
+    /// and read through the buffer member by member: a field handed to a property of its own, or bound to a name, was
+    /// copied whole, every string and list in it retained and released.
     var firstError: IDXMessage? {
-        for index in indices {
-            if let error = self[index].firstError { return error }
+        withUnsafeBufferPointer { fields in
+            for index in fields.indices {
+                if !fields[index].messages.isEmpty, let error = fields[index].messages.first(where: \.isError) { return error }
+                if let error = fields[index].form?.firstError { return error }
+                for option in fields[index].options.indices {
+                    if let error = fields[index].options[option].form.firstError { return error }
+                }
+            }
+            return nil
         }
-        return nil
     }
 }
