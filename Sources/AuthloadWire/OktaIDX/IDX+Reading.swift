@@ -14,8 +14,9 @@ extension IDXResponse {
         var current: IDXAuthenticator??
         let isObject = try reader.readMembers(into: &self) { reader, key, response throws(JSONParseError) in
             switch key {
-            case "stateHandle": response.stateHandle = try reader.string()
-            case "expiresAt": response.expiresAt = try reader.string()
+            // Checked, and kept where they lie when they are strings, for IDXResponse to decode if asked.
+            case "stateHandle": response.stateHandleValue = try reader.skipped(if: .string)
+            case "expiresAt": response.expiresAtValue = try reader.skipped(if: .string)
             case "remediation": response.remediations = try reader.ionCollection(IDXRemediation.read)
             case "messages": response.messages = try IDXMessage.readList(&reader)
             case "successWithInteractionCode": response.success = try IDXRemediation.read(&reader)
@@ -186,6 +187,13 @@ extension JSONReader {
         let start = offset
         try skip()
         return start..<offset
+    }
+
+    /// Checks the next value and moves past it; returns where it lies when it is of `kind`, nil when not.
+    mutating func skipped(if kind: Kind) throws(JSONParseError) -> Range<Int>? {
+        let matches = try self.kind() == kind
+        let range = try skipped()
+        return matches ? range : nil
     }
 
     /// The next value when it is a string, one of ``idxStrings`` when it equals one.

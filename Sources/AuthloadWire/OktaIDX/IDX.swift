@@ -168,8 +168,10 @@ public struct IDXRemediation: Sendable, Equatable {
 
 /// What one IDX response says, read from its ION body (docs/protocols.md, Okta IDX).
 public struct IDXResponse: Sendable {
-    public var stateHandle: String?
-    public var expiresAt: String?
+    /// The state handle and the expiry, made into strings from the body when asked for: a client sends back the handle
+    /// its forms hold and never reads these, each a string with storage of its own at every state.
+    public var stateHandle: String? { string(at: stateHandleValue) }
+    public var expiresAt: String? { string(at: expiresAtValue) }
     public var remediations: [IDXRemediation]
     /// Top-level messages (e.g. `idx.session.expired`).
     public var messages: [IDXMessage]
@@ -185,8 +187,11 @@ public struct IDXResponse: Sendable {
     public var authenticators: [IDXAuthenticator] { authenticators(in: authenticatorsValue) }
     public var authenticatorEnrollments: [IDXAuthenticator] { authenticators(in: enrollmentsValue) }
 
-    /// The body, kept for the lists above, and where their values lie in it.
+    /// The body, kept for the members read when asked for, and where their values lie in it (strings' with their
+    /// quotes).
     private let body: [UInt8]
+    var stateHandleValue: Range<Int>?
+    var expiresAtValue: Range<Int>?
     var authenticatorsValue: Range<Int>?
     var enrollmentsValue: Range<Int>?
 
@@ -196,8 +201,6 @@ public struct IDXResponse: Sendable {
     /// Reads an ION body; nil when it is not a JSON object with at least a state handle, remediations,
     /// messages or a success form.
     public init?(body: [UInt8]) {
-        stateHandle = nil
-        expiresAt = nil
         remediations = []
         messages = []
         success = nil
@@ -209,7 +212,7 @@ public struct IDXResponse: Sendable {
         } catch {
             return nil
         }
-        guard isObject, stateHandle != nil || !remediations.isEmpty || !messages.isEmpty || success != nil else { return nil }
+        guard isObject, stateHandleValue != nil || !remediations.isEmpty || !messages.isEmpty || success != nil else { return nil }
     }
 
     /// The authenticator a `relatesTo` path names: `$.authenticators.value[i]`, `$.authenticatorEnrollments.value[i]`,
@@ -224,6 +227,14 @@ public struct IDXResponse: Sendable {
             return list[index]
         }
         return nil
+    }
+
+    /// The string at `value` in the body, decoded; nil when there is none.
+    private func string(at value: Range<Int>?) -> String? {
+        guard let value else { return nil }
+        var string: String?
+        try? JSONReader.read(Array(body[value])) { reader throws(JSONParseError) in string = try reader.string() }
+        return string
     }
 
     /// The authenticators of the ION collection at `value` in the body; empty when there is none.
