@@ -75,6 +75,17 @@ struct IONTemplateTests {
         #expect(answer.headers["Content-Type"] == "application/json")
     }
 
+    @Test("an expiry written from its second's cached text is the ISO 8601 text of the instant, across seconds and the epoch")
+    func expiryText() {
+        let service = OktaIDXService(options: Self.options(.identifierFirst, enrolling: false))
+        let instants: [Int64] = [0, 1, 999, 1000, 1001, -1, -999, -1000, -1001, 1_800_000_600_042, 1_800_000_600_999, 1_800_000_601_000]
+        // In turn, so that each second's text is both made and reused, and a second comes back after another.
+        for milliseconds in instants + instants.reversed() + (0..<2_500).map({ 1_800_000_599_000 + Int64($0 * 7) }) {
+            let time = Duration.milliseconds(milliseconds) + .microseconds(milliseconds % 2 == 0 ? 0 : 456)
+            #expect(service.expiryText(time) == OktaIDXService.iso8601(time), "\(milliseconds)")
+        }
+    }
+
     static func options(_ policy: OktaIDXService.Policy, enrolling: Bool) -> OktaIDXService.Options {
         var options = OktaIDXService.Options()
         options.policy = policy

@@ -80,6 +80,95 @@ extension Array where Element == IDXField {
     }
 }
 
+extension Array where Element == IDXField {
+    /// What ``filled(value:choose:omitMissing:)`` makes, serialized: the body a remediation is answered with, written
+    /// straight into bytes. Every step of a login sent one, and filling a ``JSONObject`` of its members, nested objects
+    /// and values only to serialize it cost more than the bytes.
+    ///
+    /// Byte for byte the serialization of the filled object, with the same errors, `value` and `choose` asked in the same
+    /// order. A form that names a field twice, which the object answers with the last value in the first one's place,
+    /// is filled as an object and serialized.
+    func serializedAnswer(value: ([String]) -> JSONValue?, choose: (IDXField) -> IDXOption?) throws(IDXUnanswerable) -> [UInt8] {
+        guard !hasRepeatedName else { return JSONValue.object(try filled(value: value, choose: choose)).serialized() }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(160)
+        var path: [String] = []
+        path.reserveCapacity(4)
+        _ = try write(value: value, choose: choose, path: &path, to: &bytes)
+        return bytes
+    }
+
+    /// Whether a form here, nested or an option's, names a field twice.
+    private var hasRepeatedName: Bool {
+        // By index, each field read in place: iterated, each was copied, every string and list in it retained.
+        for index in indices {
+            for earlier in startIndex..<index where self[earlier].name == self[index].name { return true }
+            if self[index].form?.hasRepeatedName == true { return true }
+            for option in self[index].options.indices where self[index].options[option].form.hasRepeatedName { return true }
+        }
+        return false
+    }
+
+    /// Appends the filled object (the rules of ``filled(value:choose:omitMissing:)``, nothing omitted) at `path`;
+    /// returns how many members it has. A member left out after its key was written (an optional form that cannot be
+    /// answered, or answers nothing) is cut off again.
+    private func write(
+        value: ([String]) -> JSONValue?, choose: (IDXField) -> IDXOption?, path: inout [String], to bytes: inout [UInt8]
+    ) throws(IDXUnanswerable) -> Int {
+        bytes.append(UInt8(ascii: "{"))
+        var members = 0
+        // Each field read in place through the buffer: iterated, or bound to a name, each was copied, every string and
+        // list in it retained and released.
+        try withUnsafeBufferPointer { fields throws(IDXUnanswerable) in
+            for index in fields.indices {
+                path.append(fields[index].name)
+                defer { path.removeLast() }
+                let start = bytes.count
+                if let form = fields[index].form {
+                    Self.writeKey(fields[index].name, after: members, to: &bytes)
+                    let nested: Int
+                    do throws(IDXUnanswerable) {
+                        nested = try form.write(value: value, choose: choose, path: &path, to: &bytes)
+                    } catch {
+                        bytes.removeLast(bytes.count - start)
+                        // An optional object is left out, unless the server filled part of it in: then it expects it
+                        // back whole.
+                        if fields[index].required || form.contains(where: { $0.value != nil }) { throw error } else { continue }
+                    }
+                    if nested == 0 { bytes.removeLast(bytes.count - start) } else { members += 1 }
+                } else if !fields[index].options.isEmpty {
+                    // A choice the flow cannot make (no factor of the profile's is offered) leaves the form unanswered.
+                    guard let option = choose(fields[index]) else { throw IDXUnanswerable(reason: .noOption, path: path) }
+                    Self.writeKey(fields[index].name, after: members, to: &bytes)
+                    if option.form.isEmpty {
+                        (option.value ?? .null).write(to: &bytes)
+                    } else {
+                        _ = try option.form.write(value: value, choose: choose, path: &path, to: &bytes)
+                    }
+                    members += 1
+                } else if let filled = value(path) ?? fields[index].value {
+                    Self.writeKey(fields[index].name, after: members, to: &bytes)
+                    filled.write(to: &bytes)
+                    members += 1
+                } else if fields[index].required {
+                    throw IDXUnanswerable(reason: .noValue, path: path)
+                }
+            }
+        }
+        bytes.append(UInt8(ascii: "}"))
+        return members
+    }
+
+    /// `"name":`, after a comma when members come before it.
+    private static func writeKey(_ name: String, after members: Int, to bytes: inout [UInt8]) {
+        if members > 0 { bytes.append(UInt8(ascii: ",")) }
+        bytes.append(UInt8(ascii: "\""))
+        JSONValue.appendEscaped(name, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+    }
+}
+
 extension IDXOption {
     /// True when choosing this option selects `method` (`email`, `sms`): its own value is the method, or its
     /// form's `methodType` is fixed to it or offers it.

@@ -11,8 +11,8 @@ import AuthloadWire
 /// ```swift
 /// var walker = IDXWalker(factors: [.sms, .email], answers: answers)
 /// switch walker.next(after: introspected) {
-/// case .submit(let remediation, let step, let body, let bytes): …   // send bytes (body serialized) to remediation.targetPath
-/// case .poll(let remediation, let wait, let body, let bytes): …     // wait, then send
+/// case .submit(let remediation, let step, let body): …   // send body to remediation.targetPath
+/// case .poll(let remediation, let wait, let body): …     // wait, then send
 /// case .exchange(let success): …                          // the token request
 /// case .fail(let outcome): …
 /// }
@@ -33,12 +33,11 @@ struct IDXWalker: Sendable {
     enum Decision: Sendable, Equatable {
         /// The login is done: post the `successWithInteractionCode` form to the token endpoint.
         case exchange(IDXRemediation)
-        /// Send `body` to the remediation's href, measured as `step`; `bytes` is `body` serialized, as it is sent (the
-        /// walker serializes it once, to tell a repeated answer, and the flow sends those bytes).
-        case submit(IDXRemediation, step: Step, body: JSONObject, bytes: [UInt8])
-        /// Wait `after` (the server's `refresh`), then send `body` (serialized: `bytes`): the user has not approved the
-        /// push yet.
-        case poll(IDXRemediation, after: Duration, body: JSONObject, bytes: [UInt8])
+        /// Send `body` (the filled form, serialized) to the remediation's href, measured as `step`; the walker also
+        /// keeps it, to tell a repeated answer.
+        case submit(IDXRemediation, step: Step, body: [UInt8])
+        /// Wait `after` (the server's `refresh`), then send `body`: the user has not approved the push yet.
+        case poll(IDXRemediation, after: Duration, body: [UInt8])
         case fail(Outcome)
     }
 
@@ -137,9 +136,8 @@ struct IDXWalker: Sendable {
     /// `challenge-poll`: the server waits for the user (an Okta Verify push); ask again after its `refresh`.
     private func poll(_ remediation: IDXRemediation) -> Decision {
         do {
-            let body = try remediation.fields.filled(value: { _ in nil }, choose: { $0.options.first })
-            return .poll(
-                remediation, after: remediation.refresh ?? Self.defaultRefresh, body: body, bytes: JSONValue.object(body).serialized())
+            let body = try remediation.fields.serializedAnswer(value: { _ in nil }, choose: { $0.options.first })
+            return .poll(remediation, after: remediation.refresh ?? Self.defaultRefresh, body: body)
         } catch {
             return .fail(Outcome(.protocolError, "cannot answer remediation \(remediation.name): \(error.description)"))
         }
@@ -209,13 +207,12 @@ struct IDXWalker: Sendable {
         _ remediation: IDXRemediation, step: Step, value: ([String]) -> JSONValue?,
         choose: (IDXField) -> IDXOption? = { _ in nil }
     ) -> Decision {
-        let body: JSONObject
+        let bytes: [UInt8]
         do {
-            body = try remediation.fields.filled(value: value, choose: choose)
+            bytes = try remediation.fields.serializedAnswer(value: value, choose: choose)
         } catch {
             return .fail(Outcome(.protocolError, "cannot answer remediation \(remediation.name): \(error.description)"))
         }
-        let bytes = JSONValue.object(body).serialized()
         let count: Int
         if let index = answered.firstIndex(where: { $0.remediation == remediation.name && $0.body == bytes }) {
             answered[index].count += 1
@@ -225,7 +222,7 @@ struct IDXWalker: Sendable {
             count = 1
         }
         guard count <= Self.maxRepeats else { return .fail(Outcome(.protocolError, "loop at \(remediation.name)")) }
-        return .submit(remediation, step: step, body: body, bytes: bytes)
+        return .submit(remediation, step: step, body: bytes)
     }
 
     private func cannotProceed(at name: String, offered: [String]) -> Outcome {

@@ -51,10 +51,18 @@ public struct OktaIDXFlow: Flow {
 
     public let options: Options
     let basePath: String
+    /// Where interact is, and its form's pairs that the options fix (client, scope, redirect URI) encoded, made once:
+    /// every attempt built the path and percent-encoded them again.
+    let interactTarget: String
+    let interactFormStart: [UInt8]
 
     public init(options: Options, basePath: String = "") {
         self.options = options
         self.basePath = basePath
+        interactTarget = basePath + options.paths.interact
+        interactFormStart = FormURLEncoding.encode([
+            ("client_id", options.clientID), ("scope", options.scope), ("redirect_uri", options.redirectURI)
+        ])
     }
 
     /// Steps are named after what was answered, so the report shows every round trip of the org's policy.

@@ -71,12 +71,11 @@ final class OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
         let state = Base64.urlEncoded(Digest.secureRandomBytes(count: 16))
 
         // B1: interact.
-        var interact = HTTPRequest(
-            method: "POST", target: flow.basePath + options.paths.interact,
-            body: FormURLEncoding.encode([
-                ("client_id", options.clientID), ("scope", options.scope), ("redirect_uri", options.redirectURI),
-                ("code_challenge", challenge), ("code_challenge_method", "S256"), ("state", state)
-            ]))
+        var form = flow.interactFormStart
+        form.reserveCapacity(form.count + 64 + challenge.utf8.count + state.utf8.count)
+        form.append(UInt8(ascii: "&"))
+        FormURLEncoding.encode([("code_challenge", challenge), ("code_challenge_method", "S256"), ("state", state)], into: &form)
+        var interact = HTTPRequest(method: "POST", target: flow.interactTarget, body: form)
         interact.headers.add("Content-Type", IDXMediaType.form)
         interact.headers.add("Accept", "application/json")
         let handle: String
@@ -86,9 +85,9 @@ final class OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
         }
 
         // B2: introspect, then the remediations the server asks for.
-        var introspect = HTTPRequest(
-            method: "POST", target: IDXPaths.introspect,
-            body: JSONValue.object(["interactionHandle": .string(handle)]).serialized())
+        var handleBody = JSONObjectWriter(reservingCapacity: 32 + handle.utf8.count)
+        handleBody.add("interactionHandle", handle)
+        var introspect = HTTPRequest(method: "POST", target: IDXPaths.introspect, body: handleBody.finish())
         introspect.headers.add("Content-Type", IDXMediaType.ion)
         introspect.headers.add("Accept", IDXMediaType.ion)
         var answer = await idx(introspect, step: .introspect)
@@ -105,9 +104,9 @@ final class OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
             case .state(let response, let step, let start, let latency):
                 var decision = walker.next(after: response)
                 switch decision {
-                case .submit(let remediation, _, _, _) where taken >= OktaIDXFlow.maxRemediations:
+                case .submit(let remediation, _, _) where taken >= OktaIDXFlow.maxRemediations:
                     decision = .fail(Outcome(.protocolError, "loop at \(remediation.name)"))
-                case .poll(_, let wait, _, _):
+                case .poll(_, let wait, _):
                     let since = pollingSince ?? start
                     pollingSince = since
                     if since.duration(to: clock.now) + wait > context.stepTimeout {
@@ -122,11 +121,11 @@ final class OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
                     return .done(outcome)
                 case .exchange(let success):
                     return .done(await token(success, verifier: verifier))
-                case .submit(let remediation, let nextStep, _, let body):
+                case .submit(let remediation, let nextStep, let body):
                     taken += 1
                     pollingSince = nil
                     answer = await idx(send(remediation, body), step: nextStep)
-                case .poll(let remediation, let wait, _, let body):
+                case .poll(let remediation, let wait, let body):
                     let paused = await context.pause(for: wait)
                     guard paused.isOK else { return .done(paused) }
                     answer = await idx(send(remediation, body), step: .poll)

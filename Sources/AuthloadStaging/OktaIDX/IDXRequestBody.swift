@@ -18,11 +18,12 @@ struct IDXRequestBody {
 
     init() {}
 
+    /// Read into `self` in place: read into a local and assigned at the end, the whole body was copied, every string
+    /// retained, and the local destroyed.
     init(_ bytes: [UInt8]) {
-        var body = IDXRequestBody()
         do {
             try JSONReader.read(bytes) { reader throws(JSONParseError) in
-                try reader.readMembers(into: &body) { reader, key, body throws(JSONParseError) in
+                try reader.readMembers(into: &self) { reader, key, body throws(JSONParseError) in
                     switch key {
                     case "stateHandle": body.stateHandle = try reader.string()
                     case "interactionHandle": body.interactionHandle = try reader.string()
@@ -49,8 +50,7 @@ struct IDXRequestBody {
                 }
             }
         } catch {
-            return
+            self = IDXRequestBody()
         }
-        self = body
     }
 }

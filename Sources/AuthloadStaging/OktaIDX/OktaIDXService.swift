@@ -26,6 +26,8 @@ public final class OktaIDXService: Sendable {
     let templates = Locked<[IONShape: IONTemplate]>([:])
     /// The last `Date` header written, and its second.
     private let lastDate = Locked<(seconds: Int64, text: String)>((.min, ""))
+    /// The second of the last expiry written, and its ISO 8601 text up to the milliseconds.
+    private let lastExpirySecond = Locked<(seconds: Int64, text: String)>((.min, ""))
     /// The last origin made from a `Host` header, and the host.
     private let lastOrigin = Locked<(host: String?, origin: String)>((nil, ""))
     /// `options.paths.interact` and `.token`, which are built each time they are read.
@@ -119,6 +121,28 @@ public final class OktaIDXService: Sendable {
         return text
     }
 
+    /// `time` as ION dates it (``iso8601(_:)``), the date and time of its second formatted once a second: a transaction
+    /// starts at nearly every introspect, and formatting each expiry whole was a twentieth of the service's work.
+    func expiryText(_ time: Duration) -> String {
+        let milliseconds = time.components.seconds * 1000 + time.components.attoseconds / 1_000_000_000_000_000
+        // Floored, as HTTPDate divides: the milliseconds of an instant before the epoch count up from its second.
+        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
+        let millis = milliseconds - seconds * 1000
+        let second =
+            lastExpirySecond.withLock({ $0.seconds == seconds ? $0.text : nil })
+            ?? {
+                // Up to the milliseconds: `…T08:10:00.`, from the second's own text, which ends in `000Z`.
+                let text = String(HTTPDate.iso8601(epochMilliseconds: seconds * 1000).dropLast(4))
+                lastExpirySecond.withLock { $0 = (seconds, text) }
+                return text
+            }()
+        var text = second
+        // `1042` → `042`: three digits, made without storage of their own.
+        text.append(contentsOf: String(millis + 1000).dropFirst())
+        text.append("Z")
+        return text
+    }
+
     // MARK: OAuth endpoints
 
     private func interact(_ request: HTTPRequest, at time: Duration) -> HTTPResponse {
@@ -204,12 +228,14 @@ public final class OktaIDXService: Sendable {
         }
         let interactionHandle = body.interactionHandle ?? ""
         let newHandle = random.withLock { "02" + $0.hex(40) }
+        let expiry = time + options.stateHandleLifetime
+        let expiryText = expiryText(expiry)
         let opened: (String, OktaIDXTransaction)? = state.withLock { state in
             guard var interaction = state.interactions.value(interactionHandle, now: time) else { return nil }
             if let handle = interaction.stateHandle, let transaction = state.transactions.value(handle, now: time) {
                 return (handle, transaction)
             }
-            let transaction = OktaIDXTransaction(codeChallenge: interaction.codeChallenge, expiresAt: time + options.stateHandleLifetime)
+            let transaction = OktaIDXTransaction(codeChallenge: interaction.codeChallenge, expiresAt: expiry, expiresAtText: expiryText)
             interaction.stateHandle = newHandle
             state.interactions.set(interactionHandle, interaction, expiresAt: interaction.expiresAt, now: time)
             state.transactions.set(newHandle, transaction, expiresAt: transaction.expiresAt, now: time)
@@ -279,7 +305,8 @@ public final class OktaIDXService: Sendable {
             response = proceed(transaction)
         case (IDXPaths.cancel, _):
             // A fresh identify with a new state handle (docs/protocols.md, Okta IDX).
-            let fresh = OktaIDXTransaction(codeChallenge: transaction.codeChallenge, expiresAt: time + options.stateHandleLifetime)
+            let expiry = time + options.stateHandleLifetime
+            let fresh = OktaIDXTransaction(codeChallenge: transaction.codeChallenge, expiresAt: expiry, expiresAtText: expiryText(expiry))
             let newHandle = random.withLock { "02" + $0.hex(40) }
             state.withLock {
                 $0.transactions.remove(handle)

@@ -26,14 +26,14 @@ struct OktaIDXTransaction: Sendable {
     /// Time since the Unix epoch after which every call answers `idx.session.expired`.
     let expiresAt: Duration
     /// `expiresAt` as ION dates it (``OktaIDXService/iso8601(_:)``): written once, where every answer of the
-    /// transaction formatted it again.
+    /// transaction formatted it again; the service hands it over formatted (``OktaIDXService/expiryText(_:)``).
     let expiresAtText: String
     /// Wrong passcodes so far (for lockout).
     var failedPasscodes: Int
 
     init(
         phase: Phase = .identify, passwordDone: Bool = false, factorDone: Bool = false, username: String = "", codeChallenge: String,
-        expiresAt: Duration, failedPasscodes: Int = 0
+        expiresAt: Duration, expiresAtText: String? = nil, failedPasscodes: Int = 0
     ) {
         self.phase = phase
         self.passwordDone = passwordDone
@@ -41,7 +41,7 @@ struct OktaIDXTransaction: Sendable {
         self.username = username
         self.codeChallenge = codeChallenge
         self.expiresAt = expiresAt
-        expiresAtText = OktaIDXService.iso8601(expiresAt)
+        self.expiresAtText = expiresAtText ?? OktaIDXService.iso8601(expiresAt)
         self.failedPasscodes = failedPasscodes
     }
 }

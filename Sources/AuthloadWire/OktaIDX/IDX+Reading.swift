@@ -14,15 +14,17 @@ extension IDXResponse {
         var current: IDXAuthenticator??
         let isObject = try reader.readMembers(into: &self) { reader, key, response throws(JSONParseError) in
             switch key {
-            case "stateHandle": response.stateHandle = try reader.string()
-            case "expiresAt": response.expiresAt = try reader.string()
+            // Checked, and kept where they lie when they are strings, for IDXResponse to decode if asked.
+            case "stateHandle": response.stateHandleValue = try reader.skipped(if: .string)
+            case "expiresAt": response.expiresAtValue = try reader.skipped(if: .string)
             case "remediation": response.remediations = try reader.ionCollection(IDXRemediation.read)
             case "messages": response.messages = try IDXMessage.readList(&reader)
             case "successWithInteractionCode": response.success = try IDXRemediation.read(&reader)
             case "currentAuthenticatorEnrollment": enrollment = try reader.member("value", IDXAuthenticator.read)
             case "currentAuthenticator": current = try reader.member("value", IDXAuthenticator.read)
-            case "authenticators": response.authenticators = try reader.ionCollection(IDXAuthenticator.read)
-            case "authenticatorEnrollments": response.authenticatorEnrollments = try reader.ionCollection(IDXAuthenticator.read)
+            // Checked and skipped, and where they lie kept, for IDXResponse.authenticators to read if asked.
+            case "authenticators": response.authenticatorsValue = try reader.skipped()
+            case "authenticatorEnrollments": response.enrollmentsValue = try reader.skipped()
             default: try reader.skip()
             }
         }
@@ -179,6 +181,20 @@ extension JSONReader {
         "$.authenticators.value[0]", "$.authenticators.value[1]", "$.authenticators.value[2]", "$.authenticators.value[3]",
         "interaction_code", "Remember this device", "security_question"
     ])
+
+    /// Checks the next value and moves past it; returns where it lies.
+    mutating func skipped() throws(JSONParseError) -> Range<Int> {
+        let start = offset
+        try skip()
+        return start..<offset
+    }
+
+    /// Checks the next value and moves past it; returns where it lies when it is of `kind`, nil when not.
+    mutating func skipped(if kind: Kind) throws(JSONParseError) -> Range<Int>? {
+        let matches = try self.kind() == kind
+        let range = try skipped()
+        return matches ? range : nil
+    }
 
     /// The next value when it is a string, one of ``idxStrings`` when it equals one.
     mutating func idxString() throws(JSONParseError) -> String? {

@@ -109,18 +109,6 @@ public struct IDXField: Sendable, Equatable {
     var errors: [IDXMessage] {
         messages.filter(\.isError) + (form ?? []).flatMap(\.errors) + options.flatMap { $0.form.flatMap(\.errors) }
     }
-
-    /// The first of ``errors``, found without building the list, which every answer of a login would allocate only
-    /// to find it empty. Fields and options are reached by index, read in place: iterated, each was copied, every
-    /// string and list in it retained and released.
-    var firstError: IDXMessage? {
-        for index in messages.indices where messages[index].isError { return messages[index] }
-        if let error = form?.firstError { return error }
-        for index in options.indices {
-            if let error = options[index].form.firstError { return error }
-        }
-        return nil
-    }
 }
 
 /// One choice of an `options` field: a scalar value (`"sms"`) or a form of its own (an authenticator).
@@ -180,8 +168,10 @@ public struct IDXRemediation: Sendable, Equatable {
 
 /// What one IDX response says, read from its ION body (docs/protocols.md, Okta IDX).
 public struct IDXResponse: Sendable {
-    public var stateHandle: String?
-    public var expiresAt: String?
+    /// The state handle and the expiry, made into strings from the body when asked for: a client sends back the handle
+    /// its forms hold and never reads these, each a string with storage of its own at every state.
+    public var stateHandle: String? { string(at: stateHandleValue) }
+    public var expiresAt: String? { string(at: expiresAtValue) }
     public var remediations: [IDXRemediation]
     /// Top-level messages (e.g. `idx.session.expired`).
     public var messages: [IDXMessage]
@@ -190,8 +180,20 @@ public struct IDXResponse: Sendable {
     /// The authenticator being challenged or enrolled (`currentAuthenticatorEnrollment`, else `currentAuthenticator`).
     public var currentAuthenticator: IDXAuthenticator?
     /// The org's authenticators and the user's enrollments, which options' `relatesTo` paths point into.
-    public var authenticators: [IDXAuthenticator]
-    public var authenticatorEnrollments: [IDXAuthenticator]
+    ///
+    /// Read from the body when asked for: a client follows a `relatesTo` only for an option that names no method (a
+    /// phone), and reading both lists at every state was a fifth of reading a select state. The body was checked whole
+    /// when it was read, so reading them again cannot fail.
+    public var authenticators: [IDXAuthenticator] { authenticators(in: authenticatorsValue) }
+    public var authenticatorEnrollments: [IDXAuthenticator] { authenticators(in: enrollmentsValue) }
+
+    /// The body, kept for the members read when asked for, and where their values lie in it (strings' with their
+    /// quotes).
+    private let body: [UInt8]
+    var stateHandleValue: Range<Int>?
+    var expiresAtValue: Range<Int>?
+    var authenticatorsValue: Range<Int>?
+    var enrollmentsValue: Range<Int>?
 
     /// The `type` of the authenticator being challenged (`password`, `email`, `phone`), if any.
     public var currentAuthenticatorType: String? { currentAuthenticator?.type }
@@ -199,33 +201,50 @@ public struct IDXResponse: Sendable {
     /// Reads an ION body; nil when it is not a JSON object with at least a state handle, remediations,
     /// messages or a success form.
     public init?(body: [UInt8]) {
-        stateHandle = nil
-        expiresAt = nil
         remediations = []
         messages = []
         success = nil
         currentAuthenticator = nil
-        authenticators = []
-        authenticatorEnrollments = []
+        self.body = body
         var isObject = false
         do {
             try JSONReader.read(body) { reader throws(JSONParseError) in isObject = try self.read(&reader) }
         } catch {
             return nil
         }
-        guard isObject, stateHandle != nil || !remediations.isEmpty || !messages.isEmpty || success != nil else { return nil }
+        guard isObject, stateHandleValue != nil || !remediations.isEmpty || !messages.isEmpty || success != nil else { return nil }
     }
 
     /// The authenticator a `relatesTo` path names: `$.authenticators.value[i]`, `$.authenticatorEnrollments.value[i]`,
     /// `$.currentAuthenticator` or `$.currentAuthenticatorEnrollment`; nil for any other path or an index out of range.
     public func authenticator(relatedTo path: String) -> IDXAuthenticator? {
         if path == "$.currentAuthenticator" || path == "$.currentAuthenticatorEnrollment" { return currentAuthenticator }
-        for (prefix, list) in [("$.authenticators.value[", authenticators), ("$.authenticatorEnrollments.value[", authenticatorEnrollments)]
+        // Only the list the path names is read.
+        for (prefix, value) in [("$.authenticators.value[", authenticatorsValue), ("$.authenticatorEnrollments.value[", enrollmentsValue)]
         where path.hasPrefix(prefix) && path.hasSuffix("]") {
+            let list = authenticators(in: value)
             guard let index = Int(path.dropFirst(prefix.count).dropLast()), list.indices.contains(index) else { return nil }
             return list[index]
         }
         return nil
+    }
+
+    /// The string at `value` in the body, decoded; nil when there is none.
+    private func string(at value: Range<Int>?) -> String? {
+        guard let value else { return nil }
+        var string: String?
+        try? JSONReader.read(Array(body[value])) { reader throws(JSONParseError) in string = try reader.string() }
+        return string
+    }
+
+    /// The authenticators of the ION collection at `value` in the body; empty when there is none.
+    private func authenticators(in value: Range<Int>?) -> [IDXAuthenticator] {
+        guard let value else { return [] }
+        var list: [IDXAuthenticator] = []
+        try? JSONReader.read(Array(body[value])) { reader throws(JSONParseError) in
+            list = try reader.ionCollection(IDXAuthenticator.read)
+        }
+        return list
     }
 
     /// Every ERROR message: top-level first, then those on fields, remediation by remediation.
@@ -244,11 +263,21 @@ public struct IDXResponse: Sendable {
 }
 
 extension Array where Element == IDXField {
-    /// The first ERROR message on these fields, in form order, each field read in place.
+    /// The first ERROR message on these fields, in form order: a field's own, then its form's, then its options' forms'.
+    ///
+    /// Found without building ``IDXField/errors``, which every answer of a login would allocate only to find it empty,
+    /// and read through the buffer member by member: a field handed to a property of its own, or bound to a name, was
+    /// copied whole, every string and list in it retained and released.
     var firstError: IDXMessage? {
-        for index in indices {
-            if let error = self[index].firstError { return error }
+        withUnsafeBufferPointer { fields in
+            for index in fields.indices {
+                if !fields[index].messages.isEmpty, let error = fields[index].messages.first(where: \.isError) { return error }
+                if let error = fields[index].form?.firstError { return error }
+                for option in fields[index].options.indices {
+                    if let error = fields[index].options[option].form.firstError { return error }
+                }
+            }
+            return nil
         }
-        return nil
     }
 }
