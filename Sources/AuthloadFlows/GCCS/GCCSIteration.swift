@@ -308,8 +308,7 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
 
     @inline(never)
     private func cancelBody() -> [UInt8] {
-        var body = deviceBody(reservingCapacity: 96)
-        return body.finish()
+        deviceBody(reservingCapacity: 96).finish()
     }
 
     // MARK: Helpers
