@@ -34,37 +34,16 @@ final class RunningAuthload: Sendable {
         process.terminationHandler = { _ in exited.set() }
         let ended = self.ended
         try process.run()
-        Self.readToEnd(out.fileHandleForReading, ended: ended.out) { [output, sawLine] text in
+        readToEnd(out.fileHandleForReading, ended: ended.out) { [output, sawLine] text in
             let all = output.withLock {
                 $0.out += text
                 return $0.out
             }
             for (seen, flag) in sawLine.withLock({ $0 }) where seen(all) { flag.set() }
         }
-        Self.readToEnd(err.fileHandleForReading, ended: ended.err) { [output] text in
+        readToEnd(err.fileHandleForReading, ended: ended.err) { [output] text in
             output.withLock { $0.err += text }
         }
-    }
-
-    /// Reads `handle` to its end on a thread of its own, a blocking read at a time, handing each piece to `received`,
-    /// then sets `ended`.
-    ///
-    /// Not through `readabilityHandler`: libdispatch's sources on pipes that open and close in quick succession (ten
-    /// processes in "serve on a port that is taken") crashed the test process now and then, SIGSEGV in libdispatch's
-    /// own `_dispatch_event_loop_drain` (1 run in 46 of that test alone, under load), and a pipe's end that never
-    /// reached its handler would hang a test until its time limit, as that test and "run writes every report file"
-    /// did a few times in full runs. A thread that reads to the end leaves libdispatch out of it.
-    private static func readToEnd(_ handle: FileHandle, ended: AsyncFlag, _ received: @escaping @Sendable (String) -> Void) {
-        let reader = Thread {
-            while true {
-                let data = handle.availableData
-                if data.isEmpty { break }
-                received(String(decoding: data, as: UTF8.self))
-            }
-            ended.set()
-        }
-        reader.name = "authload-test-pipe"
-        reader.start()
     }
 
     var stdout: String { output.withLock { $0.out } }

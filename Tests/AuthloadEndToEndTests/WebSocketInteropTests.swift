@@ -48,23 +48,16 @@ final class PythonScript: Sendable {
         let out = Pipe()
         process.standardOutput = out
         process.standardError = out
-        out.fileHandleForReading.readabilityHandler = { [output, waiters] handle in
-            let data = handle.availableData
-            // End of file: the handler stops itself, as `RunningAuthload`'s do. Left armed, it fired again and again on
-            // the closed pipe, and its dispatch source outlived the descriptor, which a later socket then reused.
-            guard !data.isEmpty else {
-                handle.readabilityHandler = nil
-                return
-            }
+        let exited = self.exited
+        process.terminationHandler = { _ in exited.set() }
+        try process.run()
+        readToEnd(out.fileHandleForReading) { [output, waiters] text in
             let all = output.withLock {
-                $0 += String(decoding: data, as: UTF8.self)
+                $0 += text
                 return $0
             }
             for (done, flag) in waiters.withLock({ $0 }) where done(all) { flag.set() }
         }
-        let exited = self.exited
-        process.terminationHandler = { _ in exited.set() }
-        try process.run()
     }
 
     var stdout: String { output.withLock { $0 } }
