@@ -16,9 +16,8 @@
 /// struct and takes the send's instant from its caller: as an `HTTPClient` made generic over the clock and boxed
 /// for every flow iteration, it cost every request an allocation, a metadata lookup, a clock reading and an async
 /// call level.
-@usableFromInline
 struct CountingClient: Sendable {
-    @usableFromInline let base: any HTTPClient
+    let base: any HTTPClient
     let recorder: MetricsRecorder
     /// The flow's series (the catalog numbers it just before the flow's first step).
     let flowMetric: Int
@@ -26,10 +25,8 @@ struct CountingClient: Sendable {
 
     /// Sends `request` through the transport and counts it.
     ///
-    /// Inlined into the flows with the context's request methods (see ``FlowContext/sendMeasured(_:isolation:sentAt:classify:)``).
-    ///
     /// - Parameter sent: when it was handed over, from the start of the run: the interval it counts in.
-    @inlinable @inline(__always)
+    @inline(__always)
     func execute(
         _ request: HTTPRequest, timeout: Duration, sentAt sent: Duration, isolation: isolated (any Actor)? = #isolation
     ) async throws -> HTTPResponse {
@@ -38,19 +35,13 @@ struct CountingClient: Sendable {
             count(sentAt: sent, version: response.version, resent: response.resent)
             return response
         } catch {
-            countFailure(error, sentAt: sent)
+            let resent = (error as? TransportError)?.resent ?? 0
+            if Self.reachedTheWire(error) {
+                count(sentAt: sent, version: nil, resent: resent)
+            } else if resent > 0 {
+                recorder.countResent(resent, metric: flowMetric, startOffset: sent, shard: shard)
+            }
             throw error
-        }
-    }
-
-    /// Counts a request that failed if it reached the wire, and its resends.
-    @usableFromInline
-    func countFailure(_ error: any Error, sentAt sent: Duration) {
-        let resent = (error as? TransportError)?.resent ?? 0
-        if Self.reachedTheWire(error) {
-            count(sentAt: sent, version: nil, resent: resent)
-        } else if resent > 0 {
-            recorder.countResent(resent, metric: flowMetric, startOffset: sent, shard: shard)
         }
     }
 
@@ -69,8 +60,7 @@ struct CountingClient: Sendable {
         }
     }
 
-    @usableFromInline
-    func count(sentAt sent: Duration, version: HTTPVersion?, resent: Int = 0) {
+    private func count(sentAt sent: Duration, version: HTTPVersion?, resent: Int = 0) {
         recorder.countRequest(metric: flowMetric, startOffset: sent, shard: shard, version: version, resent: resent)
     }
 

@@ -50,7 +50,7 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     public let clock: C
     /// The transport's client for this iteration, counting every request it sends; flows reach it through
     /// ``send(_:isolation:)``, ``exchange(step:_:isolation:classify:)`` and ``openWebSocket(_:protocols:timeout:)``.
-    @usableFromInline let client: CountingClient
+    let client: CountingClient
     /// Longest one request may take; the flow deadline may cut it shorter.
     public let stepTimeout: Duration
     /// When the whole flow iteration times out.
@@ -58,7 +58,7 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     let recorder: MetricsRecorder
     let firstStepMetric: Int
     let shard: Int
-    @usableFromInline let runStart: C.Instant
+    let runStart: C.Instant
     /// When the iteration counts from: its due instant, or when it began. Steps timed from the flow's start
     /// (a pushed status) count from here.
     public let flowStart: C.Instant
@@ -97,12 +97,8 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// flow that started after it was due counts from the due instant instead (see ``send(_:isolation:)``).
     ///
     /// It runs in the caller's isolation (the user's actor), and so does the client's `execute`: hopping
-    /// off the actor and back for every request cost more than the rest of the engine's work. It is inlined into the
-    /// flows, as are ``send(_:isolation:)``, ``pause(for:isolation:)`` and ``sendWithBackoff(_:retryStep:maxRetries:backoff:)``:
-    /// each async call level costs two executor checks, its entry and its caller's return, and each check takes the
-    /// task's status lock when the task prefers an executor (every user task of a simulation does).
+    /// off the actor and back for every request cost more than the rest of the engine's work.
     @_specialize(exported:true,where C == SimulationClock)
-    @inlinable @inline(__always)
     public func exchange(
         step: Int, _ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation,
         classify: (HTTPResponse) -> Outcome
@@ -123,7 +119,7 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     ///
     /// - Returns: when it was sent, and the response (outcome `.ok`, not yet classified) or the outcome of getting none.
     @_specialize(exported:true,where C == SimulationClock)
-    @inlinable @inline(__always)
+    @inline(__always)
     public func send(_ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation) async -> (start: C.Instant, result: StepResult)
     {
         var startOffset = Duration.zero
@@ -141,7 +137,7 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// witnesses that retain every one of its buffers, three copies a request.
     ///
     /// - Parameter startOffset: set to when the request counts from: when it was sent, or a late flow's due instant.
-    @inlinable @inline(__always)
+    @inline(__always)
     func sendMeasured(
         _ request: HTTPRequest, isolation: isolated (any Actor)?, sentAt startOffset: inout Duration,
         classify: (HTTPResponse) -> Outcome = { _ in .ok }
@@ -179,7 +175,6 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// for a flow without a due instant.
     ///
     /// - Parameter startOffset: when the request was sent, from the start of the run.
-    @usableFromInline
     func lateness(sentAt startOffset: Duration) -> Duration {
         guard let lateStart, lateStart.take() else { return .zero }
         return Swift.max(.zero, startOffset - lateStart.dueOffset)
@@ -194,7 +189,6 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// ``record(step:start:outcome:latency:)`` with the start as an offset from the run's start.
-    @usableFromInline
     func record(step: Int, startOffset: Duration, outcome: Outcome, latency: Duration?) {
         recorder.record(
             metric: firstStepMetric + step, startOffset: startOffset,
@@ -208,7 +202,6 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     ///
     /// - Returns: `.ok`, a timeout when the flow deadline comes first, or `.cancelled`.
     @_specialize(exported:true,where C == SimulationClock)
-    @inlinable @inline(__always)
     public func pause(for duration: Duration, isolation: isolated (any Actor)? = #isolation) async -> Outcome {
         let wake = clock.now.advanced(by: duration)
         let until = min(wake, deadline)

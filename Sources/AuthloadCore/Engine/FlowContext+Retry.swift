@@ -13,14 +13,6 @@ extension FlowContext {
 
         /// The final request's own latency (the transport's measure), or start → now when none came.
         public func latency(now: C.Instant) -> Duration { response?.timing.total ?? start.duration(to: now) }
-
-        @usableFromInline
-        init(response: HTTPResponse?, failure: Outcome?, start: C.Instant, retries: Int) {
-            self.response = response
-            self.failure = failure
-            self.start = start
-            self.retries = retries
-        }
     }
 
     /// Sends `request`, backing off and sending it again while `backoff` names a wait (e.g. a 429 until its reset).
@@ -34,7 +26,6 @@ extension FlowContext {
     ///   - retryStep: the step number retries are recorded on.
     ///   - maxRetries: how many times to send again; the answer after the last is returned as it is.
     ///   - backoff: how long to wait before sending again, or nil to take the response as final.
-    @inlinable @inline(__always)
     public func sendWithBackoff(
         _ request: HTTPRequest, retryStep: Int, maxRetries: Int,
         backoff: (HTTPResponse) -> Duration?

@@ -172,10 +172,6 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
     /// One authorized request as `step` (a call, the logout). A 401 is the token running out: in reactive
     /// mode an expected event, in proactive mode a failure of the step; either way the token is renewed
     /// and the request made again.
-    ///
-    /// Inlined into `run`, where a held session makes its calls: an async call level costs two executor checks, each
-    /// under the task's status lock when the task prefers an executor (a simulation's do).
-    @inline(__always)
     private mutating func authorizedStep(_ step: Step, _ method: String, _ target: String, _ random: inout SplitMix64) async -> Outcome {
         let (start, result) = await context.send(authorized(method, target))
         guard let response = result.response else {
