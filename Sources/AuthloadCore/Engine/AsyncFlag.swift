@@ -64,12 +64,18 @@ public final class AsyncFlag: Sendable {
     }
 
     /// Returns once the flag is set, or at once when the calling task is (or gets) cancelled.
+    ///
+    /// Inlined (the scheduler sleeps on a flag at every wake): its entry and return were two more executor checks.
+    @inline(__always)
     public func wait() async {
         let id = state.withLock { state in
             defer { state.nextID += 1 }
             return state.nextID
         }
-        await withTaskCancellationHandler {
+        // The runtime's entry point without an isolation parameter, as `SingleConnectionClient.send` uses: the one taking
+        // `isolation` checks the executor on entry and on return, each check under the task's status lock when the task
+        // prefers an executor (the scheduler of a simulation, at every wake).
+        await _unsafeInheritExecutor_withTaskCancellationHandler {
             // Unsafe rather than checked: each continuation is resumed once, by whoever takes it out under the lock.
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state in

@@ -102,6 +102,10 @@ extension Runner {
     }
 
     /// A waiting user's turn: it starts its life or ends its think time, then runs flows until it waits again.
+    ///
+    /// Inlined into the turn's task: an async call level costs two executor checks, each under the task's status lock
+    /// when the task prefers an executor (a simulation's user tasks do).
+    @inline(__always)
     private func resume(
         _ entry: WaitingUsers<C.Instant>.Entry, _ population: Population<C.Instant>, executor: (any SerialExecutor & TaskExecutor)?
     ) async -> TurnEnd {

@@ -18,13 +18,15 @@ public final class SimulationClock: TimerClock, Sendable {
     public typealias Instant = VirtualInstant
 
     /// A sleeping task's continuation, reachable from its cancellation handler on whatever thread cancels it.
-    private final class Sleeper: @unchecked Sendable {
+    @usableFromInline
+    final class Sleeper: @unchecked Sendable {
         // Unchecked Sendable: both fields are read and written only under the clock's lock.
         var continuation: UnsafeContinuation<Void, any Error>?
         var cancelled = false
         /// Whether it waits isolated to an actor (``wait(until:isolation:)`` with an isolation).
         let isolated: Bool
 
+        @usableFromInline
         init(isolated: Bool) { self.isolated = isolated }
     }
 
@@ -140,31 +142,47 @@ public final class SimulationClock: TimerClock, Sendable {
 
     /// ``sleep(until:tolerance:)`` on the caller's isolation: an in-process request waiting for its reply from its
     /// user's actor stays on the actor, where a nonisolated sleep would hop off it and back (two more jobs).
+    ///
+    /// Inlined into its callers (the simulation's transport, a flow's pause): its own entry and return were two more
+    /// executor checks, each taking the task's status lock, as a simulation's user tasks prefer its executor. So is the
+    /// runtime's entry point without an isolation parameter, as `SingleConnectionClient.send` uses: the one taking
+    /// `isolation` checked the executor on entry and on return, two more (docs/development.md).
+    @inlinable @inline(__always)
     public func wait(until deadline: Instant, isolation: isolated (any Actor)? = #isolation) async throws {
         try Task.checkCancellation()
         let sleeper = Sleeper(isolated: isolation != nil)
-        try await withTaskCancellationHandler(
+        try await _unsafeInheritExecutor_withTaskCancellationHandler(
             operation: {
                 try await withUnsafeThrowingContinuation(isolation: isolation) { (continuation: UnsafeContinuation<Void, any Error>) in
-                    let resume: Result<Void, any Error>? = state.withLock { state in
-                        if sleeper.cancelled { return .failure(CancellationError()) }
-                        if deadline <= state.now { return .success(()) }
-                        sleeper.continuation = continuation
-                        state.push(deadline, .sleeper(Unmanaged.passRetained(sleeper)))
-                        return nil
-                    }
-                    if let resume { continuation.resume(with: resume) }
+                    park(sleeper, until: deadline, continuation)
                 }
             },
-            onCancel: {
-                let continuation = state.withLock { state -> UnsafeContinuation<Void, any Error>? in
-                    sleeper.cancelled = true
-                    defer { sleeper.continuation = nil }
-                    if sleeper.continuation != nil { state.live -= 1 }
-                    return sleeper.continuation
-                }
-                continuation?.resume(throwing: CancellationError())
-            }, isolation: isolation)
+            onCancel: { cancel(sleeper) })
+    }
+
+    /// Puts `sleeper` in the heap until `deadline`, or resumes it at once when it is cancelled or the deadline has passed.
+    @usableFromInline
+    func park(_ sleeper: Sleeper, until deadline: Instant, _ continuation: UnsafeContinuation<Void, any Error>) {
+        let resume: Result<Void, any Error>? = state.withLock { state in
+            if sleeper.cancelled { return .failure(CancellationError()) }
+            if deadline <= state.now { return .success(()) }
+            sleeper.continuation = continuation
+            state.push(deadline, .sleeper(Unmanaged.passRetained(sleeper)))
+            return nil
+        }
+        if let resume { continuation.resume(with: resume) }
+    }
+
+    /// A sleeper's cancellation: it resumes with `CancellationError`, now if it sleeps, or when it parks.
+    @usableFromInline
+    func cancel(_ sleeper: Sleeper) {
+        let continuation = state.withLock { state -> UnsafeContinuation<Void, any Error>? in
+            sleeper.cancelled = true
+            defer { sleeper.continuation = nil }
+            if sleeper.continuation != nil { state.live -= 1 }
+            return sleeper.continuation
+        }
+        continuation?.resume(throwing: CancellationError())
     }
 
     /// Runs `work` on the driver's thread once the clock reaches `deadline` (at once in the next advance when it
