@@ -97,13 +97,7 @@ struct StompSession<Instant: InstantProtocol>: Sendable where Instant.Duration =
     /// - Throws: `.serverError` when it is an ERROR frame (the server closes after it).
     mutating func nextFrame() throws(StompClientError) -> Received? {
         guard let received = oldest else { return nil }
-        if later.isEmpty {
-            oldest = nil
-        } else {
-            oldest = later.removeFirst()
-            // The session waits seconds for its next status: an empty queue keeps no storage meanwhile.
-            if later.isEmpty { later = [] }
-        }
+        dropOldest()
         if received.frame.command == .error {
             throw .serverError(received.frame.headers["message"] ?? String(decoding: received.frame.body.prefix(200), as: UTF8.self))
         }
@@ -116,8 +110,7 @@ struct StompSession<Instant: InstantProtocol>: Sendable where Instant.Duration =
     mutating func takeReceipt(_ id: String) throws(StompClientError) -> [StompFrame]? {
         guard let first = oldest else { return nil }
         if try Self.isReceipt(first.frame, id) {
-            oldest = later.isEmpty ? nil : later.removeFirst()
-            if later.isEmpty { later = [] }
+            dropOldest()
             return []
         }
         // Found before it is removed: removed while the loop held the array, it was copied first.
@@ -136,6 +129,13 @@ struct StompSession<Instant: InstantProtocol>: Sendable where Instant.Duration =
         later.remove(at: index)
         if later.isEmpty { later = [] }
         return before
+    }
+
+    /// Hands the oldest frame's place to the next one, if any.
+    private mutating func dropOldest() {
+        oldest = later.isEmpty ? nil : later.removeFirst()
+        // The session waits seconds for its next status: an empty queue keeps no storage meanwhile.
+        if later.isEmpty { later = [] }
     }
 
     /// Whether `frame` is `RECEIPT receipt-id:<id>`.
