@@ -4,7 +4,8 @@
 # a count, not a time, so two commits compare on a busy machine. The bodies (Benchmarks/json/*.json) are the staging
 # service's answers along an email login.
 #
-# Builds a harness (Benchmarks/json/Harness.swift) against the JSON and IDX sources of each commit with `swiftc -O
+# Builds a harness (Benchmarks/json/Harness.swift) against the JSON and IDX sources of each commit (and `Locked`, which
+# holds the parser's spare stacks; without it the script stopped building at 66ae0b8) with `swiftc -O
 # -wmo`, in two modules as the package has them; needs valgrind. Bounded: 2,000 rounds of five bodies a mode; a
 # run of no rounds, counted the same way, is taken off (start-up, and the serialize mode's parse of its trees).
 #
@@ -27,7 +28,7 @@ for commit in "${@:-HEAD}"; do
     (
         cd "$src"
         swiftc -O -wmo -parse-as-library -emit-module -emit-library -static -module-name AuthloadCore \
-            Sources/AuthloadCore/JSON/*.swift -o libAuthloadCore.a
+            Sources/AuthloadCore/JSON/*.swift Sources/AuthloadCore/Engine/Locked.swift -o libAuthloadCore.a
         swiftc -O -wmo -parse-as-library -emit-module -emit-library -static -module-name AuthloadWire -I . \
             "$idx/IDX.swift" "$idx/IDXAuthenticator.swift" "$idx/IDX+JSON.swift" $(ls "$idx/IDX+Reading.swift" 2>/dev/null) \
             -o libAuthloadWire.a

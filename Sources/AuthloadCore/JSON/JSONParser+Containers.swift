@@ -4,7 +4,12 @@ extension JSONParser {
     struct Container {
         var isObject: Bool
         var isEmpty = true
+        /// Whether its keys are checked for repeats through ``keySets`` (it outgrew ``linearKeyLimit``).
+        var keysInSet = false
         var firstKey: Int
+        /// A bit for each key read so far, picked by its fingerprint: a key whose bit is clear repeats none, found
+        /// without comparing it with the keys before it, which only a key whose bit is set is.
+        var keyBits: UInt64 = 0
     }
 
     /// A decoded key: in the input when it has no escapes, else in memory of its own (``decodedKeys``).
@@ -13,6 +18,12 @@ extension JSONParser {
         /// Its length and first eight bytes: two keys that differ here differ, so the search for a repeated key compares
         /// one word with each key before it, and the bytes only of a key that may be the same.
         var fingerprint: UInt64
+
+        /// Its first eight bytes (all of a shorter key's), the first the lowest, from ``fingerprint``.
+        var head: UInt64 { fingerprint ^ Self.lengthMark(bytes.count) }
+
+        @inline(__always)
+        static func lengthMark(_ count: Int) -> UInt64 { UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15 }
 
         /// - Parameter slack: how many bytes after the key may be read: its first eight bytes are loaded as one word,
         ///   then those past its end masked off, where bytes picked from its middle and end waited for its end to be
@@ -28,7 +39,7 @@ extension JSONParser {
             } else {
                 for index in 0..<count { head |= UInt64(bytes[index]) << (UInt64(truncatingIfNeeded: index) &* 8) }
             }
-            fingerprint = head ^ (UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15)
+            fingerprint = head ^ Self.lengthMark(count)
         }
 
         static func == (lhs: Key, rhs: Key) -> Bool {
@@ -65,6 +76,7 @@ extension JSONParser {
     static var linearKeyLimit: Int { 12 }
 
     /// Opens the array or object whose bracket is at `position`.
+    @inline(__always)
     mutating func enter(object: Bool) throws(JSONParseError) {
         guard depth < JSONValue.maximumNestingDepth else {
             throw error(at: position, "arrays and objects nest deeper than \(JSONValue.maximumNestingDepth) levels")
@@ -78,6 +90,7 @@ extension JSONParser {
     /// Reads up to the next member of the innermost object: its key (then ``currentKey``) and colon.
     ///
     /// - Returns: false when the object closes instead.
+    @inline(__always)
     mutating func nextMember() throws(JSONParseError) -> Bool {
         skipWhitespace()
         let first = top.isEmpty
@@ -102,6 +115,7 @@ extension JSONParser {
     /// Reads up to the next element of the innermost array.
     ///
     /// - Returns: false when the array closes instead.
+    @inline(__always)
     mutating func nextElement() throws(JSONParseError) -> Bool {
         skipWhitespace()
         if top.isEmpty {
@@ -151,9 +165,10 @@ extension JSONParser {
     }
 
     /// The first byte of the value at `position`, after whitespace; its end of input is an error.
+    @inline(__always)
     mutating func valueStart() throws(JSONParseError) -> UInt8 {
         skipWhitespace()
-        guard position < bytes.count else { throw unexpected("expected a JSON value") }
+        guard position < bytes.count else { throw notAValue() }
         return bytes[position]
     }
 
@@ -164,7 +179,7 @@ extension JSONParser {
         case UInt8(ascii: "f"): try expectLiteral("false")
         case UInt8(ascii: "n"): try expectLiteral("null")
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try readNumber()
-        default: throw unexpected("expected a JSON value")
+        default: throw notAValue()
         }
     }
 
@@ -174,13 +189,14 @@ extension JSONParser {
         guard position == bytes.count else { throw unexpected("expected end of input after the JSON value") }
     }
 
+    @inline(__always)
     private mutating func leave() {
         let closed = top
         depth -= 1
         if depth > 0 { top = containers.removeLast() }
         guard closed.isObject else { return }
         keyCount = closed.firstKey
-        if !keySets.isEmpty { keySets[depth + 1] = nil }
+        if closed.keysInSet { keySets[depth + 1] = nil }
     }
 
     /// The error for a member that does not start with its key's quote; kept out of ``nextMember()``, which runs for
@@ -192,43 +208,64 @@ extension JSONParser {
 
     /// Reads a member's key, whose quote is at `position`, and its colon, rejecting a key the innermost object
     /// already has.
+    @inline(__always)
     private mutating func readKey() throws(JSONParseError) {
         let start = position
         let key: Key
-        switch try readStringBytes() {
-        case .input(let range):
-            key = Key(bytes: UnsafeBufferPointer(rebasing: bytes[range]), slack: bytes.count - range.upperBound)
-        case .scratch:
-            // Escaped keys are rare: each gets memory of its own that stays put until the parser is released.
-            let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: scratch.count)
-            _ = copy.initialize(from: scratch)
-            decodedKeys.append(copy)
-            key = Key(bytes: UnsafeBufferPointer(copy))
-        }
-        let first = top.firstKey
-        let depth = self.depth
-        let repeated: Bool
-        if !keySets.isEmpty, keySets[depth] != nil {
-            repeated = keySets[depth]!.insert(Array(key.bytes)).inserted == false
+        // A plain ASCII key, nearly every one, is found whole by one scan; any other is read by the full loop.
+        let end = Self.endOfPlainRun(from: position &+ 1, in: bytes)
+        if end < bytes.count, bytes[end] == .quote {
+            key = Key(bytes: UnsafeBufferPointer(rebasing: bytes[position &+ 1..<end]), slack: bytes.count &- end)
+            position = end &+ 1
         } else {
-            // Indexed rather than sliced: a slice of `keys` would retain and release its storage at every key.
-            var index = first
-            while index < keyCount, keys[index] != key { index += 1 }
-            repeated = index < keyCount
-            if !repeated && keyCount - first >= Self.linearKeyLimit {
-                keySets[depth] = Set(keys[first..<keyCount].map { Array($0.bytes) } + [Array(key.bytes)])
-            }
+            key = try readEscapedKey()
         }
+        let bit: UInt64 = 1 &<< ((key.fingerprint &* 0x9E37_79B9_7F4A_7C15) &>> 58)
+        let repeated = top.keyBits & bit != 0 || top.keysInSet ? isRepeated(key) : false
+        top.keyBits |= bit
         // The stack keeps the keys of closed objects past `keyCount`, to be written over rather than removed.
         if keyCount < keys.count {
             keys[keyCount] = key
         } else {
             keys.append(key)
         }
-        keyCount += 1
+        keyCount &+= 1
+        lastKey = key
         if repeated { throw duplicateKey(at: start) }
         skipWhitespace()
         guard consume(UInt8(ascii: ":")) else { throw missingColon() }
+    }
+
+    /// Reads a key that is not plain ASCII, its quote at `position`, as any string is read.
+    @inline(never)
+    private mutating func readEscapedKey() throws(JSONParseError) -> Key {
+        switch try readEscapedStringBytes() {
+        case .input(let range):
+            return Key(bytes: UnsafeBufferPointer(rebasing: bytes[range]), slack: bytes.count - range.upperBound)
+        case .scratch:
+            // Escaped keys are rare: each gets memory of its own that stays put until the parser is released.
+            let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: scratch.count)
+            _ = copy.initialize(from: scratch)
+            decodedKeys.append(copy)
+            return Key(bytes: UnsafeBufferPointer(copy))
+        }
+    }
+
+    /// Whether the innermost object already has `key`, which it may: compared with each of its keys, or, once it has
+    /// more than ``linearKeyLimit``, looked up in its set (``keySets``).
+    @inline(never)
+    private mutating func isRepeated(_ key: Key) -> Bool {
+        let first = top.firstKey
+        if top.keysInSet { return keySets[depth, default: []].insert(Array(key.bytes)).inserted == false }
+        // Indexed rather than sliced: a slice of `keys` would retain and release its storage at every key.
+        var index = first
+        while index < keyCount, keys[index] != key { index += 1 }
+        let repeated = index < keyCount
+        if !repeated && keyCount - first >= Self.linearKeyLimit {
+            keySets[depth] = Set(keys[first..<keyCount].map { Array($0.bytes) } + [Array(key.bytes)])
+            top.keysInSet = true
+        }
+        return repeated
     }
 
     @inline(never)
@@ -275,15 +312,26 @@ extension JSONParser {
         return error(at: position, "expected \(expected) after ',', found '\(bracket)' (JSON allows no trailing comma)")
     }
 
+    /// Reads `literal` (`true`, `false` or `null`: four or five bytes) at `position`, compared as a word and a byte.
+    @inline(__always)
     mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
         let length = literal.utf8CodeUnitCount
-        guard bytes.count - position >= length else { throw unexpected("expected a JSON value") }
-        for offset in 0..<length where bytes[position + offset] != literal.utf8Start[offset] {
-            throw unexpected("expected a JSON value")
-        }
-        position += length
+        assert(length >= 4, "a JSON literal is four or five bytes")
+        guard bytes.count &- position >= length, let base = bytes.baseAddress else { throw notAValue() }
+        // The last four bytes as one word, and the first (for a four-byte literal, the same one again).
+        let last = length &- 4
+        let word = UnsafeRawPointer(base + position + last).loadUnaligned(as: UInt32.self)
+        let expected = UnsafeRawPointer(literal.utf8Start + last).loadUnaligned(as: UInt32.self)
+        guard word == expected, base[position] == literal.utf8Start[0] else { throw notAValue() }
+        position &+= length
     }
 
+    @inline(never)
+    func notAValue() -> JSONParseError {
+        unexpected("expected a JSON value")
+    }
+
+    @inline(__always)
     mutating func skipWhitespace() {
         while position < bytes.count {
             // Most values and separators follow with no whitespace between: every byte that is some is below 0x21.

@@ -54,6 +54,8 @@ struct JSONParser {
     var keyCount = 0
     /// The keys of each open object that outgrew a short linear scan, by depth, so hostile inputs stay linear to read.
     var keySets: [Int: Set<[UInt8]>] = [:]
+    /// The key ``nextMember()`` read last, decoded (``currentKey``'s bytes).
+    var lastKey = Key(bytes: UnsafeBufferPointer(start: nil, count: 0))
     /// The keys decoded from escapes, freed by ``release()``.
     var decodedKeys: [UnsafeMutableBufferPointer<UInt8>] = []
 

@@ -95,7 +95,7 @@ public struct JSONReader {
     /// The key of the open object's next member, its colon read; nil when the object closes instead.
     @usableFromInline
     mutating func nextKey() throws(JSONParseError) -> Key? {
-        try parser.nextMember() ? Key(bytes: parser.currentKey.bytes) : nil
+        try parser.nextMember() ? Key(bytes: parser.lastKey.bytes, head: parser.lastKey.head) : nil
     }
 
     /// True when the open array has another element; false when it closes instead.
@@ -207,16 +207,29 @@ extension JSONReader {
     /// It points into the reader's memory: use it inside the call it is given to, never after ``read(_:_:)`` returns.
     public struct Key: CustomStringConvertible {
         @usableFromInline let bytes: UnsafeBufferPointer<UInt8>
+        /// Its first eight bytes (all of a shorter key's), the first the lowest: a key is compared with a literal as
+        /// one word, the literal's folded into a constant where `==` is inlined.
+        @usableFromInline let head: UInt64
 
         @usableFromInline
-        init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+        init(bytes: UnsafeBufferPointer<UInt8>, head: UInt64) {
+            self.bytes = bytes
+            self.head = head
+        }
 
         public var description: String { String(decoding: bytes, as: UTF8.self) }
 
-        /// Inlinable, so that a `switch` over keys compares each length in place and calls out only when it matches.
-        @inlinable
+        /// Inlinable, so that a `switch` over keys compares each length and first eight bytes in place, as constants,
+        /// and calls out only for the rest of a longer key that matches them.
+        @inlinable @inline(__always)
         public static func == (key: Key, literal: StaticString) -> Bool {
-            key.bytes.count == literal.utf8CodeUnitCount && equalBytes(key, literal)
+            let count = literal.utf8CodeUnitCount
+            guard key.bytes.count == count else { return false }
+            var head: UInt64 = 0
+            for index in 0..<min(count, 8) {
+                head |= UInt64(literal.utf8Start[index]) &<< (UInt64(truncatingIfNeeded: index) &* 8)
+            }
+            return key.head == head && (count <= 8 || equalBytes(key, literal))
         }
 
         @usableFromInline
@@ -224,7 +237,7 @@ extension JSONReader {
             JSONParser.equalBytes(key.bytes.baseAddress, literal.utf8Start, key.bytes.count)
         }
 
-        @inlinable
+        @inlinable @inline(__always)
         public static func ~= (literal: StaticString, key: Key) -> Bool { key == literal }
     }
 }
