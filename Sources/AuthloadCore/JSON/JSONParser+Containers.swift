@@ -81,7 +81,8 @@ extension JSONParser {
         guard depth < JSONValue.maximumNestingDepth else {
             throw error(at: position, "arrays and objects nest deeper than \(JSONValue.maximumNestingDepth) levels")
         }
-        if depth > 0 { containers.append(top) }
+        // The stack holds the containers around the innermost: `depth - 1` of them.
+        if depth > 0 { containers.write(top, at: depth &- 1) }
         top = Container(isObject: object, firstKey: keyCount)
         depth += 1
         position += 1
@@ -193,7 +194,7 @@ extension JSONParser {
     private mutating func leave() {
         let closed = top
         depth -= 1
-        if depth > 0 { top = containers.removeLast() }
+        if depth > 0 { top = containers[depth &- 1] }
         guard closed.isObject else { return }
         keyCount = closed.firstKey
         if closed.keysInSet { keySets[depth + 1] = nil }
@@ -223,12 +224,7 @@ extension JSONParser {
         let bit: UInt64 = 1 &<< ((key.fingerprint &* 0x9E37_79B9_7F4A_7C15) &>> 58)
         let repeated = top.keyBits & bit != 0 || top.keysInSet ? isRepeated(key) : false
         top.keyBits |= bit
-        // The stack keeps the keys of closed objects past `keyCount`, to be written over rather than removed.
-        if keyCount < keys.count {
-            keys[keyCount] = key
-        } else {
-            keys.append(key)
-        }
+        keys.write(key, at: keyCount)
         keyCount &+= 1
         lastKey = key
         if repeated { throw duplicateKey(at: start) }
@@ -262,7 +258,7 @@ extension JSONParser {
         while index < keyCount, keys[index] != key { index += 1 }
         let repeated = index < keyCount
         if !repeated && keyCount - first >= Self.linearKeyLimit {
-            keySets[depth] = Set(keys[first..<keyCount].map { Array($0.bytes) } + [Array(key.bytes)])
+            keySets[depth] = Set((first..<keyCount).map { Array(keys[$0].bytes) } + [Array(key.bytes)])
             top.keysInSet = true
         }
         return repeated
@@ -285,11 +281,7 @@ extension JSONParser {
         decodedKeys.removeAll()
         // Stacks that hostile nesting or a huge object grew are let go rather than kept.
         guard containers.capacity <= 64, keys.capacity <= 256, building.capacity <= 64 else { return }
-        containers.removeAll(keepingCapacity: true)
-        keys.removeAll(keepingCapacity: true)
-        var stacks = Stacks(containers: [], keys: [])
-        swap(&stacks.containers, &containers)
-        swap(&stacks.keys, &keys)
+        var stacks = Stacks(containers: containers, keys: keys)
         swap(&stacks.building, &building)
         Self.spareStacks.withLock { spare in
             if spare.count < Self.spareStackLimit { spare.append(stacks) }

@@ -39,7 +39,7 @@ struct JSONParser {
     /// Reused by every string that needs unescaping, so a document allocates one buffer for them.
     var scratch: [UInt8] = []
     /// The arrays and objects open at `position` around the innermost one (``top``), outermost first.
-    var containers: [Container] = []
+    var containers: JSONStack<Container>
     /// The innermost open array or object, when ``depth`` is above zero: kept apart from the stack, so that each member
     /// and element reads and marks it in place, where marking it in the stack checked the array's uniqueness.
     var top = Container(isObject: false, firstKey: 0)
@@ -47,7 +47,7 @@ struct JSONParser {
     var depth = 0
     /// The decoded keys of every open object, each object's after its parent's, to find a repeated key: the first
     /// `keyCount` of them.
-    var keys: [Key] = []
+    var keys: JSONStack<Key>
     /// The arrays and objects ``readValue()`` is building, empty between its calls: kept so that the stack is taken
     /// with the others from the parse before.
     var building: [Building] = []
@@ -67,9 +67,9 @@ struct JSONParser {
             keys = spare.keys
             building = spare.building
         } else {
-            // Room for an ION body's nesting and open keys up front: growing one by one reallocates at every doubling.
-            containers.reserveCapacity(16)
-            keys.reserveCapacity(32)
+            // Room for an ION body's nesting and open keys up front.
+            containers = JSONStack(capacity: 16)
+            keys = JSONStack(capacity: 32)
         }
     }
 
@@ -78,8 +78,8 @@ struct JSONParser {
     struct Stacks: @unchecked Sendable {
         // Unchecked Sendable: the keys' pointers are into a finished parse's bytes and are never read again; a parse
         // writes each key before it reads it (only the first `keyCount` are read, and the count starts at zero).
-        var containers: [Container]
-        var keys: [Key]
+        var containers: JSONStack<Container>
+        var keys: JSONStack<Key>
         var building: [Building] = []
     }
 

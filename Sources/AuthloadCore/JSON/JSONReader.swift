@@ -83,7 +83,8 @@ public struct JSONReader {
     /// Opens the object (or array) next and counts it as started; false, having skipped it, when it is something else.
     @usableFromInline
     mutating func enter(object: Bool) throws(JSONParseError) -> Bool {
-        guard try kind() == (object ? .object : .array) else {
+        // The first byte compared in place; anything else is skipped, which throws as ``kind()`` would.
+        guard try parser.valueStart() == (object ? UInt8(ascii: "{") : UInt8(ascii: "[")) else {
             try skip()
             return false
         }
@@ -131,7 +132,7 @@ public struct JSONReader {
 
     /// The next value when it is a string; nil, having skipped it, when it is not.
     public mutating func string() throws(JSONParseError) -> String? {
-        guard try kind() == .string else {
+        guard try parser.valueStart() == .quote else {
             try skip()
             return nil
         }
@@ -142,7 +143,7 @@ public struct JSONReader {
     /// The next value when it is a string, as the one of `known` it equals when there is one; nil, having skipped it,
     /// when it is not a string.
     public mutating func string(known: JSONKnownStrings) throws(JSONParseError) -> String? {
-        guard try kind() == .string else {
+        guard try parser.valueStart() == .quote else {
             try skip()
             return nil
         }
@@ -152,12 +153,14 @@ public struct JSONReader {
 
     /// The next value when it is `true` or `false`; nil, having skipped it, when it is not.
     public mutating func bool() throws(JSONParseError) -> Bool? {
-        guard try kind() == .bool else {
+        let first = try parser.valueStart()
+        guard first == UInt8(ascii: "t") || first == UInt8(ascii: "f") else {
             try skip()
             return nil
         }
-        let value = parser.bytes[parser.position] == UInt8(ascii: "t")
-        try skip()
+        started += 1
+        let value = first == UInt8(ascii: "t")
+        try parser.expectLiteral(value ? "true" : "false")
         return value
     }
 
@@ -179,6 +182,8 @@ public struct JSONReader {
     /// The next value, whatever it is, as a tree.
     public mutating func value() throws(JSONParseError) -> JSONValue {
         started += 1
+        // A string, the value most often read whole, without the tree builder's stacks.
+        if try parser.valueStart() == .quote { return .string(try parser.readString()) }
         return try parser.readValue()
     }
 
