@@ -42,6 +42,12 @@ extension JSONParser {
             fingerprint = head ^ Self.lengthMark(count)
         }
 
+        @inline(__always)
+        init(bytes: UnsafeBufferPointer<UInt8>, fingerprint: UInt64) {
+            self.bytes = bytes
+            self.fingerprint = fingerprint
+        }
+
         static func == (lhs: Key, rhs: Key) -> Bool {
             lhs.fingerprint == rhs.fingerprint && equalBytes(lhs.bytes.baseAddress, rhs.bytes.baseAddress, lhs.bytes.count)
         }
@@ -213,9 +219,18 @@ extension JSONParser {
     private mutating func readKey() throws(JSONParseError) {
         let start = position
         let key: Key
-        // A plain ASCII key, nearly every one, is found whole by one scan; any other is read by the full loop.
-        let end = Self.endOfPlainRun(from: position &+ 1, in: bytes)
-        if end < bytes.count, bytes[end] == .quote {
+        let first = position &+ 1
+        // A plain ASCII key shorter than eight bytes, most of them, ends in the first word after its quote, which is
+        // also its head; a longer one is found whole by one scan; any other is read by the full loop.
+        if bytes.count &- first >= 8, let base = bytes.baseAddress,
+            case let word = UInt64(littleEndian: UnsafeRawPointer(base + first).loadUnaligned(as: UInt64.self)),
+            case let special = Self.specialBytes(in: word), special != 0,
+            case let count = special.trailingZeroBitCount &>> 3, base[first &+ count] == .quote
+        {
+            let head = word & ((1 &<< (UInt64(truncatingIfNeeded: count) &* 8)) &- 1)
+            key = Key(bytes: UnsafeBufferPointer(start: base + first, count: count), fingerprint: head ^ Key.lengthMark(count))
+            position = first &+ count &+ 1
+        } else if case let end = Self.endOfPlainRun(from: first, in: bytes), end < bytes.count, bytes[end] == .quote {
             key = Key(bytes: UnsafeBufferPointer(rebasing: bytes[position &+ 1..<end]), slack: bytes.count &- end)
             position = end &+ 1
         } else {

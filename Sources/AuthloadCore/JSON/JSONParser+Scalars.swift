@@ -87,22 +87,14 @@ extension JSONParser {
     /// Tokens and identifiers in bodies are long runs of plain ASCII, so this tests eight bytes
     /// per step with SWAR bit tricks; only the input's last few bytes go one at a time.
     static func endOfPlainRun(from start: Int, in bytes: UnsafeBufferPointer<UInt8>, nonASCII: Bool = true) -> Int {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highBits: UInt64 = 0x8080_8080_8080_8080
         var index = start
         if let base = UnsafeRawPointer(bytes.baseAddress) {
             while bytes.count - index >= 8 {
                 let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-                let quotes = word ^ (ones &* 0x22)
-                let backslashes = word ^ (ones &* 0x5C)
-                // `(x - 0x01…) & ~x` sets a byte's high bit when that byte of x is zero (here: equal to
-                // the probe); `(word - 0x20…) & ~word` does the same for bytes below 0x20.
-                let special =
-                    ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
-                    | ((word &- ones &* 0x20) & ~word) | (nonASCII ? word : 0)
+                let special = specialBytes(in: word, nonASCII: nonASCII)
                 // The lowest flagged byte is exact (borrows only run upward, from bytes flagged themselves), so a
                 // short string, a key, ends here without a byte-by-byte scan.
-                if special & highBits != 0 { return index + (special & highBits).trailingZeroBitCount >> 3 }
+                if special != 0 { return index + special.trailingZeroBitCount >> 3 }
                 index += 8
             }
         }
@@ -112,6 +104,21 @@ extension JSONParser {
             index += 1
         }
         return index
+    }
+
+    /// The high bit of each byte of `word` (eight bytes, the first the lowest) that is a quote, backslash, control
+    /// character or (when `nonASCII`) non-ASCII byte; the lowest set is exact, bits above it may be spurious.
+    @inline(__always)
+    static func specialBytes(in word: UInt64, nonASCII: Bool = true) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let quotes = word ^ (ones &* 0x22)
+        let backslashes = word ^ (ones &* 0x5C)
+        // `(x - 0x01…) & ~x` sets a byte's high bit when that byte of x is zero (here: equal to the probe);
+        // `(word - 0x20…) & ~word` does the same for bytes below 0x20.
+        let special =
+            ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes) | ((word &- ones &* 0x20) & ~word)
+            | (nonASCII ? word : 0)
+        return special & 0x8080_8080_8080_8080
     }
 
     private func unterminatedString(_ opening: Int) -> JSONParseError {

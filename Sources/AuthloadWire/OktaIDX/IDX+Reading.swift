@@ -56,7 +56,7 @@ extension IDXMessage {
 extension IDXRemediation {
     /// Reads a remediation form; nil when it is not an object or lacks its name or href.
     static func read(_ reader: inout JSONReader) throws(JSONParseError) -> IDXRemediation? {
-        var remediation = IDXRemediation(name: "", href: "", accepts: nil, produces: nil, fields: [])
+        var remediation = IDXRemediation(unread: ())
         // A remediation without its name or href is dropped. Both are read in place, as a field's name is.
         var (named, located) = (false, false)
         try reader.readMembers(into: &remediation) { reader, key, remediation throws(JSONParseError) in
@@ -85,7 +85,7 @@ extension IDXRemediation {
 extension IDXField {
     /// Reads a form field; nil when it is not an object or has no name.
     static func read(_ reader: inout JSONReader) throws(JSONParseError) -> IDXField? {
-        var field = IDXField(name: "")
+        var field = IDXField(unread: ())
         // Whether it has a name, its name read in place: a name kept aside and set after the read made the compiler
         // copy the whole field, every member retained, to return it.
         var named = false
@@ -115,7 +115,7 @@ extension IDXField {
 extension IDXOption {
     /// Reads an option: a scalar value, or a `value` of `{"form": {"value": [...]}}`; nil when it is not an object.
     static func read(_ reader: inout JSONReader) throws(JSONParseError) -> IDXOption? {
-        var option = IDXOption(label: "")
+        var option = IDXOption(unread: ())
         let isObject = try reader.readMembers(into: &option) { reader, key, option throws(JSONParseError) in
             switch key {
             case "label": option.label = try reader.string() ?? ""
@@ -143,7 +143,7 @@ extension IDXOption {
 extension IDXAuthenticator {
     /// Reads an authenticator; nil when it is not an object or has no type.
     static func read(_ reader: inout JSONReader) throws(JSONParseError) -> IDXAuthenticator? {
-        var authenticator = IDXAuthenticator(type: "")
+        var authenticator = IDXAuthenticator(unread: ())
         // Its type read in place, as a field's name is.
         var typed = false
         try reader.readMembers(into: &authenticator) { reader, key, authenticator throws(JSONParseError) in
@@ -227,5 +227,37 @@ extension JSONReader {
             if key == name { found = try read(&reader) }
         }
         return found
+    }
+}
+
+// The values ``read(_:)`` fills in, made empty in place: the public initializers, inlined there, made each of their
+// defaults and then copied the whole value, every member retained and released.
+
+extension IDXRemediation {
+    /// No name or href yet, no accepts or produces: what a form that says none has.
+    fileprivate init(unread: Void) {
+        name = ""
+        href = ""
+        method = "POST"
+        relatesTo = []
+        fields = []
+    }
+}
+
+extension IDXField {
+    fileprivate init(unread: Void) { name = "" }
+}
+
+extension IDXOption {
+    fileprivate init(unread: Void) {
+        label = ""
+        form = []
+    }
+}
+
+extension IDXAuthenticator {
+    fileprivate init(unread: Void) {
+        type = ""
+        methods = []
     }
 }
