@@ -83,6 +83,22 @@ struct IDXReadingTests {
         #expect(question.currentAuthenticator == IDXAuthenticator(type: "security_question", questionKey: "q"))
     }
 
+    @Test("the enrollment wins in whichever order the two come, and only when it has a value")
+    func currentAuthenticatorOrder() throws {
+        let email = #""currentAuthenticator": {"value": {"type": "email"}}"#
+        let after = try #require(read(#"{"stateHandle": "h", \#(email), "currentAuthenticatorEnrollment": {"value": 3}}"#))
+        #expect(after.currentAuthenticator == nil)
+        let phone = #""currentAuthenticatorEnrollment": {"value": {"type": "phone"}}"#
+        let first = try #require(read(#"{"stateHandle": "h", \#(phone), \#(email)}"#))
+        #expect(first.currentAuthenticator == IDXAuthenticator(type: "phone"))
+        let last = try #require(read(#"{"stateHandle": "h", \#(email), \#(phone)}"#))
+        #expect(last.currentAuthenticator == IDXAuthenticator(type: "phone"))
+        let valueless = try #require(read(#"{"stateHandle": "h", "currentAuthenticatorEnrollment": {"type": "object"}, \#(email)}"#))
+        #expect(valueless.currentAuthenticator == IDXAuthenticator(type: "email"))
+        let notObject = try #require(read(#"{"stateHandle": "h", \#(email), "currentAuthenticatorEnrollment": []}"#))
+        #expect(notObject.currentAuthenticator == IDXAuthenticator(type: "email"))
+    }
+
     @Test("messages default to INFO and keep their text as key when they have none")
     func messages() throws {
         let response = try #require(

@@ -8,7 +8,7 @@ extension JSONParser {
     /// Decodes the string whose opening quote is at `position`.
     mutating func readString() throws(JSONParseError) -> String {
         switch try readStringBytes() {
-        case .input(let range): String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+        case .input(let range): Self.string(UnsafeBufferPointer(rebasing: bytes[range]))
         case .scratch: String(decoding: scratch, as: UTF8.self)
         }
     }
@@ -18,11 +18,21 @@ extension JSONParser {
         switch try readStringBytes() {
         case .input(let range):
             let decoded = UnsafeBufferPointer(rebasing: bytes[range])
-            return known.string(equalTo: decoded) ?? String(decoding: decoded, as: UTF8.self)
+            return known.string(equalTo: decoded) ?? Self.string(decoded)
         case .scratch:
             return scratch.withUnsafeBufferPointer { decoded in
                 known.string(equalTo: decoded) ?? String(decoding: decoded, as: UTF8.self)
             }
+        }
+    }
+
+    /// The text of `utf8`, which the parser has checked is well-formed UTF-8 (so nothing is repaired): written into
+    /// the string's own storage, where `String(decoding:as:)` went through its repairing path for every string.
+    @inline(__always)
+    static func string(_ utf8: UnsafeBufferPointer<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: utf8.count) { buffer in
+            _ = buffer.initialize(fromContentsOf: utf8)
+            return utf8.count
         }
     }
 
@@ -89,13 +99,14 @@ extension JSONParser {
     static func endOfPlainRun(from start: Int, in bytes: UnsafeBufferPointer<UInt8>, nonASCII: Bool = true) -> Int {
         var index = start
         if let base = UnsafeRawPointer(bytes.baseAddress) {
-            while bytes.count - index >= 8 {
+            // Wrapping arithmetic: `index` stays within the buffer, so no overflow check is needed in the loop.
+            while bytes.count &- index >= 8 {
                 let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
                 let special = specialBytes(in: word, nonASCII: nonASCII)
                 // The lowest flagged byte is exact (borrows only run upward, from bytes flagged themselves), so a
                 // short string, a key, ends here without a byte-by-byte scan.
-                if special != 0 { return index + special.trailingZeroBitCount >> 3 }
-                index += 8
+                if special != 0 { return index &+ special.trailingZeroBitCount &>> 3 }
+                index &+= 8
             }
         }
         while index < bytes.count {

@@ -9,9 +9,9 @@ extension IDXResponse {
     /// Fills in what an ION state says; false when it is not an object.
     mutating func read(_ reader: inout JSONReader) throws(JSONParseError) -> Bool {
         // `currentAuthenticatorEnrollment.value` wins over `currentAuthenticator.value` whenever it is there, even
-        // when it is no authenticator.
-        var enrollment: IDXAuthenticator??
-        var current: IDXAuthenticator??
+        // when it is no authenticator: each is written in place when found, the latter only while the former is not.
+        // (Two optionals kept aside were moved about the loop at every member.)
+        var enrolled = false
         let isObject = try reader.readMembers(into: &self) { reader, key, response throws(JSONParseError) in
             switch key {
             // Checked, and kept where they lie when they are strings, for IDXResponse to decode if asked.
@@ -20,15 +20,19 @@ extension IDXResponse {
             case "remediation": response.remediations = try reader.ionCollection(IDXRemediation.read)
             case "messages": response.messages = try IDXMessage.readList(&reader)
             case "successWithInteractionCode": response.success = try IDXRemediation.read(&reader)
-            case "currentAuthenticatorEnrollment": enrollment = try reader.member("value", IDXAuthenticator.read)
-            case "currentAuthenticator": current = try reader.member("value", IDXAuthenticator.read)
+            case "currentAuthenticatorEnrollment":
+                if let found = try reader.member("value", IDXAuthenticator.read) {
+                    response.currentAuthenticator = found
+                    enrolled = true
+                }
+            case "currentAuthenticator":
+                if let found = try reader.member("value", IDXAuthenticator.read), !enrolled { response.currentAuthenticator = found }
             // Checked and skipped, and where they lie kept, for IDXResponse.authenticators to read if asked.
             case "authenticators": response.authenticatorsValue = try reader.skipped()
             case "authenticatorEnrollments": response.enrollmentsValue = try reader.skipped()
             default: try reader.skip()
             }
         }
-        currentAuthenticator = (enrollment ?? current) ?? nil
         return isObject
     }
 }
