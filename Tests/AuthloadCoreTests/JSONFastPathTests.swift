@@ -114,10 +114,11 @@ struct JSONFastPathTests {
         }
     }
 
-    @Test("literals at the very end of the input, and followed by more, read whole")
+    @Test("literals and numbers at the very end of the input, and followed by more, read whole")
     func literalsAtEnd() throws {
         for (text, value): (String, JSONValue) in [
-            ("true", true), ("false", false), ("null", .null), (" [true,false,null] ", [true, false, .null])
+            ("true", true), ("false", false), ("null", .null), (" [true,false,null] ", [true, false, .null]), ("0", 0),
+            ("-7", -7), ("12.5e+3", 12_500), ("[1,-0.25]", [1, -0.25]), (#"{"a":1e2}"#, ["a": 100])
         ] {
             #expect(try outcome(Array(text.utf8)).get() == value)
         }
