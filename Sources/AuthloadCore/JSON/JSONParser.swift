@@ -37,40 +37,46 @@ struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     var position: Int
     /// Reused by every string that needs unescaping, so a document allocates one buffer for them.
-    var scratch: [UInt8] = []
+    var scratch: [UInt8]
     /// The arrays and objects open at `position` around the innermost one (``top``), outermost first.
     var containers: JSONStack<Container>
     /// The innermost open array or object, when ``depth`` is above zero: kept apart from the stack, so that each member
     /// and element reads and marks it in place, where marking it in the stack checked the array's uniqueness.
-    var top = Container(isObject: false, firstKey: 0)
+    var top: Container
     /// How many arrays and objects are open.
-    var depth = 0
+    var depth: Int
     /// The decoded keys of every open object, each object's after its parent's, to find a repeated key: the first
     /// `keyCount` of them.
     var keys: JSONStack<Key>
     /// The arrays and objects ``readValue()`` is building, empty between its calls: kept so that the stack is taken
     /// with the others from the parse before.
-    var building: [Building] = []
-    var keyCount = 0
+    var building: [Building]
+    var keyCount: Int
     /// The keys of each open object that outgrew a short linear scan, by depth, so hostile inputs stay linear to read.
-    var keySets: [Int: Set<[UInt8]>] = [:]
+    var keySets: [Int: Set<[UInt8]>]
     /// The key ``nextMember()`` read last, decoded (``currentKey``'s bytes).
-    var lastKey = Key(bytes: UnsafeBufferPointer(start: nil, count: 0))
+    var lastKey: Key
     /// The keys decoded from escapes, freed by ``release()``.
-    var decodedKeys: [UnsafeMutableBufferPointer<UInt8>] = []
+    var decodedKeys: [UnsafeMutableBufferPointer<UInt8>]
 
+    /// Sets every member itself, none by a default value: with defaults, the parser was built aside and copied out
+    /// whole (every array and stack retained, then released) at each parse.
     init(bytes: UnsafeBufferPointer<UInt8>) {
+        // Room for an ION body's nesting and open keys up front, when there are no stacks to take.
+        let spare =
+            Self.spareStacks.withLock { $0.popLast() } ?? Stacks(containers: JSONStack(capacity: 16), keys: JSONStack(capacity: 32))
         self.bytes = bytes
         position = Self.byteOrderMarkLength(bytes)
-        if let spare = Self.spareStacks.withLock({ $0.popLast() }) {
-            containers = spare.containers
-            keys = spare.keys
-            building = spare.building
-        } else {
-            // Room for an ION body's nesting and open keys up front.
-            containers = JSONStack(capacity: 16)
-            keys = JSONStack(capacity: 32)
-        }
+        scratch = []
+        containers = spare.containers
+        top = Container(isObject: false, firstKey: 0)
+        depth = 0
+        keys = spare.keys
+        building = spare.building
+        keyCount = 0
+        keySets = [:]
+        lastKey = Key(bytes: UnsafeBufferPointer(start: nil, count: 0), fingerprint: 0)
+        decodedKeys = []
     }
 
     /// A finished parse's container, key and building stacks, emptied, for the next parse to take: a simulated soak
