@@ -66,13 +66,15 @@ extension IDXRemediation {
         try reader.readMembers(into: &remediation) { reader, key, remediation throws(JSONParseError) in
             switch key {
             case "name":
-                let name = try reader.idxString()
-                remediation.name = name ?? ""
-                named = name != nil
+                if let name = try reader.idxString() {
+                    remediation.name = name
+                    named = true
+                }
             case "href":
-                let href = try reader.string()
-                remediation.href = href ?? ""
-                located = href != nil
+                if let href = try reader.string() {
+                    remediation.href = href
+                    located = true
+                }
             case "method": remediation.method = try reader.string() ?? "POST"
             case "accepts": remediation.accepts = try reader.idxString()
             case "produces": remediation.produces = try reader.idxString()
@@ -96,9 +98,10 @@ extension IDXField {
         try reader.readMembers(into: &field) { reader, key, field throws(JSONParseError) in
             switch key {
             case "name":
-                let name = try reader.idxString()
-                field.name = name ?? ""
-                named = name != nil
+                if let name = try reader.idxString() {
+                    field.name = name
+                    named = true
+                }
             case "label": field.label = try reader.idxString()
             case "type": field.type = try reader.string()
             case "required": field.required = try reader.bool() ?? false
@@ -153,9 +156,10 @@ extension IDXAuthenticator {
         try reader.readMembers(into: &authenticator) { reader, key, authenticator throws(JSONParseError) in
             switch key {
             case "type":
-                let type = try reader.idxString()
-                authenticator.type = type ?? ""
-                typed = type != nil
+                if let type = try reader.idxString() {
+                    authenticator.type = type
+                    typed = true
+                }
             case "id": authenticator.id = try reader.string()
             case "key": authenticator.key = try reader.idxString()
             case "methods":
