@@ -104,8 +104,9 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
         classify: (HTTPResponse) -> Outcome
     ) async -> StepResult {
         var startOffset = Duration.zero
-        let result = await sendMeasured(request, isolation: isolation, sentAt: &startOffset, classify: classify)
-        record(step: step, startOffset: startOffset, outcome: result.outcome, latency: result.response?.timing.total)
+        var latency: Duration?
+        let result = await sendMeasured(request, isolation: isolation, sentAt: &startOffset, latency: &latency, classify: classify)
+        record(step: step, startOffset: startOffset, outcome: result.outcome, latency: latency)
         return result
     }
 
@@ -123,7 +124,8 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     public func send(_ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation) async -> (start: C.Instant, result: StepResult)
     {
         var startOffset = Duration.zero
-        let result = await sendMeasured(request, isolation: isolation, sentAt: &startOffset)
+        var latency: Duration?
+        let result = await sendMeasured(request, isolation: isolation, sentAt: &startOffset, latency: &latency)
         return (runStart.advanced(by: startOffset), result)
     }
 
@@ -136,11 +138,14 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// intermediate copy of a response (a variable assigned later, a struct wrapping it) went through value
     /// witnesses that retain every one of its buffers, three copies a request.
     ///
-    /// - Parameter startOffset: set to when the request counts from: when it was sent, or a late flow's due instant.
+    /// - Parameters:
+    ///   - startOffset: set to when the request counts from: when it was sent, or a late flow's due instant.
+    ///   - latency: set to the response's `timing.total` when one came: read back out of the result, the response was
+    ///     copied whole (a retain and a release of each of its buffers) to read one field.
     @inline(__always)
     func sendMeasured(
         _ request: HTTPRequest, isolation: isolated (any Actor)?, sentAt startOffset: inout Duration,
-        classify: (HTTPResponse) -> Outcome = { _ in .ok }
+        latency: inout Duration?, classify: (HTTPResponse) -> Outcome = { _ in .ok }
     ) async -> StepResult {
         let start = clock.now
         let sent = runStart.duration(to: start)
@@ -153,11 +158,13 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
             // Classified before it moves into the result: handing it on while it is still to be read would copy it.
             // Only a late flow's first request makes a changed copy, to add its wait.
             guard late > .zero else {
+                latency = response.timing.total
                 let outcome = classify(response)
                 return StepResult(response: response, outcome: outcome)
             }
             var waited = response
             waited.timing.total += late
+            latency = waited.timing.total
             let outcome = classify(waited)
             return StepResult(response: waited, outcome: outcome)
         } catch {
@@ -200,8 +207,13 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// It runs in the caller's isolation (the user's actor). On a simulation's clock it waits there too, and the
     /// simulation resumes it there: a pause costs one job, where hopping off the actor to sleep and back cost three.
     ///
+    /// Inlined into the flows (`@inlinable`): its own entry and the return from its wait were two executor checks a
+    /// pause, each taking the task's status-record lock. Its locals are few, so the flows' frames barely grow (unlike
+    /// the request methods', docs/development.md).
+    ///
     /// - Returns: `.ok`, a timeout when the flow deadline comes first, or `.cancelled`.
     @_specialize(exported:true,where C == SimulationClock)
+    @inlinable @inline(__always)
     public func pause(for duration: Duration, isolation: isolated (any Actor)? = #isolation) async -> Outcome {
         let wake = clock.now.advanced(by: duration)
         let until = min(wake, deadline)
