@@ -104,10 +104,10 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
         classify: (HTTPResponse) -> Outcome
     ) async -> StepResult {
         var startOffset = Duration.zero
-        var latency: Duration?
-        let result = await sendMeasured(request, isolation: isolation, sentAt: &startOffset, latency: &latency, classify: classify)
-        record(step: step, startOffset: startOffset, outcome: result.outcome, latency: latency)
-        return result
+        var outcome = Outcome.ok
+        let response = await sendMeasured(
+            request, isolation: isolation, recording: step, sentAt: &startOffset, outcome: &outcome, classify: classify)
+        return StepResult(response: response, outcome: outcome)
     }
 
     /// Sends one request under the step timeout (or what is left of the flow's) without recording it, for
@@ -124,51 +124,56 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     public func send(_ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation) async -> (start: C.Instant, result: StepResult)
     {
         var startOffset = Duration.zero
-        var latency: Duration?
-        let result = await sendMeasured(request, isolation: isolation, sentAt: &startOffset, latency: &latency)
-        return (runStart.advanced(by: startOffset), result)
+        var outcome = Outcome.ok
+        let response = await sendMeasured(request, isolation: isolation, recording: nil, sentAt: &startOffset, outcome: &outcome)
+        return (runStart.advanced(by: startOffset), StepResult(response: response, outcome: outcome))
     }
 
     /// What ``send(_:isolation:)`` does, with the start as an offset from the run's start and the response's outcome
-    /// decided by `classify` (`.ok` by default).
+    /// decided by `classify` (`.ok` by default); records the sample as `step` unless it is nil.
     ///
     /// Inlined into ``exchange(step:_:isolation:classify:)``, every flow's usual path: each async call level costs
     /// two executor checks, and each check takes the task's status lock when the task prefers an executor. The
     /// result is built once, in the branch that has it, and returned: flows run unspecialized, where each
     /// intermediate copy of a response (a variable assigned later, a struct wrapping it) went through value
-    /// witnesses that retain every one of its buffers, three copies a request.
+    /// witnesses that retain every one of its buffers, three copies a request. The sample is recorded here, from the
+    /// response before it moves into the result, for the same reason: recorded by the caller from the result it got
+    /// back, the result was copied whole (a retain and a release of each buffer) and its response again to read its latency.
     ///
-    /// - Parameters:
-    ///   - startOffset: set to when the request counts from: when it was sent, or a late flow's due instant.
-    ///   - latency: set to the response's `timing.total` when one came: read back out of the result, the response was
-    ///     copied whole (a retain and a release of each of its buffers) to read one field.
+    /// - Parameter startOffset: set to when the request counts from: when it was sent, or a late flow's due instant.
     @inline(__always)
     func sendMeasured(
-        _ request: HTTPRequest, isolation: isolated (any Actor)?, sentAt startOffset: inout Duration,
-        latency: inout Duration?, classify: (HTTPResponse) -> Outcome = { _ in .ok }
-    ) async -> StepResult {
+        _ request: HTTPRequest, isolation: isolated (any Actor)?, recording step: Int?, sentAt startOffset: inout Duration,
+        outcome: inout Outcome, classify: (HTTPResponse) -> Outcome = { _ in .ok }
+    ) async -> HTTPResponse? {
         let start = clock.now
         let sent = runStart.duration(to: start)
         let late = lateness(sentAt: sent)
         startOffset = sent - late
         let timeout = min(stepTimeout, start.duration(to: deadline))
-        guard timeout > .zero else { return StepResult(response: nil, outcome: Outcome(.timeout, "flow deadline passed")) }
+        guard timeout > .zero else {
+            outcome = Outcome(.timeout, "flow deadline passed")
+            if let step { record(step: step, startOffset: startOffset, outcome: outcome, latency: nil) }
+            return nil
+        }
         do {
             let response = try await client.execute(request, timeout: timeout, sentAt: sent, isolation: isolation)
             // Classified before it moves into the result: handing it on while it is still to be read would copy it.
             // Only a late flow's first request makes a changed copy, to add its wait.
             guard late > .zero else {
-                latency = response.timing.total
-                let outcome = classify(response)
-                return StepResult(response: response, outcome: outcome)
+                outcome = classify(response)
+                if let step { record(step: step, startOffset: startOffset, outcome: outcome, latency: response.timing.total) }
+                return response
             }
             var waited = response
             waited.timing.total += late
-            latency = waited.timing.total
-            let outcome = classify(waited)
-            return StepResult(response: waited, outcome: outcome)
+            outcome = classify(waited)
+            if let step { record(step: step, startOffset: startOffset, outcome: outcome, latency: waited.timing.total) }
+            return waited
         } catch {
-            return StepResult(response: nil, outcome: Outcome(error))
+            outcome = Outcome(error)
+            if let step { record(step: step, startOffset: startOffset, outcome: outcome, latency: nil) }
+            return nil
         }
     }
 
