@@ -18,6 +18,8 @@ public struct VirtualInstant: InstantProtocol, CustomStringConvertible {
 
     @inlinable public init(offset: Duration) { attoseconds = offset.attoseconds }
 
+    @usableFromInline init(attoseconds: Int128) { self.attoseconds = attoseconds }
+
     @inlinable
     public func advanced(by duration: Duration) -> VirtualInstant {
         var instant = self
