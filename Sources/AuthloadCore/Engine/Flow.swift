@@ -104,9 +104,10 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
         classify: (HTTPResponse) -> Outcome
     ) async -> StepResult {
         var startOffset = Duration.zero
-        let result = await sendMeasured(request, isolation: isolation, sentAt: &startOffset, classify: classify)
-        record(step: step, startOffset: startOffset, outcome: result.outcome, latency: result.response?.timing.total)
-        return result
+        var outcome = Outcome.ok
+        let response = await sendMeasured(
+            request, isolation: isolation, recording: step, sentAt: &startOffset, outcome: &outcome, classify: classify)
+        return StepResult(response: response, outcome: outcome)
     }
 
     /// Sends one request under the step timeout (or what is left of the flow's) without recording it, for
@@ -123,45 +124,56 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     public func send(_ request: HTTPRequest, isolation: isolated (any Actor)? = #isolation) async -> (start: C.Instant, result: StepResult)
     {
         var startOffset = Duration.zero
-        let result = await sendMeasured(request, isolation: isolation, sentAt: &startOffset)
-        return (runStart.advanced(by: startOffset), result)
+        var outcome = Outcome.ok
+        let response = await sendMeasured(request, isolation: isolation, recording: nil, sentAt: &startOffset, outcome: &outcome)
+        return (runStart.advanced(by: startOffset), StepResult(response: response, outcome: outcome))
     }
 
     /// What ``send(_:isolation:)`` does, with the start as an offset from the run's start and the response's outcome
-    /// decided by `classify` (`.ok` by default).
+    /// decided by `classify` (`.ok` by default); records the sample as `step` unless it is nil.
     ///
     /// Inlined into ``exchange(step:_:isolation:classify:)``, every flow's usual path: each async call level costs
     /// two executor checks, and each check takes the task's status lock when the task prefers an executor. The
     /// result is built once, in the branch that has it, and returned: flows run unspecialized, where each
     /// intermediate copy of a response (a variable assigned later, a struct wrapping it) went through value
-    /// witnesses that retain every one of its buffers, three copies a request.
+    /// witnesses that retain every one of its buffers, three copies a request. The sample is recorded here, from the
+    /// response before it moves into the result, for the same reason: recorded by the caller from the result it got
+    /// back, the result was copied whole (a retain and a release of each buffer) and its response again to read its latency.
     ///
     /// - Parameter startOffset: set to when the request counts from: when it was sent, or a late flow's due instant.
     @inline(__always)
     func sendMeasured(
-        _ request: HTTPRequest, isolation: isolated (any Actor)?, sentAt startOffset: inout Duration,
-        classify: (HTTPResponse) -> Outcome = { _ in .ok }
-    ) async -> StepResult {
+        _ request: HTTPRequest, isolation: isolated (any Actor)?, recording step: Int?, sentAt startOffset: inout Duration,
+        outcome: inout Outcome, classify: (HTTPResponse) -> Outcome = { _ in .ok }
+    ) async -> HTTPResponse? {
         let start = clock.now
         let sent = runStart.duration(to: start)
         let late = lateness(sentAt: sent)
         startOffset = sent - late
         let timeout = min(stepTimeout, start.duration(to: deadline))
-        guard timeout > .zero else { return StepResult(response: nil, outcome: Outcome(.timeout, "flow deadline passed")) }
+        guard timeout > .zero else {
+            outcome = Outcome(.timeout, "flow deadline passed")
+            if let step { record(step: step, startOffset: startOffset, outcome: outcome, latency: nil) }
+            return nil
+        }
         do {
             let response = try await client.execute(request, timeout: timeout, sentAt: sent, isolation: isolation)
             // Classified before it moves into the result: handing it on while it is still to be read would copy it.
             // Only a late flow's first request makes a changed copy, to add its wait.
             guard late > .zero else {
-                let outcome = classify(response)
-                return StepResult(response: response, outcome: outcome)
+                outcome = classify(response)
+                if let step { record(step: step, startOffset: startOffset, outcome: outcome, latency: response.timing.total) }
+                return response
             }
             var waited = response
             waited.timing.total += late
-            let outcome = classify(waited)
-            return StepResult(response: waited, outcome: outcome)
+            outcome = classify(waited)
+            if let step { record(step: step, startOffset: startOffset, outcome: outcome, latency: waited.timing.total) }
+            return waited
         } catch {
-            return StepResult(response: nil, outcome: Outcome(error))
+            outcome = Outcome(error)
+            if let step { record(step: step, startOffset: startOffset, outcome: outcome, latency: nil) }
+            return nil
         }
     }
 
@@ -200,8 +212,13 @@ public struct FlowContext<C: Clock>: Sendable where C.Duration == Duration {
     /// It runs in the caller's isolation (the user's actor). On a simulation's clock it waits there too, and the
     /// simulation resumes it there: a pause costs one job, where hopping off the actor to sleep and back cost three.
     ///
+    /// Inlined into the flows (`@inlinable`): its own entry and the return from its wait were two executor checks a
+    /// pause, each taking the task's status-record lock. Its locals are few, so the flows' frames barely grow (unlike
+    /// the request methods', docs/development.md).
+    ///
     /// - Returns: `.ok`, a timeout when the flow deadline comes first, or `.cancelled`.
     @_specialize(exported:true,where C == SimulationClock)
+    @inlinable @inline(__always)
     public func pause(for duration: Duration, isolation: isolated (any Actor)? = #isolation) async -> Outcome {
         let wake = clock.now.advanced(by: duration)
         let until = min(wake, deadline)

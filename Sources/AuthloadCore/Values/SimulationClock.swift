@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Virtual time for a simulated run: it stands still while anything can run, and the simulation's executor
 /// (`SimulationExecutor`) moves it to the next deadline once nothing can.
 ///
@@ -119,10 +121,13 @@ public final class SimulationClock: TimerClock, Sendable {
     }
 
     private let state = Locked(State())
+    /// ``now`` for readers, outside the lock: flows, transports and services read the clock many times a request (a GCCS
+    /// request about fourteen), and the lock and unlock around each read were 1.5–2.5 % of a simulation's CPU.
+    private let published = PublishedInstant()
 
     public init() {}
 
-    public var now: Instant { state.withLock { $0.now } }
+    public var now: Instant { published.read() }
     public var minimumResolution: Duration { .zero }
 
     /// Sleepers and timers not yet due.
@@ -217,7 +222,10 @@ public final class SimulationClock: TimerClock, Sendable {
         let (first, rest) = state.withLock { state -> (Fire?, [Fire]) in
             state.pruneTop()
             guard let top = state.heap.top else { return (nil, []) }
-            state.now = max(state.now, top.deadline)
+            if top.deadline > state.now {
+                state.now = top.deadline
+                published.write(state.now)
+            }
             var first: Fire?
             var rest: [Fire] = []
             while let top = state.heap.top, top.deadline <= state.now {
@@ -241,5 +249,40 @@ public final class SimulationClock: TimerClock, Sendable {
         run(first)
         for fire in rest { run(fire) }
         return true
+    }
+}
+
+/// The clock's instant as two words under a sequence count (a seqlock), read without a lock: written only by the
+/// clock's one writer, ``SimulationClock/advanceToNextDeadline(resumeIsolated:)``, under the clock's lock.
+///
+/// A reader takes the count, both words, then the count again, and reads again if a write was under way or came
+/// between (an odd count, or two counts that differ). The fences are those of the usual seqlock (C++'s P1478 pattern):
+/// the writer's releasing fence keeps the words from being written before the odd count, the reader's acquiring fence
+/// keeps them from being read after its second count.
+private final class PublishedInstant: Sendable {
+    private let sequence = Atomic<UInt64>(0)
+    private let low = Atomic<UInt64>(0)
+    private let high = Atomic<Int64>(0)
+
+    /// Only one thread writes at a time (the clock's lock is held).
+    func write(_ instant: VirtualInstant) {
+        let count = sequence.load(ordering: .relaxed)
+        sequence.store(count &+ 1, ordering: .relaxed)
+        atomicMemoryFence(ordering: .releasing)
+        low.store(UInt64(truncatingIfNeeded: instant.attoseconds), ordering: .relaxed)
+        high.store(Int64(truncatingIfNeeded: instant.attoseconds >> 64), ordering: .relaxed)
+        sequence.store(count &+ 2, ordering: .releasing)
+    }
+
+    func read() -> VirtualInstant {
+        while true {
+            let before = sequence.load(ordering: .acquiring)
+            let low = low.load(ordering: .relaxed)
+            let high = high.load(ordering: .relaxed)
+            atomicMemoryFence(ordering: .acquiring)
+            if before & 1 == 0, sequence.load(ordering: .relaxed) == before {
+                return VirtualInstant(attoseconds: Int128(high) << 64 | Int128(low))
+            }
+        }
     }
 }

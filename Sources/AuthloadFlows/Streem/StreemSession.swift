@@ -174,21 +174,23 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
     /// and the request made again.
     private mutating func authorizedStep(_ step: Step, _ method: String, _ target: String, _ random: inout SplitMix64) async -> Outcome {
         let (start, result) = await context.send(authorized(method, target))
-        guard let response = result.response else {
+        // The response's fields read in place: bound to a name, the response was copied whole (a retain and a release
+        // of each of its buffers) for every call of a held session.
+        guard let status = result.response?.status, let latency = result.response?.timing.total else {
             context.record(step: flow.index(step), start: start, outcome: result.outcome)
             return result.outcome
         }
-        guard response.status == 401 else {
-            let outcome = Self.expectSuccess(response)
-            context.record(step: flow.index(step), start: start, outcome: outcome, latency: response.timing.total)
+        guard status == 401 else {
+            let outcome = (200..<300).contains(status) ? Outcome.ok : result.response.map(Self.expectSuccess) ?? result.outcome
+            context.record(step: flow.index(step), start: start, outcome: outcome, latency: latency)
             return outcome
         }
         if options.refresh == .reactive {
-            context.record(step: flow.index(.expired), start: start, outcome: .ok, latency: response.timing.total)
+            context.record(step: flow.index(.expired), start: start, outcome: .ok, latency: latency)
         } else {
             context.record(
                 step: flow.index(step), start: start, outcome: Outcome(.authFailure, "401 (token expired before its refresh)"),
-                latency: response.timing.total)
+                latency: latency)
         }
         let renewed = await renew(&random)
         guard renewed.isOK else { return renewed }
