@@ -86,8 +86,11 @@ public final class OktaIDXService: Sendable {
     // MARK: Routing
 
     /// Answers the request if it is for this service, nil otherwise.
-    func respond(to request: HTTPRequest) -> ServiceReply? {
-        let path = String(request.path)
+    func respond(to request: HTTPRequest) -> ServiceReply? { respond(to: request, path: request.path) }
+
+    /// ``respond(to:)`` with the request's path, which the server has found already.
+    func respond(to request: HTTPRequest, path: Substring) -> ServiceReply? {
+        let path = String(path)
         guard path == interactPath || path == tokenPath || path.hasPrefix(Self.idxRoutes) else { return nil }
         let time = now()
         var latency = random.withLock { options.latency.sample(using: &$0) }
@@ -146,11 +149,13 @@ public final class OktaIDXService: Sendable {
     // MARK: OAuth endpoints
 
     private func interact(_ request: HTTPRequest, at time: Duration) -> HTTPResponse {
-        let form = FormFields(request.body)
-        if let expected = options.clientID, form["client_id"] != expected {
+        // The form's fields read in one pass, the first of a repeated name winning, only these made strings.
+        let form = FormURLEncoding.firstValues(named: Self.interactFields, in: request.body)
+        let (clientID, challenge, method) = (form[0], form[1], form[2])
+        if let expected = options.clientID, clientID != expected {
             return Self.oauthError(401, "invalid_client", "Client authentication failed.")
         }
-        guard let challenge = form["code_challenge"], !challenge.isEmpty, form["code_challenge_method"] == "S256" else {
+        guard let challenge, !challenge.isEmpty, method == "S256" else {
             return Self.oauthError(
                 400, "invalid_request", "PKCE code challenge is required when the token endpoint authentication method is 'NONE'.")
         }
@@ -163,28 +168,32 @@ public final class OktaIDXService: Sendable {
             status: 200, headers: HTTPResponse.jsonHeaders, body: interactTemplate.filled(IONTemplate.Values(handle: handle)))
     }
 
+    /// The fields interact and the token endpoint read, in the order they unpack them.
+    private static let interactFields = ["client_id", "code_challenge", "code_challenge_method"]
+    private static let tokenFields = ["grant_type", "client_id", "interaction_code", "code_verifier"]
+
     /// What interact answers: the interaction handle.
     static func interactTree(handle: String) -> JSONValue {
         ["interaction_handle": .string(handle)]
     }
 
     private func token(_ request: HTTPRequest, at time: Duration) -> HTTPResponse {
-        let form = FormFields(request.body)
-        guard form["grant_type"] == "interaction_code" else {
+        // The form's fields read in one pass, the first of a repeated name winning, only these made strings.
+        let form = FormURLEncoding.firstValues(named: Self.tokenFields, in: request.body)
+        let (grantType, clientID, code, verifier) = (form[0], form[1], form[2] ?? "", form[3] ?? "")
+        guard grantType == "interaction_code" else {
             return Self.oauthError(400, "unsupported_grant_type", "The grant_type is not supported.")
         }
-        if let expected = options.clientID, form["client_id"] != expected {
+        if let expected = options.clientID, clientID != expected {
             return Self.oauthError(401, "invalid_client", "Client authentication failed.")
         }
         // Single use: the code is gone whether or not the rest checks out, as OAuth servers do.
-        let code = form["interaction_code"] ?? ""
         let grant = state.withLock { state -> OktaIDXGrant? in
             let grant = state.grants.value(code, now: time)
             state.grants.remove(code)
             return grant
         }
         guard let grant else { return Self.oauthError(400, "invalid_grant", "The interaction code is invalid or has expired.") }
-        let verifier = form["code_verifier"] ?? ""
         guard (43...128).contains(verifier.utf8.count),
             Base64.urlEncoded(Digest.sha256(Array(verifier.utf8))) == grant.codeChallenge
         else {
@@ -201,16 +210,6 @@ public final class OktaIDXService: Sendable {
             "token_type": "Bearer", "expires_in": .number(Double(lifetime.components.seconds)), "access_token": .string(access),
             "scope": "openid profile offline_access", "refresh_token": .string(refresh), "id_token": .string(id)
         ]
-    }
-
-    /// A form's fields by name, the first of a repeated name winning, each decoded when it is asked for: an OAuth form
-    /// decoded whole made a string of every name and value, most of them never read.
-    private struct FormFields {
-        let body: [UInt8]
-
-        init(_ body: [UInt8]) { self.body = body }
-
-        subscript(name: String) -> String? { FormURLEncoding.firstValue(named: name, in: body) }
     }
 
     static func oauthError(_ status: Int, _ error: String, _ description: String) -> HTTPResponse {
