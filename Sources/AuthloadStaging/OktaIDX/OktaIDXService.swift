@@ -90,8 +90,7 @@ public final class OktaIDXService: Sendable {
 
     /// ``respond(to:)`` with the request's path, which the server has found already.
     func respond(to request: HTTPRequest, path: Substring) -> ServiceReply? {
-        let path = String(path)
-        guard path == interactPath || path == tokenPath || path.hasPrefix(Self.idxRoutes) else { return nil }
+        guard let endpoint = endpoint(of: path) else { return nil }
         let time = now()
         var latency = random.withLock { options.latency.sample(using: &$0) }
         var response: HTTPResponse
@@ -100,12 +99,12 @@ public final class OktaIDXService: Sendable {
         } else if request.method != "POST" {
             response = .methodNotAllowed("POST")
         } else {
-            switch path {
-            case interactPath: response = interact(request, at: time)
-            case tokenPath: response = token(request, at: time)
-            case IDXPaths.introspect: response = introspect(request, at: time)
-            default:
-                let (answer, dispatch) = remediate(path, request: request, at: time)
+            switch endpoint {
+            case .interact: response = interact(request, at: time)
+            case .token: response = token(request, at: time)
+            case .introspect: response = introspect(request, at: time)
+            case .remediation(let call):
+                let (answer, dispatch) = remediate(call, request: request, at: time)
                 response = answer
                 latency += dispatch
             }
@@ -114,6 +113,36 @@ public final class OktaIDXService: Sendable {
         response.headers.add("x-okta-request-id", random.withLock { $0.hex(20) })
         return ServiceReply(response, after: latency)
     }
+
+    /// What a request is for, found from its path once.
+    private enum Endpoint {
+        case interact, token, introspect
+        case remediation(Remediation)
+    }
+
+    /// The IDX calls that move a transaction on; `other` is any other path under the IDX prefix, which the
+    /// transaction's state refuses.
+    enum Remediation {
+        case identify, answer, challenge, enroll, resend, poll, cancel, other
+    }
+
+    /// The endpoint `path` names, nil when it is not this service's. The path stays a `Substring`: made a `String`, every
+    /// IDX path (longer than a small string's 15 bytes) cost an allocation a request.
+    private func endpoint(of path: Substring) -> Endpoint? {
+        if path == interactPath { return .interact }
+        if path == tokenPath { return .token }
+        // The prefix compared as bytes, and as characters (`hasPrefix`, slower) only where a byte after it is not ASCII: no
+        // ASCII byte joins the `/` before it into one character, any other might.
+        guard path.startsWith(Self.idxRoutes) else { return nil }
+        if let next = path.utf8.dropFirst(Self.idxRoutes.utf8.count).first, next >= 0x80, !path.hasPrefix(Self.idxRoutes) { return nil }
+        if path == IDXPaths.introspect { return .introspect }
+        return .remediation(Self.remediations.first { path == $0.path }?.call ?? .other)
+    }
+
+    private static let remediations: [(path: String, call: Remediation)] = [
+        (IDXPaths.identify, .identify), (IDXPaths.answer, .answer), (IDXPaths.challenge, .challenge), (IDXPaths.enroll, .enroll),
+        (IDXPaths.resend, .resend), (IDXPaths.poll, .poll), (IDXPaths.cancel, .cancel)
+    ]
 
     /// The `Date` header for a second since the epoch, formatted once a second: answers come many a second, and
     /// formatting each was a tenth of the service's work.
@@ -247,7 +276,7 @@ public final class OktaIDXService: Sendable {
     /// A remediation call: the transaction its `stateHandle` names moves on, or the call is refused in ION.
     ///
     /// - Returns: the answer and any extra time it takes (sending the email or SMS).
-    private func remediate(_ path: String, request: HTTPRequest, at time: Duration) -> (HTTPResponse, Duration) {
+    private func remediate(_ call: Remediation, request: HTTPRequest, at time: Duration) -> (HTTPResponse, Duration) {
         let body = IDXRequestBody(request.body)
         let origin = origin(of: request)
         let handle = body.stateHandle ?? ""
@@ -258,8 +287,8 @@ public final class OktaIDXService: Sendable {
         let refused = { (status: Int, message: IDXMessage) in
             (self.ion(transaction, handle: handle, origin: origin, status: status, passcodeError: message), Duration.zero)
         }
-        switch (path, transaction.phase) {
-        case (IDXPaths.identify, .identify):
+        switch (call, transaction.phase) {
+        case (.identify, .identify):
             let identifier = body.identifier ?? ""
             guard !identifier.isEmpty else { return (invalid(transaction, handle: handle, origin: origin), .zero) }
             transaction.username = identifier
@@ -269,31 +298,31 @@ public final class OktaIDXService: Sendable {
             }
             transaction.phase = advance(transaction)
             response = store(transaction, handle: handle, origin: origin)
-        case (IDXPaths.answer, .password):
+        case (.answer, .password):
             guard passwordMatches(passcode) else { return refused(401, Self.incorrectPassword) }
             transaction.passwordDone = true
             response = proceed(transaction)
-        case (IDXPaths.answer, .question):
+        case (.answer, .question):
             guard body.questionKey == Self.questionKey, answerMatches(body.answer ?? "") else {
                 return refused(400, Self.answerInvalid)
             }
             transaction.factorDone = true
             response = proceed(transaction)
-        case (IDXPaths.challenge, .select) where !options.requireEnrollment,
-            (IDXPaths.enroll, .select) where options.requireEnrollment,
-            (IDXPaths.challenge, .verificationData):
+        case (.challenge, .select) where !options.requireEnrollment,
+            (.enroll, .select) where options.requireEnrollment,
+            (.challenge, .verificationData):
             guard let phase = picked(id: body.authenticatorID ?? "", method: body.methodType, in: transaction) else {
                 return (invalid(transaction, handle: handle, origin: origin), .zero)
             }
             transaction.phase = phase
             if case .code = phase { dispatch = random.withLock { options.dispatchLatency.sample(using: &$0) } }
             response = store(transaction, handle: handle, origin: origin)
-        case (IDXPaths.resend, .code):
+        case (.resend, .code):
             dispatch = random.withLock { options.dispatchLatency.sample(using: &$0) }
             response = ion(transaction, handle: handle, origin: origin)
-        case (IDXPaths.poll, .code):
+        case (.poll, .code):
             response = ion(transaction, handle: handle, origin: origin)
-        case (IDXPaths.answer, .code):
+        case (.answer, .code):
             let rejected = random.withLock { $0.chance(options.wrongPasscodeRate) }
             guard !rejected, passcode == options.passcode else {
                 transaction.failedPasscodes += 1
@@ -302,7 +331,7 @@ public final class OktaIDXService: Sendable {
             }
             transaction.factorDone = true
             response = proceed(transaction)
-        case (IDXPaths.cancel, _):
+        case (.cancel, _):
             // A fresh identify with a new state handle (docs/protocols.md, Okta IDX).
             let expiry = time + options.stateHandleLifetime
             let fresh = OktaIDXTransaction(codeChallenge: transaction.codeChallenge, expiresAt: expiry, expiresAtText: expiryText(expiry))
@@ -396,8 +425,10 @@ public final class OktaIDXService: Sendable {
     // MARK: Rate limit
 
     /// A 429 when `path` is over its budget in the current window; otherwise the request is counted.
-    private func rateLimited(_ path: String, request: HTTPRequest, at time: Duration) -> HTTPResponse? {
-        guard let limit = options.rateLimit, limit.paths.isEmpty || limit.paths.contains(path) else { return nil }
+    private func rateLimited(_ path: Substring, request: HTTPRequest, at time: Duration) -> HTTPResponse? {
+        guard let limit = options.rateLimit else { return nil }
+        let path = String(path)
+        guard limit.paths.isEmpty || limit.paths.contains(path) else { return nil }
         let windowSeconds = max(1, limit.window.components.seconds)
         let window = time.components.seconds / windowSeconds
         let over = state.withLock { state -> Bool in
