@@ -93,7 +93,8 @@ struct VerifiedStreemTokens: Sendable {
         var text = token.token
         text.withUTF8 { bytes in
             let (first, hash) = pair(of: bytes)
-            if !(slots[first].token.map { Self.same($0.token, bytes) } ?? false) { slots[first + 1] = slots[first] }
+            let again = slots[first].hash == hash && (slots[first].token.map { Self.same($0.token, bytes) } ?? false)
+            if !again { slots[first + 1] = slots[first] }
             slots[first] = Slot(hash: hash, token: token)
         }
     }
