@@ -105,4 +105,16 @@ struct StreemServiceTests {
         #expect(try configuration("acme") == 200)
         #expect(try configuration("other") == 404)
     }
+
+    @Test(
+        "an invitation code is nine ASCII digits: a letter, a tenth digit or digits of another script are refused",
+        arguments: [
+            ("123456789", 200), ("000000000", 200), ("12345678a", 400), ("1234567890", 400), ("12345678", 400),
+            ("\u{661}\u{662}\u{663}\u{664}\u{665}\u{666}\u{667}\u{668}\u{669}", 400), ("12345678\u{663}", 400), ("12345678\u{BD}", 400)
+        ])
+    func invitationCodes(code: String, status: Int) throws {
+        let fixture = try Fixture()
+        let answer = try Fixture.answer(fixture.server, HTTPRequest(method: "POST", target: "/v1/invitations/\(code)/redeem"))
+        #expect(answer.status == status)
+    }
 }

@@ -78,6 +78,9 @@ struct FormURLEncodingTests {
                 #expect(FormURLEncoding.firstValue(named: query, in: body) == expected, "\(query) in \(pieces)")
                 if expected != nil { found += 1 }
             }
+            // All at once, in one pass: each name's first value, as looked up one by one.
+            let expected = queries.map { query in pairs.first { $0.0 == query }?.1 }
+            #expect(FormURLEncoding.firstValues(named: queries, in: body) == expected, "\(pieces)")
         }
         #expect(found > 1_000)
     }

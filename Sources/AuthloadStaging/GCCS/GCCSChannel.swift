@@ -37,13 +37,11 @@ struct GCCSChannel: Sendable {
 
     /// Whether `fields` (an `auth/nodes` body) carries this channel's keys and `deviceID` encrypted as the SDK
     /// encrypts them (docs/protocols.md, GCCS): a client that sends them any other way is refused.
-    func encodes(deviceID: String, in fields: JSONValue) -> Bool {
+    func encodes(deviceID: String, in fields: GCCSRequestParameters) -> Bool {
         // Keyed once for the three fields, each opened only when the ones before it matched.
         let cipher = GCCSFieldCipher.Keyed(channelKey: channelKey, encrypting: false)
-        let expected = [("enCodeCK", channelKey), ("enCodeBK", blockKey), ("enCodeDK", deviceID)]
-        return expected.allSatisfy { name, value in
-            fields[name]?.stringValue.flatMap { cipher.decrypt($0) } == value
-        }
+        let expected = [(fields.encodedChannelKey, channelKey), (fields.encodedBlockKey, blockKey), (fields.encodedDeviceID, deviceID)]
+        return expected.allSatisfy { field, value in field.flatMap { cipher.decrypt($0) } == value }
     }
     var phase = Phase.requested
     /// What `auth/nodes` told the app to do before completing; completion must report it.

@@ -73,20 +73,22 @@ public final class GCCSService: Sendable {
     func respond(to request: HTTPRequest, path: Substring) -> ServiceReply? {
         guard let endpoint = endpoint(of: path) else { return nil }
         let latency = random.withLock { options.latency.sample(using: &$0) }
-        let parameters = request.method == "GET" ? Self.query(of: request) : ((try? JSONValue.parse(request.body)) ?? .null)
-        guard let deviceID = parameters["deviceId"]?.stringValue, !deviceID.isEmpty else {
+        let parameters =
+            request.method == "GET"
+            ? GCCSRequestParameters(query: Self.queryPairs(of: request.target) ?? []) : GCCSRequestParameters(body: request.body)
+        guard let deviceID = parameters.deviceID, !deviceID.isEmpty else {
             return reply(GCCSEnvelope(rtCode: GCCSResultCode.requestParameterError, rtMsg: "deviceId is required"), after: latency)
         }
-        if let expected = options.clientKey, parameters["clientKey"]?.stringValue != expected {
+        if let expected = options.clientKey, parameters.clientKey != expected {
             return reply(GCCSEnvelope(rtCode: GCCSResultCode.invalidClientKey, rtMsg: "invalid client key"), after: latency)
         }
         let envelope: GCCSEnvelope
         switch (request.method, endpoint) {
-        case ("POST", .auth): envelope = requestAuth(deviceID: deviceID, userKey: parameters["userKey"]?.stringValue ?? "")
+        case ("POST", .auth): envelope = requestAuth(deviceID: deviceID, userKey: parameters.userKey ?? "")
         case ("POST", .nodes): envelope = startVerification(deviceID: deviceID, fields: parameters)
         case ("POST", .complete):
-            envelope = complete(deviceID: deviceID, secondary: parameters["isSecondaryCertification"]?.boolValue, after: latency)
-        case ("GET", .auth): envelope = token(deviceID: deviceID, channelKey: parameters["channelKey"]?.stringValue ?? "")
+            envelope = complete(deviceID: deviceID, secondary: parameters.secondaryCertification, after: latency)
+        case ("GET", .auth): envelope = token(deviceID: deviceID, channelKey: parameters.channelKey ?? "")
         case ("DELETE", .auth): envelope = cancel(deviceID: deviceID)
         case ("GET", .exist): envelope = exists(deviceID: deviceID)
         default:
@@ -132,7 +134,7 @@ public final class GCCSService: Sendable {
         return GCCSEnvelope(rtCode: 0, rtMsg: "success", data: ["channelKey": .string(channelKey), "blockKey": .string(blockKey)])
     }
 
-    private func startVerification(deviceID: String, fields: JSONValue) -> GCCSEnvelope {
+    private func startVerification(deviceID: String, fields: GCCSRequestParameters) -> GCCSEnvelope {
         let secondary = options.secondaryAuthRate > 0 && random.withLock { $0.chance(options.secondaryAuthRate) }
         let authType = secondary ? GCCSAuthType.secondary : GCCSAuthType.nodesOnly
         let fault = random.withLock { random -> GCCSChannel.Fault? in
@@ -326,11 +328,6 @@ public final class GCCSService: Sendable {
                 channels.remove(at: index)
             }
         }
-    }
-
-    private static func query(of request: HTTPRequest) -> JSONValue {
-        guard let pairs = queryPairs(of: request.target) else { return .object([:]) }
-        return .object(JSONObject(pairs.map { ($0.0, JSONValue.string($0.1)) }))
     }
 
     /// The pairs of the query after the first `?` of `target`, nil when it has none.

@@ -86,9 +86,11 @@ public final class OktaIDXService: Sendable {
     // MARK: Routing
 
     /// Answers the request if it is for this service, nil otherwise.
-    func respond(to request: HTTPRequest) -> ServiceReply? {
-        let path = String(request.path)
-        guard path == interactPath || path == tokenPath || path.hasPrefix(Self.idxRoutes) else { return nil }
+    func respond(to request: HTTPRequest) -> ServiceReply? { respond(to: request, path: request.path) }
+
+    /// ``respond(to:)`` with the request's path, which the server has found already.
+    func respond(to request: HTTPRequest, path: Substring) -> ServiceReply? {
+        guard let endpoint = endpoint(of: path) else { return nil }
         let time = now()
         var latency = random.withLock { options.latency.sample(using: &$0) }
         var response: HTTPResponse
@@ -97,12 +99,12 @@ public final class OktaIDXService: Sendable {
         } else if request.method != "POST" {
             response = .methodNotAllowed("POST")
         } else {
-            switch path {
-            case interactPath: response = interact(request, at: time)
-            case tokenPath: response = token(request, at: time)
-            case IDXPaths.introspect: response = introspect(request, at: time)
-            default:
-                let (answer, dispatch) = remediate(path, request: request, at: time)
+            switch endpoint {
+            case .interact: response = interact(request, at: time)
+            case .token: response = token(request, at: time)
+            case .introspect: response = introspect(request, at: time)
+            case .remediation(let call):
+                let (answer, dispatch) = remediate(call, request: request, at: time)
                 response = answer
                 latency += dispatch
             }
@@ -111,6 +113,36 @@ public final class OktaIDXService: Sendable {
         response.headers.add("x-okta-request-id", random.withLock { $0.hex(20) })
         return ServiceReply(response, after: latency)
     }
+
+    /// What a request is for, found from its path once.
+    private enum Endpoint {
+        case interact, token, introspect
+        case remediation(Remediation)
+    }
+
+    /// The IDX calls that move a transaction on; `other` is any other path under the IDX prefix, which the
+    /// transaction's state refuses.
+    enum Remediation {
+        case identify, answer, challenge, enroll, resend, poll, cancel, other
+    }
+
+    /// The endpoint `path` names, nil when it is not this service's. The path stays a `Substring`: made a `String`, every
+    /// IDX path (longer than a small string's 15 bytes) cost an allocation a request.
+    private func endpoint(of path: Substring) -> Endpoint? {
+        if path == interactPath { return .interact }
+        if path == tokenPath { return .token }
+        // The prefix compared as bytes, and as characters (`hasPrefix`, slower) only where a byte after it is not ASCII: no
+        // ASCII byte joins the `/` before it into one character, any other might.
+        guard path.startsWith(Self.idxRoutes) else { return nil }
+        if let next = path.utf8.dropFirst(Self.idxRoutes.utf8.count).first, next >= 0x80, !path.hasPrefix(Self.idxRoutes) { return nil }
+        if path == IDXPaths.introspect { return .introspect }
+        return .remediation(Self.remediations.first { path == $0.path }?.call ?? .other)
+    }
+
+    private static let remediations: [(path: String, call: Remediation)] = [
+        (IDXPaths.identify, .identify), (IDXPaths.answer, .answer), (IDXPaths.challenge, .challenge), (IDXPaths.enroll, .enroll),
+        (IDXPaths.resend, .resend), (IDXPaths.poll, .poll), (IDXPaths.cancel, .cancel)
+    ]
 
     /// The `Date` header for a second since the epoch, formatted once a second: answers come many a second, and
     /// formatting each was a tenth of the service's work.
@@ -146,11 +178,13 @@ public final class OktaIDXService: Sendable {
     // MARK: OAuth endpoints
 
     private func interact(_ request: HTTPRequest, at time: Duration) -> HTTPResponse {
-        let form = FormFields(request.body)
-        if let expected = options.clientID, form["client_id"] != expected {
+        // The form's fields read in one pass, the first of a repeated name winning, only these made strings.
+        let form = FormURLEncoding.firstValues(named: Self.interactFields, in: request.body)
+        let (clientID, challenge, method) = (form[0], form[1], form[2])
+        if let expected = options.clientID, clientID != expected {
             return Self.oauthError(401, "invalid_client", "Client authentication failed.")
         }
-        guard let challenge = form["code_challenge"], !challenge.isEmpty, form["code_challenge_method"] == "S256" else {
+        guard let challenge, !challenge.isEmpty, method == "S256" else {
             return Self.oauthError(
                 400, "invalid_request", "PKCE code challenge is required when the token endpoint authentication method is 'NONE'.")
         }
@@ -163,28 +197,32 @@ public final class OktaIDXService: Sendable {
             status: 200, headers: HTTPResponse.jsonHeaders, body: interactTemplate.filled(IONTemplate.Values(handle: handle)))
     }
 
+    /// The fields interact and the token endpoint read, in the order they unpack them.
+    private static let interactFields = ["client_id", "code_challenge", "code_challenge_method"]
+    private static let tokenFields = ["grant_type", "client_id", "interaction_code", "code_verifier"]
+
     /// What interact answers: the interaction handle.
     static func interactTree(handle: String) -> JSONValue {
         ["interaction_handle": .string(handle)]
     }
 
     private func token(_ request: HTTPRequest, at time: Duration) -> HTTPResponse {
-        let form = FormFields(request.body)
-        guard form["grant_type"] == "interaction_code" else {
+        // The form's fields read in one pass, the first of a repeated name winning, only these made strings.
+        let form = FormURLEncoding.firstValues(named: Self.tokenFields, in: request.body)
+        let (grantType, clientID, code, verifier) = (form[0], form[1], form[2] ?? "", form[3] ?? "")
+        guard grantType == "interaction_code" else {
             return Self.oauthError(400, "unsupported_grant_type", "The grant_type is not supported.")
         }
-        if let expected = options.clientID, form["client_id"] != expected {
+        if let expected = options.clientID, clientID != expected {
             return Self.oauthError(401, "invalid_client", "Client authentication failed.")
         }
         // Single use: the code is gone whether or not the rest checks out, as OAuth servers do.
-        let code = form["interaction_code"] ?? ""
         let grant = state.withLock { state -> OktaIDXGrant? in
             let grant = state.grants.value(code, now: time)
             state.grants.remove(code)
             return grant
         }
         guard let grant else { return Self.oauthError(400, "invalid_grant", "The interaction code is invalid or has expired.") }
-        let verifier = form["code_verifier"] ?? ""
         guard (43...128).contains(verifier.utf8.count),
             Base64.urlEncoded(Digest.sha256(Array(verifier.utf8))) == grant.codeChallenge
         else {
@@ -201,16 +239,6 @@ public final class OktaIDXService: Sendable {
             "token_type": "Bearer", "expires_in": .number(Double(lifetime.components.seconds)), "access_token": .string(access),
             "scope": "openid profile offline_access", "refresh_token": .string(refresh), "id_token": .string(id)
         ]
-    }
-
-    /// A form's fields by name, the first of a repeated name winning, each decoded when it is asked for: an OAuth form
-    /// decoded whole made a string of every name and value, most of them never read.
-    private struct FormFields {
-        let body: [UInt8]
-
-        init(_ body: [UInt8]) { self.body = body }
-
-        subscript(name: String) -> String? { FormURLEncoding.firstValue(named: name, in: body) }
     }
 
     static func oauthError(_ status: Int, _ error: String, _ description: String) -> HTTPResponse {
@@ -248,7 +276,7 @@ public final class OktaIDXService: Sendable {
     /// A remediation call: the transaction its `stateHandle` names moves on, or the call is refused in ION.
     ///
     /// - Returns: the answer and any extra time it takes (sending the email or SMS).
-    private func remediate(_ path: String, request: HTTPRequest, at time: Duration) -> (HTTPResponse, Duration) {
+    private func remediate(_ call: Remediation, request: HTTPRequest, at time: Duration) -> (HTTPResponse, Duration) {
         let body = IDXRequestBody(request.body)
         let origin = origin(of: request)
         let handle = body.stateHandle ?? ""
@@ -259,8 +287,8 @@ public final class OktaIDXService: Sendable {
         let refused = { (status: Int, message: IDXMessage) in
             (self.ion(transaction, handle: handle, origin: origin, status: status, passcodeError: message), Duration.zero)
         }
-        switch (path, transaction.phase) {
-        case (IDXPaths.identify, .identify):
+        switch (call, transaction.phase) {
+        case (.identify, .identify):
             let identifier = body.identifier ?? ""
             guard !identifier.isEmpty else { return (invalid(transaction, handle: handle, origin: origin), .zero) }
             transaction.username = identifier
@@ -270,31 +298,31 @@ public final class OktaIDXService: Sendable {
             }
             transaction.phase = advance(transaction)
             response = store(transaction, handle: handle, origin: origin)
-        case (IDXPaths.answer, .password):
+        case (.answer, .password):
             guard passwordMatches(passcode) else { return refused(401, Self.incorrectPassword) }
             transaction.passwordDone = true
             response = proceed(transaction)
-        case (IDXPaths.answer, .question):
+        case (.answer, .question):
             guard body.questionKey == Self.questionKey, answerMatches(body.answer ?? "") else {
                 return refused(400, Self.answerInvalid)
             }
             transaction.factorDone = true
             response = proceed(transaction)
-        case (IDXPaths.challenge, .select) where !options.requireEnrollment,
-            (IDXPaths.enroll, .select) where options.requireEnrollment,
-            (IDXPaths.challenge, .verificationData):
+        case (.challenge, .select) where !options.requireEnrollment,
+            (.enroll, .select) where options.requireEnrollment,
+            (.challenge, .verificationData):
             guard let phase = picked(id: body.authenticatorID ?? "", method: body.methodType, in: transaction) else {
                 return (invalid(transaction, handle: handle, origin: origin), .zero)
             }
             transaction.phase = phase
             if case .code = phase { dispatch = random.withLock { options.dispatchLatency.sample(using: &$0) } }
             response = store(transaction, handle: handle, origin: origin)
-        case (IDXPaths.resend, .code):
+        case (.resend, .code):
             dispatch = random.withLock { options.dispatchLatency.sample(using: &$0) }
             response = ion(transaction, handle: handle, origin: origin)
-        case (IDXPaths.poll, .code):
+        case (.poll, .code):
             response = ion(transaction, handle: handle, origin: origin)
-        case (IDXPaths.answer, .code):
+        case (.answer, .code):
             let rejected = random.withLock { $0.chance(options.wrongPasscodeRate) }
             guard !rejected, passcode == options.passcode else {
                 transaction.failedPasscodes += 1
@@ -303,7 +331,7 @@ public final class OktaIDXService: Sendable {
             }
             transaction.factorDone = true
             response = proceed(transaction)
-        case (IDXPaths.cancel, _):
+        case (.cancel, _):
             // A fresh identify with a new state handle (docs/protocols.md, Okta IDX).
             let expiry = time + options.stateHandleLifetime
             let fresh = OktaIDXTransaction(codeChallenge: transaction.codeChallenge, expiresAt: expiry, expiresAtText: expiryText(expiry))
@@ -397,8 +425,10 @@ public final class OktaIDXService: Sendable {
     // MARK: Rate limit
 
     /// A 429 when `path` is over its budget in the current window; otherwise the request is counted.
-    private func rateLimited(_ path: String, request: HTTPRequest, at time: Duration) -> HTTPResponse? {
-        guard let limit = options.rateLimit, limit.paths.isEmpty || limit.paths.contains(path) else { return nil }
+    private func rateLimited(_ path: Substring, request: HTTPRequest, at time: Duration) -> HTTPResponse? {
+        guard let limit = options.rateLimit else { return nil }
+        let path = String(path)
+        guard limit.paths.isEmpty || limit.paths.contains(path) else { return nil }
         let windowSeconds = max(1, limit.window.components.seconds)
         let window = time.components.seconds / windowSeconds
         let over = state.withLock { state -> Bool in

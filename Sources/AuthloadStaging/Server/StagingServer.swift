@@ -45,7 +45,7 @@ public final class StagingServer: HTTPService, WebSocketService, ConnectionFault
         if let reply = fcsdk.respond(to: request, path: path) { return reply }
         if let reply = gccs.respond(to: request, path: path) { return reply }
         if let reply = streem.respond(to: request, path: path) { return reply }
-        if let reply = okta.respond(to: request) { return reply }
+        if let reply = okta.respond(to: request, path: path) { return reply }
         return ServiceReply(.json(status: 404, ["error": .string("no staging service at \(request.path)")]))
     }
 

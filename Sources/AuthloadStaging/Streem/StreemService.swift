@@ -127,41 +127,60 @@ public final class StreemService: Sendable {
 
     /// A path pattern, split once: `*` matches one segment.
     private struct Route {
-        let segments: [String]
+        /// The pattern's segments as bytes, nil for the `*`.
+        let segments: [[UInt8]?]
 
-        init(_ pattern: String) { segments = pattern.split(separator: "/").map(String.init) }
+        init(_ pattern: String) { segments = pattern.split(separator: "/").map { $0 == "*" ? nil : Array($0.utf8) } }
 
         /// Whether `path`'s non-empty segments are the pattern's, as splitting it on `/` would find them; sets
         /// `wildcard` to the segment a `*` matched.
+        ///
+        /// Compared as bytes, in the path's own storage: a pattern's segments are lowercase ASCII, which no other text is
+        /// canonically equal to. Walked through `Substring`'s UTF-8 view, the generic `firstIndex` and `elementsEqual`
+        /// were most of Streem's routing, which every request to it goes through.
         func matches(_ path: Substring, wildcard: inout Substring) -> Bool {
-            let bytes = path.utf8
-            let slash = UInt8(ascii: "/")
-            var start = bytes.startIndex
-            for segment in segments {
-                while start < bytes.endIndex, bytes[start] == slash { start = bytes.index(after: start) }
-                let end = bytes[start...].firstIndex(of: slash) ?? bytes.endIndex
-                guard start < end else { return false }
-                if segment == "*" {
-                    wildcard = path[start..<end]
-                } else if !bytes[start..<end].elementsEqual(segment.utf8) {
-                    // As bytes: a pattern's segments are lowercase ASCII, which no other text is canonically equal to,
-                    // and `!=` on a `Substring` took `String`'s slow path for every request to another route.
-                    return false
+            var path = path
+            let matched = path.withUTF8 { bytes -> Range<Int>?? in
+                var start = 0
+                var star: Range<Int>?
+                for segment in segments {
+                    while start < bytes.count, bytes[start] == Route.slash { start += 1 }
+                    var end = start
+                    while end < bytes.count, bytes[end] != Route.slash { end += 1 }
+                    guard start < end else { return nil }
+                    if let segment {
+                        guard UnsafeBufferPointer(rebasing: bytes[start..<end]).elementsEqual(segment) else { return nil }
+                    } else {
+                        star = start..<end
+                    }
+                    start = end
                 }
-                start = end
+                while start < bytes.count, bytes[start] == Route.slash { start += 1 }
+                return start == bytes.count ? .some(star) : nil
             }
-            return bytes[start...].allSatisfy { $0 == slash }
+            guard let matched else { return false }
+            if let star = matched {
+                let utf8 = path.utf8
+                wildcard =
+                    path[utf8.index(utf8.startIndex, offsetBy: star.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: star.upperBound)]
+            }
+            return true
         }
+
+        private static let slash = UInt8(ascii: "/")
 
         /// Whether `path`'s first segment is one a route starts with: most paths are another service's, and this says
         /// so in one look.
         static func mayMatch(_ path: Substring) -> Bool {
-            let bytes = path.utf8
-            let slash = UInt8(ascii: "/")
-            let start = bytes.firstIndex { $0 != slash } ?? bytes.endIndex
-            let end = bytes[start...].firstIndex(of: slash) ?? bytes.endIndex
-            let first = path[start..<end]
-            return first == "v1" || first == "openid"
+            var path = path
+            return path.withUTF8 { bytes in
+                var start = 0
+                while start < bytes.count, bytes[start] == slash { start += 1 }
+                var end = start
+                while end < bytes.count, bytes[end] != slash { end += 1 }
+                let first = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                return first.elementsEqual("v1".utf8) || first.elementsEqual("openid".utf8)
+            }
         }
 
         static let redeem = Route("v1/invitations/*/redeem")
@@ -176,7 +195,8 @@ public final class StreemService: Sendable {
     // MARK: Endpoints
 
     private func redeem(code: String) -> HTTPResponse {
-        guard code.count == 9, code.allSatisfy(\.isASCII), code.allSatisfy(\.isNumber) else {
+        // Nine ASCII digits, checked as bytes: the only ASCII characters that are numbers are the digits, each one byte.
+        guard code.utf8.count == 9, code.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
             return .json(status: 400, ["error": "invitation codes are 9 digits"])
         }
         // Ours, not Streem's: codes starting with 9 stand for unknown invitations, so a test can ask for a 404.

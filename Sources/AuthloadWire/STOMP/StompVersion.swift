@@ -28,13 +28,27 @@ public enum StompVersion: String, Sendable, Hashable, CaseIterable, Comparable {
     /// ```
     public static func negotiate(acceptVersion: String?, supported: [StompVersion] = spokenByDefault) -> StompVersion? {
         guard let acceptVersion else { return supported.contains(.v1_0) ? .v1_0 : nil }
-        // Read as bytes: a string per entry for every CONNECT was most of a staging server's answer to it.
-        var best: StompVersion?
-        for entry in acceptVersion.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true) {
-            guard let version = version(spelledBy: trimmingSpaces(entry)), supported.contains(version) else { continue }
-            best = max(best ?? version, version)
+        // Read as bytes in the header's own storage: a string per entry for every CONNECT was most of a staging server's
+        // answer to it, and splitting its UTF-8 view still built an array of slices.
+        var header = acceptVersion
+        return header.withUTF8 { bytes in
+            var best: StompVersion?
+            var start = 0
+            while start <= bytes.count {
+                var end = start
+                while end < bytes.count, bytes[end] != UInt8(ascii: ",") { end += 1 }
+                // Spaces around an entry are tolerated; an entry left empty names no version.
+                var low = start
+                var high = end
+                while low < high, bytes[low] == UInt8(ascii: " ") { low += 1 }
+                while high > low, bytes[high - 1] == UInt8(ascii: " ") { high -= 1 }
+                if let version = version(spelledBy: UnsafeBufferPointer(rebasing: bytes[low..<high])), supported.contains(version) {
+                    best = max(best ?? version, version)
+                }
+                start = end + 1
+            }
+            return best
         }
-        return best
     }
 
     /// What a server speaks unless told otherwise: 1.1 and 1.2.
@@ -45,14 +59,7 @@ public enum StompVersion: String, Sendable, Hashable, CaseIterable, Comparable {
     private static let all = allCases
 
     /// The version whose raw value is exactly `bytes`, or nil.
-    private static func version(spelledBy bytes: Substring.UTF8View) -> StompVersion? {
+    private static func version(spelledBy bytes: UnsafeBufferPointer<UInt8>) -> StompVersion? {
         all.first { $0.rawValue.utf8.elementsEqual(bytes) }
-    }
-
-    private static func trimmingSpaces(_ text: Substring.UTF8View) -> Substring.UTF8View {
-        var text = text
-        while text.first == UInt8(ascii: " ") { text.removeFirst() }
-        while text.last == UInt8(ascii: " ") { text.removeLast() }
-        return text
     }
 }
