@@ -76,8 +76,12 @@ final class OktaIDXIteration<C: Clock>: Sendable where C.Duration == Duration {
         // B1: interact.
         var form = flow.interactFormStart
         form.reserveCapacity(form.count + 64 + challenge.utf8.count + state.utf8.count)
-        form.append(UInt8(ascii: "&"))
-        FormURLEncoding.encode([("code_challenge", challenge), ("code_challenge_method", "S256"), ("state", state)], into: &form)
+        // Appended as they are: the names are plain, and base64url's alphabet (letters, digits, `-`, `_`) is all
+        // unreserved, so percent-encoding, which checked every byte of them, changes nothing.
+        form.append(contentsOf: "&code_challenge=".utf8)
+        form.append(contentsOf: challenge.utf8)
+        form.append(contentsOf: "&code_challenge_method=S256&state=".utf8)
+        form.append(contentsOf: state.utf8)
         var interact = HTTPRequest(method: "POST", target: flow.interactTarget, body: form)
         interact.headers.add("Content-Type", IDXMediaType.form)
         interact.headers.add("Accept", "application/json")
