@@ -448,4 +448,16 @@ struct OktaIDXFlowTests {
         #expect(OktaIDXFlow.rateLimitWait(HTTPResponse(status: 429, headers: ["Retry-After": "3"])) == .seconds(3))
         #expect(OktaIDXFlow.rateLimitWait(HTTPResponse(status: 200)) == nil)
     }
+
+    @Test(
+        "only a path ending in /challenge/answer is the answer endpoint, its query ignored",
+        arguments: [
+            ("/idp/idx/challenge/answer", true), ("/idp/idx/challenge/answer?x=1", true), ("/x/challenge/answer", true),
+            ("/challenge/answer", true), ("/idp/idx/challenge", false), ("/idp/idx/challenge/answers", false),
+            ("/idp/idx/challenge/answer/", false), ("/idp/idx/introspect?next=/challenge/answer", false),
+            ("challenge/answer", false), ("", false), ("?/challenge/answer", false)
+        ])
+    func answerEndpoint(target: String, isAnswer: Bool) {
+        #expect(OktaIDXFlow.isAnswer(target) == isAnswer)
+    }
 }

@@ -67,23 +67,26 @@ struct IDXWalker: Sendable {
         if let success = response.success { return .exchange(success) }
         if let error = response.messages.first(where: \.isError) { return .fail(OktaIDXFlow.outcome(for: error)) }
         // One or two names compared in turn: a set literal built and hashed at every rule cost more than the comparisons.
-        func offered(_ name: String, or other: String? = nil) -> IDXRemediation? {
-            response.remediations.first { $0.name == name || $0.name == other }
+        // An index, the remediation then read in place: `first(where:)` returned a copy of it, every string and list in
+        // it retained and released.
+        let remediations = response.remediations
+        func offered(_ name: String, or other: String? = nil) -> Int? {
+            remediations.firstIndex { $0.name == name || $0.name == other }
         }
 
-        if let identify = offered("identify", or: "identify-recovery") { return self.identify(identify) }
-        if let challenge = offered("challenge-authenticator") { return answer(challenge, in: response) }
-        if let poll = offered("challenge-poll") { return self.poll(poll) }
-        if let select = offered("select-authenticator-authenticate") { return self.select(select, in: response) }
+        if let identify = offered("identify", or: "identify-recovery") { return self.identify(remediations[identify]) }
+        if let challenge = offered("challenge-authenticator") { return answer(remediations[challenge], in: response) }
+        if let poll = offered("challenge-poll") { return self.poll(remediations[poll]) }
+        if let select = offered("select-authenticator-authenticate") { return self.select(remediations[select], in: response) }
         // Optional enrollment comes with `skip`: a load test logs in, it does not enroll.
-        if let skip = offered("skip") { return submit(skip, step: .skip) { _ in nil } }
-        if let enroll = offered("enroll-authenticator") { return answer(enroll, in: response) }
-        if let select = offered("select-authenticator-enroll") { return self.select(select, in: response) }
+        if let skip = offered("skip") { return submit(remediations[skip], step: .skip) { _ in nil } }
+        if let enroll = offered("enroll-authenticator") { return answer(remediations[enroll], in: response) }
+        if let select = offered("select-authenticator-enroll") { return self.select(remediations[select], in: response) }
         if let data = offered("authenticator-verification-data", or: "authenticator-enrollment-data") {
-            return verificationData(data)
+            return verificationData(remediations[data])
         }
         if offered("select-enroll-profile", or: "enroll-profile") != nil { return .fail(Outcome(.protocolError, "user not enrolled")) }
-        let name = response.remediations.first { $0.name != "cancel" }?.name
+        let name = remediations.first { $0.name != "cancel" }?.name
         return .fail(cannotProceed(at: name ?? "(none)", offered: response.remediations.map(\.name)))
     }
 
