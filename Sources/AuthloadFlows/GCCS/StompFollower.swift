@@ -48,7 +48,8 @@ final class StompFollower<C: Clock>: WebSocketMessageConsumer, @unchecked Sendab
             return .finish
         }
         let now = clock.now
-        switch session.nextWait(until: deadline, now: now) {
+        // Asked of the timing alone: asked of the session, the class handed it over as a copy.
+        switch session.liveness.nextWait(until: deadline, now: now) {
         case .sendHeartBeat:
             session.sent(at: now)
             return .send(.text("\n"))
