@@ -24,6 +24,15 @@ struct GCCSStatusTrackerTests {
             tracker.receive(.authCanceled, at: at(520)) == .progress(.authCanceled, sinceStart: .milliseconds(520), gap: .milliseconds(20)))
     }
 
+    @Test("the tracker's timed and terminal sets hold exactly the flow's timed statuses and the four ends")
+    func statusSets() {
+        let ends: Set<GCCSStatus> = [.authCompleted, .authCanceled, .authFailed, .authTimeout]
+        for status in GCCSStatus.allCases {
+            #expect(GCCSStatusTracker<Instant>.timed.contains(status) == GCCSAuthFlow.timedStatuses.contains(status), "\(status)")
+            #expect(GCCSStatusTracker<Instant>.terminal.contains(status) == ends.contains(status), "\(status)")
+        }
+    }
+
     @Test("a repeated status is a duplicate and not timed again; an untimed one is passed over")
     func duplicates() {
         var tracker = GCCSStatusTracker(flowStart: at(0))

@@ -15,6 +15,11 @@ struct GCCSStatusTests {
         }
     }
 
+    @Test("a status's ordinal is its place among all cases")
+    func ordinals() {
+        #expect(GCCSStatus.allCases.map(\.ordinal) == Array(GCCSStatus.allCases.indices))
+    }
+
     @Test(
         "reads other spellings of a status object by parsing them, and refuses what is not one",
         arguments: [

@@ -42,11 +42,17 @@ final class GCCSStatusHold<C: Clock>: FlowHold, @unchecked Sendable where C.Dura
         consumption.stop(CancellationError())
     }
 
-    func resume(user: isolated VirtualUser) async -> FlowProgress { await goOn(user: user) }
+    // The engine calls `resume` through its protocol, where the clock is not known: a simulation's hold goes on in the
+    // iteration specialized for its clock, as ``GCCSAuthFlow/start(_:user:)`` does. Checked here rather than by
+    // `@_specialize` on `goOn`, whose generic entry looked up metadata (`swift_getGenericMetadata`) before it dispatched.
+    func resume(user: isolated VirtualUser) async -> FlowProgress {
+        if C.self == SimulationClock.self {
+            return await unsafeDowncast(self as AnyObject, to: GCCSStatusHold<SimulationClock>.self).goOn(user: user)
+        }
+        return await goOn(user: user)
+    }
 
-    // The engine calls `resume` through its protocol, where the clock is not known: specialized for a simulation's, as
-    // ``GCCSAuthFlow/start(_:user:)`` is, the rest of the iteration runs as the start did.
-    @_specialize(where C == SimulationClock)
+    @inline(never)
     private func goOn(user: isolated VirtualUser) async -> FlowProgress {
         let outcome = iteration.followed(follower, on: socket, failure: failure, wait: wait)
         return await iteration.goOn(await iteration.after(wait, outcome))

@@ -23,6 +23,11 @@ struct GCCSStatusTracker<Instant: InstantProtocol>: Sendable where Instant.Durat
     /// Statuses that end an authentication.
     static var terminal: GCCSStatusSet { GCCSStatusSet.terminal }
 
+    /// ``GCCSAuthFlow/timedStatuses`` as bits, folded to a constant: no lazy global read at every status.
+    static var timed: GCCSStatusSet {
+        GCCSStatusSet(.createChannel, .selectNodes, .startVerificationOfNodes, .completeVerificationOfNodes, .authCompleted, .authCanceled)
+    }
+
     let flowStart: Instant
     private(set) var lastEvent: Instant
     private(set) var seen: GCCSStatusSet = []
@@ -57,7 +62,7 @@ struct GCCSStatusTracker<Instant: InstantProtocol>: Sendable where Instant.Durat
             end = status
         }
         guard seen.insert(status) else { return .duplicate(status) }
-        guard GCCSAuthFlow.timedStatuses.contains(status) else { return .untracked(status) }
+        guard Self.timed.contains(status) else { return .untracked(status) }
         // A status that arrived while the client was sending (its request started later) has no gap to speak of.
         let gap = max(.zero, lastEvent.duration(to: instant))
         lastEvent = max(lastEvent, instant)
@@ -74,9 +79,19 @@ struct GCCSStatusSet: Sendable, Equatable, ExpressibleByArrayLiteral {
         for status in statuses { insert(status) }
     }
 
-    /// Statuses that end an authentication, kept: a set made from a literal builds an array first, and the tracker asks
-    /// for these at every status.
-    static let terminal: GCCSStatusSet = [.authCompleted, .authCanceled, .authFailed, .authTimeout]
+    /// Statuses that end an authentication, folded to a constant (a set made from a literal builds an array first, and
+    /// the tracker asks for these at every status).
+    static var terminal: GCCSStatusSet { GCCSStatusSet(.authCompleted, .authCanceled, .authFailed, .authTimeout) }
+
+    /// A set of up to six statuses, without the array a literal's variadic arguments build.
+    init(
+        _ first: GCCSStatus, _ second: GCCSStatus, _ third: GCCSStatus, _ fourth: GCCSStatus, _ fifth: GCCSStatus? = nil,
+        _ sixth: GCCSStatus? = nil
+    ) {
+        bits =
+            Self.bit(first) | Self.bit(second) | Self.bit(third) | Self.bit(fourth) | (fifth.map(Self.bit) ?? 0)
+            | (sixth.map(Self.bit) ?? 0)
+    }
 
     func contains(_ status: GCCSStatus) -> Bool { bits & Self.bit(status) != 0 }
 
@@ -88,7 +103,5 @@ struct GCCSStatusSet: Sendable, Equatable, ExpressibleByArrayLiteral {
         return bits & bit == 0
     }
 
-    private static let all = GCCSStatus.allCases
-
-    private static func bit(_ status: GCCSStatus) -> UInt16 { 1 << UInt16(all.firstIndex(of: status)!) }
+    private static func bit(_ status: GCCSStatus) -> UInt16 { 1 << UInt16(status.ordinal) }
 }

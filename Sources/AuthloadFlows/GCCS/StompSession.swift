@@ -33,26 +33,25 @@ struct StompSession<Instant: InstantProtocol>: Sendable where Instant.Duration =
     }
 
     /// What both sides agreed in CONNECT/CONNECTED; nothing is sent or expected until then.
-    private(set) var heartBeat = StompHeartBeat.Negotiated(clientToServerMilliseconds: 0, serverToClientMilliseconds: 0)
+    var heartBeat: StompHeartBeat.Negotiated { liveness.heartBeat }
+    /// The heart-beats and when the client last sent and last heard: all ``nextWait(until:now:)`` reads.
+    private(set) var liveness: Liveness
     private var decoder = StompFrameDecoder()
     /// The frames not handed out yet, oldest first: the oldest held apart from the rest. A session mostly hears one
     /// frame at a time and hands it out at once, and an array for it (let go once empty, so that a session waiting
     /// seconds for its next status keeps no storage) cost every status an allocation.
     private var oldest: Received?
     private var later: [Received] = []
-    private var lastSent: Instant
-    private var lastHeard: Instant
     private var receipts = 0
 
     init(now: Instant) {
-        lastSent = now
-        lastHeard = now
+        liveness = Liveness(lastSent: now, lastHeard: now)
     }
 
     /// Starts the heart-beats that `offered` (the CONNECT's header) and the server's CONNECTED agree on.
     mutating func connected(offered: StompHeartBeat, reply: StompFrame) {
         let answered = reply.headers["heart-beat"].flatMap(StompHeartBeat.init) ?? .disabled
-        heartBeat = StompHeartBeat.negotiate(client: offered, server: answered)
+        liveness.heartBeat = StompHeartBeat.negotiate(client: offered, server: answered)
     }
 
     /// A new receipt id, `r-1`, `r-2`, …
@@ -62,7 +61,7 @@ struct StompSession<Instant: InstantProtocol>: Sendable where Instant.Duration =
     }
 
     /// The client sent something at `now` (a frame or a heart-beat).
-    mutating func sent(at now: Instant) { lastSent = now }
+    mutating func sent(at now: Instant) { liveness.lastSent = now }
 
     /// Feeds a WebSocket message read at `now` to the decoder and queues the frames it completes, each dated when the
     /// message arrived (`received.queued` before `now`).
@@ -70,7 +69,7 @@ struct StompSession<Instant: InstantProtocol>: Sendable where Instant.Duration =
     /// - Throws: `.malformed` for bytes that are not STOMP.
     mutating func take(_ received: ReceivedWebSocketMessage, now: Instant) throws(StompClientError) {
         let arrived = now.advanced(by: .zero - received.queued)
-        lastHeard = now
+        liveness.lastHeard = now
         switch received.message {
         case .text(let text): decoder.feed(text.utf8)
         case .binary(let bytes): decoder.feed(bytes)
@@ -147,19 +146,31 @@ struct StompSession<Instant: InstantProtocol>: Sendable where Instant.Duration =
     }
 
     /// What to do at `now` until a frame comes, the wait bounded by `deadline`.
-    func nextWait(until deadline: Instant, now: Instant) -> Wait {
-        var wake = deadline
-        if let interval = heartBeat.clientToServer {
-            let due = lastSent.advanced(by: interval)
-            if due <= now { return .sendHeartBeat }
-            wake = min(wake, due)
+    func nextWait(until deadline: Instant, now: Instant) -> Wait { liveness.nextWait(until: deadline, now: now) }
+
+    /// A session's heart-beat timing, apart from its decoder and queue: a caller that holds the session in a class
+    /// (``StompFollower``) asks ``nextWait(until:now:)`` of these few words, where asking the session copied all of it,
+    /// retaining the decoder's buffer and the queued frames, at every status.
+    struct Liveness: Sendable {
+        var heartBeat = StompHeartBeat.Negotiated(clientToServerMilliseconds: 0, serverToClientMilliseconds: 0)
+        var lastSent: Instant
+        var lastHeard: Instant
+
+        /// What to do at `now` until a frame comes, the wait bounded by `deadline`.
+        func nextWait(until deadline: Instant, now: Instant) -> Wait {
+            var wake = deadline
+            if let interval = heartBeat.clientToServer {
+                let due = lastSent.advanced(by: interval)
+                if due <= now { return .sendHeartBeat }
+                wake = min(wake, due)
+            }
+            if let interval = heartBeat.serverToClient {
+                let limit = lastHeard.advanced(by: interval * 2)
+                if limit <= now { return .fail(.heartBeatMissed) }
+                wake = min(wake, limit)
+            }
+            if deadline <= now { return .fail(.timeout) }
+            return .wait(now.duration(to: wake))
         }
-        if let interval = heartBeat.serverToClient {
-            let limit = lastHeard.advanced(by: interval * 2)
-            if limit <= now { return .fail(.heartBeatMissed) }
-            wake = min(wake, limit)
-        }
-        if deadline <= now { return .fail(.timeout) }
-        return .wait(now.duration(to: wake))
     }
 }

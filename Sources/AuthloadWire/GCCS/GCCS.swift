@@ -47,8 +47,24 @@ public enum GCCSStatus: String, Sendable, Hashable, CaseIterable {
     /// Each status's body, serialized once, in the order of ``all``.
     private static let messageBodies: [[UInt8]] = all.map { JSONValue.object(["status": .string($0.rawValue)]).serialized() }
 
-    /// The status's place in ``all``.
-    private var ordinal: Int { Self.all.firstIndex(of: self)! }
+    /// The status's place in ``all`` (the order of the cases), by a switch: a search of ``all`` read a lazy global and
+    /// compared strings' worth of cases at every status the flow and the service handle.
+    @inlinable
+    public var ordinal: Int {
+        switch self {
+        case .requestAuth: 0
+        case .createChannel: 1
+        case .selectNodes: 2
+        case .startAuth: 3
+        case .startVerificationOfNodes: 4
+        case .completeVerificationOfNodes: 5
+        case .requestCancel: 6
+        case .authCanceled: 7
+        case .authFailed: 8
+        case .authCompleted: 9
+        case .authTimeout: 10
+        }
+    }
 }
 
 /// Result codes of the GCCS envelope (docs/protocols.md, GCCS); 0 is success.

@@ -183,7 +183,7 @@ public struct StompFrameDecoder: Sendable {
                     return true
                 }
             } else {
-                command = try takeCommandLine(line)
+                command = try Lines(buffer: buffer, frameStart: frameStart).command(line)
                 phase = .head(command: command)
             }
         }
@@ -224,14 +224,6 @@ public struct StompFrameDecoder: Sendable {
 
     // MARK: Lines
 
-    /// `line` without a final CR; any other CR is an error, as STOMP has no bare CR outside escapes.
-    private func content(of line: Range<Int>) throws(StompError) -> Range<Int> {
-        var content = line
-        if !content.isEmpty, buffer[content.upperBound - 1] == Self.carriageReturn { content = line.dropLast() }
-        if let stray = Self.firstIndex(of: Self.carriageReturn, in: buffer, content) { throw .bareCarriageReturn(at: offset(stray)) }
-        return content
-    }
-
     /// The index of the first `byte` in `buffer[range]`, read through the buffer's storage: a frame's every header line
     /// is searched for a CR, a colon and a backslash.
     private static func firstIndex(of byte: UInt8, in buffer: [UInt8], _ range: Range<Int>) -> Int? {
@@ -245,63 +237,24 @@ public struct StompFrameDecoder: Sendable {
         }
     }
 
-    private func takeCommandLine(_ line: Range<Int>) throws(StompError) -> StompCommand {
-        let content = try content(of: line)
-        guard let command = StompCommand(buffer[content]) else {
-            throw .unknownCommand(buffer[content], at: offset(content.lowerBound))
-        }
-        return command
-    }
-
     /// Adds one header; true when `line` is the blank line that ends the header section.
     private mutating func takeHeaderLine(_ line: Range<Int>, escaped: Bool) throws(StompError) -> Bool {
-        let content = try content(of: line)
+        let lines = Lines(buffer: buffer, frameStart: frameStart)
+        let content = try lines.content(of: line)
         guard !content.isEmpty else { return true }
         // The first raw colon separates: an escaped name holds `\c` instead, and CONNECT values may hold colons.
         guard let colon = Self.firstIndex(of: Self.colon, in: buffer, content) else {
             throw .header(at: offset(content.lowerBound), "no ':' after the header name")
         }
         guard colon > content.lowerBound else { throw .header(at: offset(colon), "empty header name") }
-        let name = try text(content.lowerBound..<colon, unescaping: escaped)
-        let value = try text(colon + 1..<content.upperBound, unescaping: escaped)
+        let name = try lines.text(content.lowerBound..<colon, unescaping: escaped)
+        let value = try lines.text(colon + 1..<content.upperBound, unescaping: escaped)
         // Only the first content-length counts, like every repeated header.
         if name == "content-length", !headers.contains(name) {
             contentLength = try Self.length(value, limit: maxBodyBytes, at: offset(colon + 1))
         }
         headers.append(name, value)
         return false
-    }
-
-    /// Header bytes as a string, with STOMP 1.2 escapes undone when `unescaping`.
-    ///
-    /// Invalid UTF-8 is repaired to U+FFFD rather than rejected: headers here are ASCII in practice,
-    /// and a load tester should report a frame it can read rather than fail the connection over it.
-    private func text(_ range: Range<Int>, unescaping: Bool) throws(StompError) -> String {
-        guard unescaping, Self.firstIndex(of: Self.backslash, in: buffer, range) != nil else {
-            // From the storage: through the slice, the bytes were validated by the generic path.
-            return buffer.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
-        }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(range.count)
-        var index = range.lowerBound
-        while index < range.upperBound {
-            let byte = buffer[index]
-            index += 1
-            guard byte == Self.backslash else {
-                bytes.append(byte)
-                continue
-            }
-            guard index < range.upperBound else { throw .incompleteEscape(at: offset(index - 1)) }
-            switch buffer[index] {
-            case UInt8(ascii: "r"): bytes.append(Self.carriageReturn)
-            case UInt8(ascii: "n"): bytes.append(Self.lineFeed)
-            case UInt8(ascii: "c"): bytes.append(Self.colon)
-            case Self.backslash: bytes.append(Self.backslash)
-            default: throw .undefinedEscape(buffer[index - 1...index], at: offset(index - 1))
-            }
-            index += 1
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// A `content-length` value as a byte count: plain decimal digits, nothing else (STOMP does not trim values).
@@ -346,6 +299,69 @@ public struct StompFrameDecoder: Sendable {
             lineStart -= frameStart
             bodyStart -= frameStart
             frameStart = 0
+        }
+    }
+}
+
+extension StompFrameDecoder {
+    /// The buffer and the current frame's start, which the line readers need: read through this rather than the
+    /// decoder, whose 136 bytes a non-mutating method called from a mutating one was handed as a copy (three copies a
+    /// header line, a tenth of a status frame's decoding).
+    fileprivate struct Lines {
+        let buffer: [UInt8]
+        let frameStart: Int
+
+        /// The offset of `buffer[index]` from the first byte of the current frame, as errors report it.
+        func offset(_ index: Int) -> Int { index - frameStart }
+
+        /// `line` without a final CR; any other CR is an error, as STOMP has no bare CR outside escapes.
+        func content(of line: Range<Int>) throws(StompError) -> Range<Int> {
+            var content = line
+            if !content.isEmpty, buffer[content.upperBound - 1] == StompFrameDecoder.carriageReturn { content = line.dropLast() }
+            if let stray = StompFrameDecoder.firstIndex(of: StompFrameDecoder.carriageReturn, in: buffer, content) {
+                throw .bareCarriageReturn(at: offset(stray))
+            }
+            return content
+        }
+
+        func command(_ line: Range<Int>) throws(StompError) -> StompCommand {
+            let content = try content(of: line)
+            guard let command = StompCommand(buffer[content]) else {
+                throw .unknownCommand(buffer[content], at: offset(content.lowerBound))
+            }
+            return command
+        }
+
+        /// Header bytes as a string, with STOMP 1.2 escapes undone when `unescaping`.
+        ///
+        /// Invalid UTF-8 is repaired to U+FFFD rather than rejected: headers here are ASCII in practice,
+        /// and a load tester should report a frame it can read rather than fail the connection over it.
+        func text(_ range: Range<Int>, unescaping: Bool) throws(StompError) -> String {
+            guard unescaping, StompFrameDecoder.firstIndex(of: StompFrameDecoder.backslash, in: buffer, range) != nil else {
+                // From the storage: through the slice, the bytes were validated by the generic path.
+                return buffer.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
+            }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(range.count)
+            var index = range.lowerBound
+            while index < range.upperBound {
+                let byte = buffer[index]
+                index += 1
+                guard byte == StompFrameDecoder.backslash else {
+                    bytes.append(byte)
+                    continue
+                }
+                guard index < range.upperBound else { throw .incompleteEscape(at: offset(index - 1)) }
+                switch buffer[index] {
+                case UInt8(ascii: "r"): bytes.append(StompFrameDecoder.carriageReturn)
+                case UInt8(ascii: "n"): bytes.append(StompFrameDecoder.lineFeed)
+                case UInt8(ascii: "c"): bytes.append(StompFrameDecoder.colon)
+                case StompFrameDecoder.backslash: bytes.append(StompFrameDecoder.backslash)
+                default: throw .undefinedEscape(buffer[index - 1...index], at: offset(index - 1))
+                }
+                index += 1
+            }
+            return String(decoding: bytes, as: UTF8.self)
         }
     }
 }

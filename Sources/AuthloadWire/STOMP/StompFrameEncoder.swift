@@ -52,12 +52,21 @@ public enum StompFrameEncoder {
         output.append(contentsOf: StompCommand.message.rawValue.utf8)
         output.append(lineFeed)
         // MESSAGE escapes its headers, and none of these names is `content-length`: the body gets one of its own.
-        appendHeader("destination", destination, escaping: true, to: &output)
-        appendHeader("subscription", subscription, escaping: true, to: &output)
-        appendHeader("message-id", messageID, escaping: true, to: &output)
-        if let contentType { appendHeader("content-type", contentType, escaping: true, to: &output) }
+        appendHeader(plainName: "destination", destination, to: &output)
+        appendHeader(plainName: "subscription", subscription, to: &output)
+        appendHeader(plainName: "message-id", messageID, to: &output)
+        if let contentType { appendHeader(plainName: "content-type", contentType, to: &output) }
         appendBody(body, hasContentLength: false, to: &output)
         return output
+    }
+
+    /// Appends the line of a header with an escaped value, whose name has no byte to escape or drop and is not
+    /// `content-length`: written as is, without the scan and comparison ``appendHeader(_:_:escaping:to:)`` makes.
+    private static func appendHeader(plainName name: StaticString, _ value: String, to output: inout [UInt8]) {
+        output.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        output.append(colon)
+        append(value, isName: false, escaping: true, to: &output)
+        output.append(lineFeed)
     }
 
     /// The bytes of the names ``encodeMessage(destination:subscription:messageID:contentType:body:)`` writes, with their
