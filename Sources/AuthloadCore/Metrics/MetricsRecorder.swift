@@ -95,6 +95,7 @@ struct ShardSlots {
             // A newer interval: the current one joins the older ones. An older one never takes its place, so samples
             // finishing late do not swap the two back and forth.
             if let latestIndex {
+                latest.flush()
                 reserved = latest.slotsInUse
                 earlier[latestIndex] = latest
             }
@@ -109,7 +110,15 @@ struct ShardSlots {
     /// Everything recorded so far, by interval; leaves the shard empty.
     mutating func take() -> [Int: IntervalSamples] {
         var taken = earlier
+        // Emptied first, so that flushing in place copies none of the histograms.
+        earlier = [:]
+        var position = taken.values.startIndex
+        while position != taken.values.endIndex {
+            taken.values[position].flush()
+            taken.values.formIndex(after: &position)
+        }
         if let latestIndex {
+            latest.flush()
             taken[latestIndex] = latest
             reserved = latest.slotsInUse
         }
