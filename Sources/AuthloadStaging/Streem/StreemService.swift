@@ -144,19 +144,16 @@ public final class StreemService: Sendable {
                 var start = 0
                 var star: Range<Int>?
                 for segment in segments {
-                    while start < bytes.count, bytes[start] == Route.slash { start += 1 }
-                    var end = start
-                    while end < bytes.count, bytes[end] != Route.slash { end += 1 }
-                    guard start < end else { return nil }
+                    let found = Route.segment(in: bytes, from: start)
+                    guard !found.isEmpty else { return nil }
                     if let segment {
-                        guard UnsafeBufferPointer(rebasing: bytes[start..<end]).elementsEqual(segment) else { return nil }
+                        guard UnsafeBufferPointer(rebasing: bytes[found]).elementsEqual(segment) else { return nil }
                     } else {
-                        star = start..<end
+                        star = found
                     }
-                    start = end
+                    start = found.upperBound
                 }
-                while start < bytes.count, bytes[start] == Route.slash { start += 1 }
-                return start == bytes.count ? .some(star) : nil
+                return Route.segment(in: bytes, from: start).isEmpty ? .some(star) : nil
             }
             guard let matched else { return false }
             if let star = matched {
@@ -167,18 +164,23 @@ public final class StreemService: Sendable {
             return true
         }
 
-        private static let slash = UInt8(ascii: "/")
+        /// The next segment of `bytes` from `start` on: past any slashes, up to the next slash or the end; empty when only
+        /// slashes are left.
+        private static func segment(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Range<Int> {
+            let slash = UInt8(ascii: "/")
+            var start = start
+            while start < bytes.count, bytes[start] == slash { start += 1 }
+            var end = start
+            while end < bytes.count, bytes[end] != slash { end += 1 }
+            return start..<end
+        }
 
         /// Whether `path`'s first segment is one a route starts with: most paths are another service's, and this says
         /// so in one look.
         static func mayMatch(_ path: Substring) -> Bool {
             var path = path
             return path.withUTF8 { bytes in
-                var start = 0
-                while start < bytes.count, bytes[start] == slash { start += 1 }
-                var end = start
-                while end < bytes.count, bytes[end] != slash { end += 1 }
-                let first = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                let first = UnsafeBufferPointer(rebasing: bytes[segment(in: bytes, from: 0)])
                 return first.elementsEqual("v1".utf8) || first.elementsEqual("openid".utf8)
             }
         }
