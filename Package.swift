@@ -3,7 +3,14 @@ import PackageDescription
 
 // authload ships with no package dependencies: the toolchain and the OS are all it needs.
 // Import direction (docs/architecture.md): Core ← Wire ← Transport/Flows/Staging/Report ← CLI.
-let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+// Release builds (benchmarks, real runs, simulations) optimize across the package's modules, so that generic code
+// in AuthloadCore is specialized where the flows and services call it, and check exclusivity only statically: the
+// dynamic checks stay in debug builds, which `swift test` runs. Together about 10 % of a simulated day's CPU
+// (docs/development.md, "Release flags"); `unsafeFlags` only keeps this package from being someone's dependency.
+let release: [SwiftSetting] = [
+    .unsafeFlags(["-cross-module-optimization", "-enforce-exclusivity=unchecked"], .when(configuration: .release))
+]
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")] + release
 
 let package = Package(
     name: "authload",
