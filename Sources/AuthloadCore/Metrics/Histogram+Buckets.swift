@@ -10,7 +10,8 @@ extension Histogram {
         guard !isEmpty else { return result }
         var bound = 0
         var seen = 0
-        for (index, count) in counts.enumerated() where count > 0 {
+        for (offset, count) in counts.enumerated() where count > 0 {
+            let index = base + offset
             let value = Swift.max(index == 0 ? 0 : Self.highestValue(inSlot: index - 1) + 1, lowest)
             while bound < bounds.count, bounds[bound] < value {
                 result[bound] = seen

@@ -9,8 +9,9 @@ import Foundation
 /// Slots follow HdrHistogram's layout for three digits: below 2048 µs every value has its own slot;
 /// above, each doubling of the value is split into 1024 equal slots, so a slot is never wider than
 /// 1/1024 of the values in it and every percentile is within 0.098 % of the exact one. The counts
-/// grow on demand to the highest slot recorded so far (about 90 KB once a 1 s value is seen, 216 KB
-/// at most), because many histograms are alive at once and most never see the slow end.
+/// hold only a window of the slots, grown on demand to the lowest and highest recorded so far (216 KB
+/// at most): many histograms are alive at once, and an interval's few hundred samples of a one-second
+/// flow fill a thousand slots of the eleven thousand below them.
 ///
 /// It is a value type so that each recorder owns its copy and records without locks or actor hops;
 /// shards are combined with ``merge(_:)``, which is exact.
@@ -28,8 +29,11 @@ public struct Histogram: Sendable, Equatable {
     /// so that a stuck request still counts in the total and shows up as the maximum.
     @inlinable public static var highestTrackableValue: Int { (1 << 36) - 1 }
 
-    /// Counts per slot, only as long as the highest slot recorded so far (trailing zeros carry no meaning).
+    /// Counts of the slots `base ..< base + counts.count`, a window that holds every recorded slot; the slots
+    /// outside it are empty.
     @usableFromInline internal var counts: [Int] = []
+    /// The slot that `counts[0]` counts.
+    @usableFromInline internal var base = 0
     @usableFromInline internal var total = 0
     /// Exact sum of the recorded (clamped) values. It wraps instead of trapping on the hot path;
     /// wrapping would take 2^63 µs (about 292,000 years) of summed latency.
@@ -40,16 +44,23 @@ public struct Histogram: Sendable, Equatable {
 
     public init() {}
 
-    /// An empty histogram whose counts already reach `slots` slots (at most every slot), so that recording values
-    /// below them never grows it: an interval's histogram sized like the one before it is allocated once instead of
-    /// being copied into a larger buffer each time a slower value arrives.
-    init(reservingSlots slots: Int) {
-        let length = Swift.min(Swift.max(slots, 0), Self.slotCount)
-        if length > 0 { counts = Array(repeating: 0, count: length) }
+    /// An empty histogram whose counts already hold the slots of `window` (those of it that exist), so that
+    /// recording values in it never grows it: an interval's histogram sized like the one before it is allocated
+    /// once instead of being copied into a larger buffer each time a value outside arrives.
+    init(reserving window: Range<Int>) {
+        let window = window.clamped(to: 0..<Self.slotCount)
+        guard !window.isEmpty else { return }
+        counts = Array(repeating: 0, count: window.count)
+        base = window.lowerBound
     }
 
-    /// How many slots the counts reach now, for sizing a histogram like this one (``init(reservingSlots:)``).
-    var reservedSlots: Int { counts.count }
+    /// The slots the counts hold now, for sizing a histogram like this one (``init(reserving:)``).
+    var reservedSlots: Range<Int> { base..<(base + counts.count) }
+
+    /// How many samples slot `index` holds.
+    func count(inSlot index: Int) -> Int {
+        reservedSlots.contains(index) ? counts[index - base] : 0
+    }
 
     /// Slot of a value in `1...highestTrackableValue`: the bit length picks the bucket and the top
     /// 11 significant bits the slot in it (53 = 64 − 11); values below 2048 land on their own index.
@@ -80,33 +91,36 @@ public struct Histogram: Sendable, Equatable {
         guard count > 0 else { return }
         let value = Swift.min(Swift.max(value, 1), Self.highestTrackableValue)
         let index = Self.index(of: value)
-        if index >= counts.count { grow(toInclude: index) }
-        counts[index] &+= count
+        // One unsigned comparison for both ends of the window.
+        if UInt(bitPattern: index &- base) >= UInt(counts.count) { grow(toInclude: index..<(index + 1)) }
+        counts[index &- base] &+= count
         total &+= count
         sum &+= value &* count
         if value < lowest { lowest = value }
         if value > highest { highest = value }
     }
 
-    /// Extends the counts to the end of the half-bucket holding `index`, so a run grows them a few times at most.
-    @usableFromInline mutating func grow(toInclude index: Int) {
-        grow(to: Swift.min((index | 1023) + 1, Self.slotCount))
-    }
-
-    private mutating func grow(to length: Int) {
+    /// Widens the window to hold `slots` too, out to whole blocks of 256 slots (2 KB), so that a run grows it a few
+    /// times at most.
+    @usableFromInline mutating func grow(toInclude slots: Range<Int>) {
+        let wanted = (slots.lowerBound & ~255)..<Swift.min(((slots.upperBound - 1) | 255) + 1, Self.slotCount)
+        if counts.isEmpty { base = wanted.lowerBound }
+        let window = Swift.min(base, wanted.lowerBound)..<Swift.max(base + counts.count, wanted.upperBound)
         // Exact capacity, not Array's doubling: a histogram grows a few times at most, and many are alive at once. One
         // new buffer, the old counts copied in and the rest zeroed: appending an array of zeros made and zeroed a
-        // second one (every interval's histograms grow from nothing), and through pointers it stays fast in debug
-        // builds too.
+        // second one, and through pointers it stays fast in debug builds too.
         let old = counts
-        counts = Array(unsafeUninitializedCapacity: length) { buffer, initialized in
-            let base = buffer.baseAddress!
+        let shift = base - window.lowerBound
+        counts = Array(unsafeUninitializedCapacity: window.count) { buffer, initialized in
+            let start = buffer.baseAddress!
+            start.initialize(repeating: 0, count: shift)
             old.withUnsafeBufferPointer { source in
-                if let start = source.baseAddress { base.initialize(from: start, count: source.count) }
+                if let first = source.baseAddress { (start + shift).initialize(from: first, count: source.count) }
             }
-            (base + old.count).initialize(repeating: 0, count: length - old.count)
-            initialized = length
+            (start + shift + old.count).initialize(repeating: 0, count: window.count - shift - old.count)
+            initialized = window.count
         }
+        base = window.lowerBound
     }
 
     public var totalCount: Int { total }
@@ -134,7 +148,7 @@ public struct Histogram: Sendable, Equatable {
         let slot = counts.withUnsafeBufferPointer { counts -> Int? in
             var seen = 0
             for index in filled {
-                seen += counts[index]
+                seen += counts[index - base]
                 if seen >= target { return index }
             }
             return nil
@@ -150,14 +164,14 @@ public struct Histogram: Sendable, Equatable {
         let filled = filledSlots
         return counts.withUnsafeBufferPointer { counts in
             var index = filled.lowerBound
-            var seen = counts[index]
+            var seen = counts[index - base]
             return percentiles.map { p in
                 let target = rank(atPercentile: p)
                 if target == 1 { return lowest }
                 if target == total { return highest }
                 while seen < target && index + 1 < filled.upperBound {
                     index += 1
-                    seen += counts[index]
+                    seen += counts[index - base]
                 }
                 return seen >= target ? Swift.min(Self.highestValue(inSlot: index), highest) : highest
             }
@@ -191,16 +205,17 @@ public struct Histogram: Sendable, Equatable {
     /// Adds every sample of `other`, exactly as if they had been recorded here.
     public mutating func merge(_ other: Histogram) {
         guard !other.isEmpty else { return }
-        if other.counts.count > counts.count { grow(to: other.counts.count) }
-        // Raw buffers: the collector merges thousands of these per tick, and `enumerated()`
-        // costs generic-metadata lookups per element in debug builds (the test suite's mode).
         // Only the slots between the other's extremes hold samples: an interval's histogram of a few hundred samples
         // spans a few of its thousands of slots. Every slot of the range is added, empty or not: a loop without a
         // branch is vectorized, and the collector merges each series' interval into the totals every tick.
         let filled = other.filledSlots
+        if !reservedSlots.contains(filled) { grow(toInclude: filled) }
+        // Raw buffers: the collector merges thousands of these per tick, and `enumerated()`
+        // costs generic-metadata lookups per element in debug builds (the test suite's mode).
         counts.withUnsafeMutableBufferPointer { mine in
             other.counts.withUnsafeBufferPointer { theirs in
-                let (target, source) = (mine.baseAddress! + filled.lowerBound, theirs.baseAddress! + filled.lowerBound)
+                let target = mine.baseAddress! + (filled.lowerBound - base)
+                let source = theirs.baseAddress! + (filled.lowerBound - other.base)
                 for offset in 0..<filled.count { target[offset] &+= source[offset] }
             }
         }
@@ -223,23 +238,26 @@ public struct Histogram: Sendable, Equatable {
     /// exact; `min` and `max` become the bounds of the lowest and highest slot still holding samples.
     public mutating func subtract(_ other: Histogram) {
         guard !other.isEmpty else { return }
-        precondition(other.counts.count <= counts.count && other.total <= total, "subtracting samples never merged")
         let filled = other.filledSlots
+        precondition(reservedSlots.contains(filled) && other.total <= total, "subtracting samples never merged")
         counts.withUnsafeMutableBufferPointer { mine in
             other.counts.withUnsafeBufferPointer { theirs in
-                for index in filled where theirs[index] != 0 { mine[index] &-= theirs[index] }
+                for index in filled where theirs[index - other.base] != 0 { mine[index - base] &-= theirs[index - other.base] }
             }
         }
         // What still holds samples lies between this histogram's extremes, as before the subtraction.
         let before = filledSlots
         total &-= other.total
         sum &-= other.sum
-        guard total > 0, let first = counts[before].firstIndex(where: { $0 != 0 }), let last = counts[before].lastIndex(where: { $0 != 0 })
+        let held = (before.lowerBound - base)..<(before.upperBound - base)
+        guard total > 0, let firstHeld = counts[held].firstIndex(where: { $0 != 0 }),
+            let lastHeld = counts[held].lastIndex(where: { $0 != 0 })
         else {
             lowest = .max
             highest = 0
             return
         }
+        let (first, last) = (firstHeld + base, lastHeld + base)
         // Exact while the old extreme's slot still holds samples; else the bound of the slot that does.
         if Self.index(of: lowest) != first { lowest = first == 0 ? 1 : Self.highestValue(inSlot: first - 1) + 1 }
         if Self.index(of: highest) != last { highest = Self.highestValue(inSlot: last) }
@@ -248,9 +266,9 @@ public struct Histogram: Sendable, Equatable {
     /// Same samples, regardless of how far each side's counts have grown.
     public static func == (a: Histogram, b: Histogram) -> Bool {
         guard a.total == b.total, a.sum == b.sum, a.min == b.min, a.max == b.max else { return false }
-        let shared = Swift.min(a.counts.count, b.counts.count)
-        return a.counts[..<shared] == b.counts[..<shared]
-            && a.counts[shared...].allSatisfy { $0 == 0 } && b.counts[shared...].allSatisfy { $0 == 0 }
+        let (one, other) = (a.reservedSlots, b.reservedSlots)
+        let either = Swift.min(one.lowerBound, other.lowerBound)..<Swift.max(one.upperBound, other.upperBound)
+        return either.allSatisfy { a.count(inSlot: $0) == b.count(inSlot: $0) }
     }
 }
 
@@ -270,7 +288,8 @@ extension Histogram {
         Self.appendVarint(UInt64(UInt(bitPattern: sum)), to: &bytes)
         Self.appendVarint(UInt64(min), to: &bytes)
         Self.appendVarint(UInt64(max), to: &bytes)
-        var emptyRun = 0
+        // The slots below the window are empty.
+        var emptyRun = base
         for count in counts.prefix((counts.lastIndex { $0 != 0 } ?? -1) + 1) {
             if count == 0 {
                 emptyRun += 1
@@ -300,6 +319,8 @@ extension Histogram {
         guard lowest <= highest, highest <= UInt64(Self.highestTrackableValue) else {
             throw HistogramDecodingError(code: .inconsistent("min \(lowest) and max \(highest) are out of order or range"))
         }
+        // The counts lie between the extremes' slots (``validate`` checks it): one window for all of them.
+        if highest > 0 { self = Histogram(reserving: Self.index(of: Int(Swift.max(lowest, 1)))..<(Self.index(of: Int(highest)) + 1)) }
         var slot = 0
         var filled: ClosedRange<Int>?
         while reader.offset < reader.bytes.count {
@@ -316,8 +337,8 @@ extension Histogram {
             guard slot < Self.slotCount else { throw HistogramDecodingError(code: .atByte("count past the top slot", start)) }
             let (newTotal, overflow) = total.addingReportingOverflow(count)
             guard !overflow else { throw HistogramDecodingError(code: .atByte("total count overflows", start)) }
-            if slot >= counts.count { grow(toInclude: slot) }
-            counts[slot] = count
+            if !reservedSlots.contains(slot) { grow(toInclude: slot..<(slot + 1)) }
+            counts[slot - base] = count
             total = newTotal
             filled = (filled?.lowerBound ?? slot)...slot
             slot += 1

@@ -18,9 +18,9 @@ public struct MetricSamples: Sendable {
 
     public init() {}
 
-    /// Empty samples whose histogram of every sample reaches `slots` slots (``Histogram/init(reservingSlots:)``).
-    init(reservingSlots slots: Int) {
-        histogram = Histogram(reservingSlots: slots)
+    /// Empty samples whose histogram of every sample holds the slots of `window` (``Histogram/init(reserving:)``).
+    init(reserving window: Range<Int>) {
+        histogram = Histogram(reserving: window)
     }
 
     public var count: Int { histogram.totalCount }
@@ -67,7 +67,7 @@ public struct MetricSamples: Sendable {
 struct IntervalSamples: Sendable {
     private(set) var metrics: [MetricSamples?]
     /// Per series, the slots its histogram reserves once it records a first sample; none past the end.
-    private var reserved: [Int]
+    private var reserved: [Range<Int>]
     /// Latencies recorded whose histograms do not count them yet, with their series.
     private var pending: [(metric: Int, latencyMicros: Int)] = []
     /// How many latencies wait at most: a batch whose slots the processor can fetch together, in a few kilobytes.
@@ -75,20 +75,20 @@ struct IntervalSamples: Sendable {
 
     /// - Parameter reserved: per series, how many slots to reserve in its histogram when the first sample comes
     ///   (``slotsInUse``): a shard sizes each interval like the one before it, so recording never grows them.
-    init(metricCount: Int, reserving reserved: [Int] = []) {
+    init(metricCount: Int, reserving reserved: [Range<Int>] = []) {
         metrics = Array(repeating: nil, count: metricCount)
         self.reserved = reserved
     }
 
-    /// Per series, how many slots its histogram reaches; for a series with no samples, what it would have reserved,
-    /// so that one seen now and then does not grow from nothing each time it comes back.
-    var slotsInUse: [Int] {
+    /// Per series, the slots its histogram holds; for a series with no samples, what it would have reserved, so
+    /// that one seen now and then does not grow from nothing each time it comes back.
+    var slotsInUse: [Range<Int>] {
         precondition(pending.isEmpty, "interval samples read before they were flushed")
-        return metrics.indices.map { metrics[$0]?.histogram.reservedSlots ?? ($0 < reserved.count ? reserved[$0] : 0) }
+        return metrics.indices.map { metrics[$0]?.histogram.reservedSlots ?? ($0 < reserved.count ? reserved[$0] : 0..<0) }
     }
 
     mutating func record(metric: Int, latencyMicros: Int, outcome: Outcome) {
-        if metrics[metric] == nil { metrics[metric] = MetricSamples(reservingSlots: metric < reserved.count ? reserved[metric] : 0) }
+        if metrics[metric] == nil { metrics[metric] = MetricSamples(reserving: metric < reserved.count ? reserved[metric] : 0..<0) }
         if outcome.kind != .ok { metrics[metric]!.recordFailure(latencyMicros: latencyMicros, outcome: outcome) }
         if pending.isEmpty { pending.reserveCapacity(Self.batch) }
         pending.append((metric, latencyMicros))

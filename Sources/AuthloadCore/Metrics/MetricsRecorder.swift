@@ -74,17 +74,17 @@ public final class MetricsRecorder: Sendable {
 /// One shard's samples by interval. The newest interval is kept apart from the table: nearly every sample lands
 /// there, and a table look-up (a hash, a probe, a modify in place) cost each sample more than its histogram did.
 struct ShardSlots {
-    init(reserved: [Int] = []) { self.reserved = reserved }
+    init(reserved: [Range<Int>] = []) { self.reserved = reserved }
 
     /// The newest interval a sample has landed in since the last ``take()``, if any.
     private var latestIndex: Int?
     private var latest = IntervalSamples(metricCount: 0)
     /// Older intervals: samples of flows and steps that started before the newest one and finish now.
     private var earlier: [Int: IntervalSamples] = [:]
-    /// Per series, the slots its histogram reached in the newest interval before this one: a new interval's histograms
-    /// reserve as many, so recording seldom grows them (copying the counts each time a slower sample came). It
+    /// Per series, the slots its histogram held in the newest interval before this one: a new interval's histograms
+    /// reserve the same, so recording seldom grows them (copying the counts each time a sample fell outside). It
     /// outlives ``take()``, which the collector calls every interval.
-    private(set) var reserved: [Int] = []
+    private(set) var reserved: [Range<Int>] = []
 
     /// Runs `body` on the samples of interval `index`, made empty if it has none yet.
     @inline(__always)
