@@ -73,6 +73,21 @@ struct AccessLogTests {
         #expect(log.total == 7)
     }
 
+    @Test("routes of one length that begin and end alike, and so share a hash, still count apart")
+    func routesSharingAHash() {
+        let log = AccessLog()
+        let targets = ["/aaaa/left/bbbbbbbb", "/aaaa/rite/bbbbbbbb", "/aaaa/left/bbbbbbbb", "/a", "/b"]
+        for target in targets {
+            let request = HTTPRequest(method: "GET", target: target)
+            log.record(request, path: request.path)
+        }
+        let hashes = ["GET /aaaa/left/bbbbbbbb", "GET /aaaa/rite/bbbbbbbb"].map { route in
+            Array(route.utf8).withUnsafeBufferPointer { AccessLog.hash($0) }
+        }
+        #expect(hashes[0] == hashes[1])
+        #expect(log.byRoute == ["GET /aaaa/left/bbbbbbbb": 2, "GET /aaaa/rite/bbbbbbbb": 1, "GET /a": 1, "GET /b": 1])
+    }
+
     @Test("FNV-1a extended a byte at a time is the hash of the bytes, as published")
     func fnvByBytes() {
         // Published FNV-1a 64-bit vectors: "" and "a".

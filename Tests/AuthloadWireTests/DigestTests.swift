@@ -38,4 +38,15 @@ import Testing
         #expect(second.count == count)
         if count >= 16 { #expect(first != second) }
     }
+
+    @Test("hands out each pooled random byte once, across the pool's blocks")
+    func pooledRandomBytes() {
+        // 600 draws of 16 bytes span more than two 4 KiB blocks: a block handed out twice, or a draw taken across the
+        // end of one, would repeat a draw (a chance of about 2⁻¹²⁸ for truly fresh bytes).
+        let draws = (0..<600).map { _ in Digest.secureRandomBytes(count: 16) }
+        #expect(Set(draws).count == draws.count)
+        #expect(draws.allSatisfy { $0.count == 16 })
+        // Nor are the bytes zeroed ones: the pool zeroes what it hands out, and must not hand that out again.
+        #expect(!draws.contains([UInt8](repeating: 0, count: 16)))
+    }
 }

@@ -147,7 +147,8 @@ public final class StreemService: Sendable {
                     let found = Route.segment(in: bytes, from: start)
                     guard !found.isEmpty else { return nil }
                     if let segment {
-                        guard UnsafeBufferPointer(rebasing: bytes[found]).elementsEqual(segment) else { return nil }
+                        let bytes = UnsafeBufferPointer(rebasing: bytes[found])
+                        guard segment.withUnsafeBufferPointer({ bytes.hasSameBytes(as: $0) }) else { return nil }
                     } else {
                         star = found
                     }
@@ -181,7 +182,7 @@ public final class StreemService: Sendable {
             var path = path
             return path.withUTF8 { bytes in
                 let first = UnsafeBufferPointer(rebasing: bytes[segment(in: bytes, from: 0)])
-                return first.elementsEqual("v1".utf8) || first.elementsEqual("openid".utf8)
+                return first.isUTF8(of: "v1") || first.isUTF8(of: "openid")
             }
         }
 

@@ -105,7 +105,7 @@ public enum FormURLEncoding {
 
         func `is`(_ name: String) -> Bool {
             if let decoded { return decoded == name }
-            return bytes.elementsEqual(name.utf8)
+            return bytes.isUTF8(of: name)
         }
     }
 
