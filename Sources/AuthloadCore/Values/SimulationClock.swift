@@ -269,8 +269,8 @@ private final class PublishedInstant: Sendable {
         let count = sequence.load(ordering: .relaxed)
         sequence.store(count &+ 1, ordering: .relaxed)
         atomicMemoryFence(ordering: .releasing)
-        low.store(UInt64(truncatingIfNeeded: instant.attoseconds), ordering: .relaxed)
-        high.store(Int64(truncatingIfNeeded: instant.attoseconds >> 64), ordering: .relaxed)
+        low.store(instant.low, ordering: .relaxed)
+        high.store(instant.high, ordering: .relaxed)
         sequence.store(count &+ 2, ordering: .releasing)
     }
 
@@ -281,7 +281,7 @@ private final class PublishedInstant: Sendable {
             let high = high.load(ordering: .relaxed)
             atomicMemoryFence(ordering: .acquiring)
             if before & 1 == 0, sequence.load(ordering: .relaxed) == before {
-                return VirtualInstant(attoseconds: Int128(high) << 64 | Int128(low))
+                return VirtualInstant(low: low, high: high)
             }
         }
     }

@@ -3,12 +3,24 @@
 /// The instant of the test suite's `ManualClock` and of a simulation's `SimulationClock`; both keep it as an offset
 /// so that a report can print it as `t+1h30m` and a run's results do not depend on when it ran.
 ///
-/// The offset is kept as its count of attoseconds, the `Int128` a `Duration` is made of, and compared and advanced as
-/// that number: `Duration`'s own operators are calls into the standard library that no caller inlines, and a
-/// simulation compares instants at every step of its clock's heap and its waiting users' (the same order, the same
-/// overflow traps).
+/// The offset is kept as its count of attoseconds and compared and advanced as that number: `Duration`'s own
+/// operators are calls into the standard library that no caller inlines, and a simulation compares instants at every
+/// step of its clock's heap and its waiting users' (the same order, the same overflow traps). The count is stored as
+/// the two 64-bit words a `Duration` keeps it in, not as an `Int128`: an `Int128` field made the instant 16-byte
+/// aligned, and with it in their frames the release build's open-model simulations jumped to address 0 from a task's
+/// job (`Profiles/capacity.json` under `simulate`, every run; docs/development.md, "An instant of two words").
 public struct VirtualInstant: InstantProtocol, CustomStringConvertible {
-    @usableFromInline var attoseconds: Int128
+    @usableFromInline var low: UInt64
+    @usableFromInline var high: Int64
+
+    /// The offset in attoseconds, made from and split into the two words where it is computed.
+    @inlinable var attoseconds: Int128 {
+        get { Int128(high) << 64 | Int128(low) }
+        set {
+            low = UInt64(truncatingIfNeeded: newValue)
+            high = Int64(truncatingIfNeeded: newValue >> 64)
+        }
+    }
 
     /// Time since the clock was made.
     @inlinable public var offset: Duration {
@@ -16,19 +28,27 @@ public struct VirtualInstant: InstantProtocol, CustomStringConvertible {
         set { attoseconds = newValue.attoseconds }
     }
 
-    @inlinable public init(offset: Duration) { attoseconds = offset.attoseconds }
+    @inlinable public init(offset: Duration) { self.init(attoseconds: offset.attoseconds) }
 
-    @usableFromInline init(attoseconds: Int128) { self.attoseconds = attoseconds }
+    @inlinable init(attoseconds: Int128) {
+        low = UInt64(truncatingIfNeeded: attoseconds)
+        high = Int64(truncatingIfNeeded: attoseconds >> 64)
+    }
+
+    @usableFromInline init(low: UInt64, high: Int64) {
+        self.low = low
+        self.high = high
+    }
 
     @inlinable
     public func advanced(by duration: Duration) -> VirtualInstant {
-        var instant = self
-        instant.attoseconds += duration.attoseconds
-        return instant
+        VirtualInstant(attoseconds: attoseconds + duration.attoseconds)
     }
 
     @inlinable public func duration(to other: VirtualInstant) -> Duration { Duration(attoseconds: other.attoseconds - attoseconds) }
-    @inlinable public static func < (a: VirtualInstant, b: VirtualInstant) -> Bool { a.attoseconds < b.attoseconds }
-    @inlinable public static func == (a: VirtualInstant, b: VirtualInstant) -> Bool { a.attoseconds == b.attoseconds }
+    @inlinable public static func < (a: VirtualInstant, b: VirtualInstant) -> Bool {
+        a.high < b.high || (a.high == b.high && a.low < b.low)
+    }
+    @inlinable public static func == (a: VirtualInstant, b: VirtualInstant) -> Bool { a.high == b.high && a.low == b.low }
     public var description: String { "t+\(DurationText.format(offset))" }
 }
