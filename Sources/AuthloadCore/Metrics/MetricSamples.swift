@@ -73,8 +73,8 @@ struct IntervalSamples: Sendable {
     /// How many latencies wait at most: a batch whose slots the processor can fetch together, in a few kilobytes.
     private static var batch: Int { 128 }
 
-    /// - Parameter reserved: per series, how many slots to reserve in its histogram when the first sample comes
-    ///   (``slotsInUse``): a shard sizes each interval like the one before it, so recording never grows them.
+    /// - Parameter reserved: per series, the slots to reserve in its histogram when the first sample comes
+    ///   (``slotsInUse``): a shard sizes each interval like the one before it, so recording seldom grows them.
     init(metricCount: Int, reserving reserved: [Range<Int>] = []) {
         metrics = Array(repeating: nil, count: metricCount)
         self.reserved = reserved

@@ -13,19 +13,13 @@ public struct VirtualInstant: InstantProtocol, CustomStringConvertible {
     @usableFromInline var low: UInt64
     @usableFromInline var high: Int64
 
-    /// The offset in attoseconds, made from and split into the two words where it is computed.
-    @inlinable var attoseconds: Int128 {
-        get { Int128(high) << 64 | Int128(low) }
-        set {
-            low = UInt64(truncatingIfNeeded: newValue)
-            high = Int64(truncatingIfNeeded: newValue >> 64)
-        }
-    }
+    /// The offset in attoseconds, made from the two words where it is computed.
+    @inlinable var attoseconds: Int128 { Int128(high) << 64 | Int128(low) }
 
     /// Time since the clock was made.
     @inlinable public var offset: Duration {
         get { Duration(attoseconds: attoseconds) }
-        set { attoseconds = newValue.attoseconds }
+        set { self = VirtualInstant(offset: newValue) }
     }
 
     @inlinable public init(offset: Duration) { self.init(attoseconds: offset.attoseconds) }

@@ -10,7 +10,7 @@ enum FNV1a {
         return hash
     }
 
-    /// The hash of some bytes and then `byte`, from the hash of those bytes: for hashing bytes while writing them.
+    /// The hash of some bytes and then `byte`, from the hash of those bytes.
     @inline(__always)
     static func adding(_ byte: UInt8, to hash: UInt64) -> UInt64 {
         (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
