@@ -78,7 +78,7 @@ public struct FCSDKLoginFlow: Flow {
         }
 
         let logoutTarget =
-            options.logoutPath.map { basePath + $0.replacing("{sessionid}", with: sessionID) } ?? defaultLogoutPrefix + sessionID
+            options.logoutPath.map { basePath + $0.filling("{sessionid}", with: sessionID) } ?? defaultLogoutPrefix + sessionID
         var logout = HTTPRequest(method: "DELETE", target: logoutTarget, headers: Self.logoutHeaders)
         if let cookie = user.cookies.header { logout.headers.add("Cookie", cookie) }
         let loggedOut = await context.exchange(step: Step.logout.rawValue, logout) { response in

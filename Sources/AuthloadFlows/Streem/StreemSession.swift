@@ -92,7 +92,7 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
         case .invitation:
             let code = identity["invitationCode"] ?? ""
             let redeemed = await post(
-                .redeem, options.redeemPath.replacing("{code}", with: PercentEncoding.encode(code)),
+                .redeem, options.redeemPath.filling("{code}", with: PercentEncoding.encode(code)),
                 json: ["company_code": .string(companyCode)])
             return accept(redeemed)
         case .openid:
@@ -101,7 +101,7 @@ struct StreemSession<C: Clock>: Sendable where C.Duration == Duration {
                 HTTPRequest(
                     method: "GET",
                     target: flow.basePath
-                        + options.configurationPath.replacing("{company}", with: PercentEncoding.encode(companyCode))),
+                        + options.configurationPath.filling("{company}", with: PercentEncoding.encode(companyCode))),
                 classify: Self.expectOK)
             guard configuration.outcome.isOK else { return configuration.outcome }
             guard let endpoint = configuration.response?.jsonString("token_endpoint"),
