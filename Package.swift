@@ -11,6 +11,11 @@ let release: [SwiftSetting] = [
     .unsafeFlags(["-cross-module-optimization", "-enforce-exclusivity=unchecked"], .when(configuration: .release))
 ]
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")] + release
+// Where users' flows run (the engine, the flows, the services and the simulation): a nonisolated async function runs
+// on its caller's executor (SE-0461) rather than hopping to the global one. A simulated user's task then stays isolated
+// to the simulation's executor with no task-executor preference, which the runtime would look up under the task's
+// status lock at every executor check (docs/development.md, "A simulated user's task prefers no executor").
+let inherited: [SwiftSetting] = strict + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
 
 let package = Package(
     name: "authload",
@@ -22,14 +27,14 @@ let package = Package(
         .target(name: "CSystem"),
         // TLS, SHA-1/SHA-256 and random bytes come from the system OpenSSL (Debian/Ubuntu: libssl-dev).
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
-        .target(name: "AuthloadCore", swiftSettings: strict),
-        .target(name: "AuthloadWire", dependencies: ["AuthloadCore", "COpenSSL"], swiftSettings: strict),
+        .target(name: "AuthloadCore", swiftSettings: inherited),
+        .target(name: "AuthloadWire", dependencies: ["AuthloadCore", "COpenSSL"], swiftSettings: inherited),
         .target(name: "AuthloadTransport", dependencies: ["AuthloadCore", "AuthloadWire", "CSystem", "COpenSSL"], swiftSettings: strict),
-        .target(name: "AuthloadFlows", dependencies: ["AuthloadCore", "AuthloadWire"], swiftSettings: strict),
-        .target(name: "AuthloadStaging", dependencies: ["AuthloadCore", "AuthloadWire"], swiftSettings: strict),
+        .target(name: "AuthloadFlows", dependencies: ["AuthloadCore", "AuthloadWire"], swiftSettings: inherited),
+        .target(name: "AuthloadStaging", dependencies: ["AuthloadCore", "AuthloadWire"], swiftSettings: inherited),
         .target(name: "AuthloadReport", dependencies: ["AuthloadCore"], swiftSettings: strict),
         // Virtual-time rehearsals (`run --simulate`): one thread, a clock that jumps, the staging services in process.
-        .target(name: "AuthloadSimulation", dependencies: ["AuthloadCore", "AuthloadStaging"], swiftSettings: strict),
+        .target(name: "AuthloadSimulation", dependencies: ["AuthloadCore", "AuthloadStaging", "CSystem"], swiftSettings: inherited),
         .target(
             name: "AuthloadCLI",
             dependencies: [

@@ -1,4 +1,5 @@
 import AuthloadCore
+import CSystem
 import Foundation
 import Synchronization
 
@@ -13,16 +14,24 @@ import Darwin
 ///
 /// A run on Swift's cooperative pool cannot tell "every user waits" from "a user's job is on its way to another
 /// thread", and jobs that run side by side reach the staging services' seeded draws in whatever order the threads
-/// happen to take: the same seed would give different runs. Here the run's tasks (by task-executor preference, see
-/// SE-0417), its users' actors (the transport offers this executor) and the services' timers all run on this
-/// thread, one job at a time in the order they became ready, so an empty queue means the run is waiting and the
-/// order of events is a function of the seed alone.
+/// happen to take: the same seed would give different runs. Here the run's tasks, its users' actors (the transport
+/// offers this executor) and the services' timers all run on this thread, one job at a time in the order they became
+/// ready, so an empty queue means the run is waiting and the order of events is a function of the seed alone.
+///
+/// The run's own few tasks prefer this executor (SE-0417). Users' tasks prefer nothing: they start isolated to the
+/// actors' executor (`UserTasks`), and the code they run inherits that isolation (its modules are built with
+/// `NonisolatedNonsendingByDefault`). A preference costs the runtime a look-up under the task's status lock at every
+/// executor check, about 7 % of a simulated day. What such a task hands to Swift's global executor from this thread
+/// (a continuation the clock resumes has no executor to return to) the runtime's global-enqueue hook sends back here
+/// (`authload_divert_global_jobs`), while ``drive(_:)`` runs.
 ///
 /// A job runs as what it was enqueued as. A job for a user's actor runs isolated to the actor's executor (a twin of
 /// this one, ``asUnownedSerialExecutor()``); a job for a task that prefers this executor, with no isolation of its own,
 /// runs on this executor with no serial executor active. Run isolated to a serial executor, nonisolated code finds
 /// itself on the wrong executor at every call into a nonisolated async function and hops (a job each time), and each
-/// hop lands it isolated again: that was about half of a simulated run's jobs (docs/development.md).
+/// hop lands it isolated again: that was about half of a simulated run's jobs (docs/development.md). An isolated job
+/// runs with no task executor: a user's task prefers none, and with one active it would hop at every executor check.
+/// A task that prefers this executor and enters an actor hops at every check instead; the run's own tasks hardly do.
 ///
 /// Almost every job is enqueued by the driver's own thread (a job that resumes another, a timer that wakes a
 /// sleeper): those go to a queue only that thread touches, with no lock. Jobs may also come from any other thread
@@ -38,6 +47,8 @@ public final class SimulationExecutor: SerialExecutor, TaskExecutor, @unchecked 
     private let inbox = Inbox()
     /// Jobs run so far, for the progress line and tests.
     private let ran = Atomic<Int>(0)
+    /// Jobs this thread handed to Swift's global executor and kept, for tests. Written by the driver's thread alone.
+    private let diverted = Atomic<Int>(0)
     /// The serial executor of the actors that run here: its jobs go to this executor's queue, marked isolated.
     private let isolation = ActorJobs()
     /// Set by the driver while the clock resumes a sleeper that waits isolated to its actor: the task's job that
@@ -82,14 +93,18 @@ public final class SimulationExecutor: SerialExecutor, TaskExecutor, @unchecked 
     /// When neither a job nor a deadline is left, it waits for a job from another thread (or the stop).
     public func drive(_ clock: SimulationClock) {
         driver.store(Self.currentThread, ordering: .releasing)
-        defer { driver.store(0, ordering: .releasing) }
+        authload_divert_global_jobs(Unmanaged.passUnretained(self).toOpaque(), divertedJob)
+        defer {
+            authload_divert_global_jobs(nil, nil)
+            driver.store(0, ordering: .releasing)
+        }
         let serial = asUnownedSerialExecutor()
         let task = asUnownedTaskExecutor()
         var count = 0
         while true {
             while let queued = queue.popFirst() {
                 if queued.isolated {
-                    queued.job.runSynchronously(isolatedTo: serial, taskExecutor: task)
+                    queued.job.runSynchronously(on: serial)
                 } else {
                     queued.job.runSynchronously(on: task)
                 }
@@ -117,6 +132,16 @@ public final class SimulationExecutor: SerialExecutor, TaskExecutor, @unchecked 
         }
     }
 
+    /// A job this thread handed to Swift's global executor: a user's task (which prefers no executor) resumed by the
+    /// clock. It stays here, isolated when the clock is resuming a sleeper that waits isolated.
+    fileprivate func divert(_ job: UnownedJob) {
+        queue.append(QueuedJob(job: job, isolated: resumingIsolated))
+        diverted.store(diverted.load(ordering: .relaxed) + 1, ordering: .relaxed)
+    }
+
+    /// Jobs the driver's thread handed to Swift's global executor, which stayed on it: the clock's wakes of users' tasks.
+    public var jobsFromGlobalExecutor: Int { diverted.load(ordering: .relaxed) }
+
     /// Ends ``drive(_:)`` once its queue is empty; deadlines still pending are left where they are.
     public func stop() { inbox.stop() }
 
@@ -132,6 +157,9 @@ public final class SimulationExecutor: SerialExecutor, TaskExecutor, @unchecked 
         return value
     }
 
+    /// Whether the calling thread is the one in ``drive(_:)``.
+    fileprivate var isDriving: Bool { driver.load(ordering: .relaxed) == Self.currentThread }
+
     private static var currentThread: UInt {
         #if canImport(Darwin)
         UInt(bitPattern: pthread_self())
@@ -139,6 +167,11 @@ public final class SimulationExecutor: SerialExecutor, TaskExecutor, @unchecked 
         UInt(pthread_self())
         #endif
     }
+}
+
+/// Where the driver's thread sends its jobs for the global executor (`authload_divert_global_jobs`).
+private let divertedJob: authload_job_sink = { context, job in
+    Unmanaged<SimulationExecutor>.fromOpaque(context!).takeUnretainedValue().divert(unsafeBitCast(job!, to: UnownedJob.self))
 }
 
 /// A job in the driver's queue, and whether it runs isolated to the actors' serial executor.
@@ -158,6 +191,11 @@ private final class ActorJobs: SerialExecutor, @unchecked Sendable {
     }
 
     func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+
+    /// On the driver's thread, whatever the job, nothing else runs: code there is isolated to this executor.
+    func checkIsolated() {
+        precondition(owner!.isDriving, "not on the simulation's thread")
+    }
 }
 
 /// Jobs enqueued from threads other than the driver's, and the stop request, under a condition the idle driver

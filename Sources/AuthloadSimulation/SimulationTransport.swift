@@ -25,6 +25,9 @@ public final class SimulationTransport: Transport, Sendable {
 
     public func executor(forUser user: Int) -> (any SerialExecutor & TaskExecutor)? { simulation }
 
+    /// Users' tasks run isolated to the simulation's executor, with no preference to look up at every executor check.
+    public var isolatesUserTasks: Bool { true }
+
     /// One thread carries every user, so one recording shard takes every sample.
     public var userThreads: Int? { 1 }
 

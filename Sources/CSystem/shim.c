@@ -49,3 +49,21 @@ int authload_return_free_heap(void) {
     return 0;
 #endif
 }
+
+// The Swift runtime's hook on its global executor's enqueue (libswift_Concurrency; Swift calling convention).
+typedef void (*authload_enqueue_original)(void *job) __attribute__((swiftcall));
+extern void (*swift_task_enqueueGlobal_hook)(void *job, authload_enqueue_original original) __attribute__((swiftcall));
+
+static __thread authload_job_sink diverted_sink;
+static __thread void *diverted_context;
+
+__attribute__((swiftcall)) static void authload_enqueue_global(void *job, authload_enqueue_original original) {
+    if (diverted_sink) diverted_sink(diverted_context, job);
+    else original(job);
+}
+
+void authload_divert_global_jobs(void *context, authload_job_sink sink) {
+    diverted_context = context;
+    diverted_sink = sink;
+    if (sink) __atomic_store_n(&swift_task_enqueueGlobal_hook, authload_enqueue_global, __ATOMIC_RELEASE);
+}

@@ -108,6 +108,8 @@ struct SimulateTests {
         #expect(outcome.iterations > 40)
         // A job that went to Swift's pool would come back through the inbox, as the first job from the caller's thread does.
         #expect(simulation.executor.jobsFromOtherThreads == 1)
+        // Users' tasks prefer no executor: the clock's wakes go by Swift's global executor, which keeps them here.
+        #expect(simulation.executor.jobsFromGlobalExecutor > 0)
     }
 
     @Test("compare refuses a simulated run beside a real one unless asked, and says why")

@@ -1,7 +1,8 @@
-import AuthloadCore
 import AuthloadSimulation
 import Foundation
 import Testing
+
+@testable import AuthloadCore
 
 /// The discrete-event driver under `run --simulate`: one thread, FIFO, and a clock that moves only when nothing can run.
 @Suite("Simulation executor and clock", .timeLimit(.minutes(1)))
@@ -115,25 +116,37 @@ struct SimulationExecutorTests {
         #expect(counts == [3, 2, 1, 0])
     }
 
-    @Test("An actor on the executor runs isolated to it, and nonisolated code of a task that prefers it runs without hops")
+    @Test(
+        "A user's task runs isolated to the executor from its first job and prefers none; nonisolated code of a task that prefers it runs without hops"
+    )
     func jobsRunAsWhatTheyWereEnqueuedAs() async {
         let clock = SimulationClock()
         let executor = SimulationExecutor()
         let user = VirtualUser(index: 0, identity: UserIdentity(username: "u", password: "p"), seed: 1, executor: executor)
-        let (sleeps, turns) = await executor.run(clock: clock) {
+        let preferred = Locked<Bool?>(nil)
+        let (sleeps, turns, diverted) = await executor.run(clock: clock) {
             // Nonisolated: each sleep is one job, its wake. Run isolated to the executor, every call into a nonisolated
             // async function hopped (a job), and the hop landed isolated again.
             let start = executor.jobsRun
             for second in 1...100 { await Self.nap(clock, until: second) }
             let sleeps = executor.jobsRun - start
-            // On the user's actor: a hop onto it and one back, and a wake per sleep, which the clock resumes on the
-            // actor (resumed off it, the task hopped back on: a second job a sleep).
-            let before = executor.jobsRun
-            await Self.sleepOn(user, clock, from: 101, count: 100)
-            return (sleeps, executor.jobsRun - before)
+            // A user's task as a simulated run starts it: isolated to the executor, with no executor preference, so
+            // the clock's resume reaches Swift's global executor, which hands it back to this thread. On the user's
+            // actor: a wake per sleep, resumed on the actor (resumed off it, the task hopped back on: a second job).
+            let tasks = UserTasks(isolatedTo: executor)
+            let before = (executor.jobsRun, executor.jobsFromGlobalExecutor)
+            tasks.start(0, executorPreference: nil) {
+                preferred.withLock { $0 = withUnsafeCurrentTask { $0?.unownedTaskExecutor != nil } }
+                await Self.sleepOn(user, clock, from: 101, count: 100)
+            }
+            await tasks.waitUntilNoneRun()
+            return (sleeps, executor.jobsRun - before.0, executor.jobsFromGlobalExecutor - before.1)
         }
         #expect(sleeps <= 101, "one job a sleep, not \(Double(sleeps) / 100)")
+        #expect(preferred.withLock { $0 } == false, "a user's task prefers no executor")
         #expect(turns <= 103, "one job a sleep on the actor, not \(Double(turns) / 100)")
+        #expect(diverted >= 100, "each wake went by Swift's global executor and stayed on this thread")
+        #expect(executor.jobsFromOtherThreads == 1, "only run's first job came from another thread")
     }
 
     private static func nap(_ clock: SimulationClock, until second: Int) async {

@@ -71,7 +71,8 @@ final class ArrivalWorkers<Arrival: Sendable>: Sendable {
     var idleCount: Int { state.withLock { $0.idle.count } }
 }
 
-/// An actor with nothing in it but an executor it is lent (an event loop): the isolation of the open model's generator.
+/// An actor with nothing in it but an executor it is lent: the isolation of the open model's generator on an event loop,
+/// and the one a simulation's users' tasks start in (``UserTasks``).
 actor LoopIsolation {
     private nonisolated let executor: any SerialExecutor
 

@@ -97,7 +97,7 @@ public final class AsyncFlag: Sendable {
 }
 
 /// Runs the operations together and returns as soon as the first finishes, cancelling the rest.
-public func race(_ operations: @Sendable () async -> Void...) async {
+public func race(_ operations: @concurrent @Sendable () async -> Void...) async {
     await withTaskGroup(of: Void.self) { group in
         for operation in operations { group.addTask(operation: operation) }
         await group.next()

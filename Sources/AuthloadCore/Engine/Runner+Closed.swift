@@ -10,7 +10,8 @@
 /// long wait to the engine (``FlowHold``) ends its turn's task; a new one goes on with the turn when the wait ends.
 extension Runner {
     func runUsers(start: C.Instant, end: C.Instant) async -> Int {
-        let population = Population(waiting: WaitingUsers<C.Instant>(control: control), start: start, end: end)
+        let population = Population(
+            waiting: WaitingUsers<C.Instant>(control: control), tasks: userTasks(), start: start, end: end)
         let waiting = population.waiting
         // A shard runs its own users by their global numbers, on the profile's own schedule.
         let owned = (0..<plan.load.users).filter { plan.shard?.owns($0) ?? true }
@@ -272,13 +273,14 @@ extension Runner {
 /// run's start and end.
 final class Population<Instant: InstantProtocol>: Sendable {
     let waiting: WaitingUsers<Instant>
-    let tasks = UserTasks()
+    let tasks: UserTasks
     let iterations = Locked(0)
     let start: Instant
     let end: Instant
 
-    init(waiting: WaitingUsers<Instant>, start: Instant, end: Instant) {
+    init(waiting: WaitingUsers<Instant>, tasks: UserTasks, start: Instant, end: Instant) {
         self.waiting = waiting
+        self.tasks = tasks
         self.start = start
         self.end = end
     }

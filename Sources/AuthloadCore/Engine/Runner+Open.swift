@@ -11,7 +11,7 @@
 extension Runner {
     func runArrivals(start: C.Instant, end: C.Instant) async -> Int {
         let started = Locked(0)
-        let tasks = UserTasks()
+        let tasks = userTasks()
         let generated = AsyncFlag()
         // The generator (this task) counts as live before the timekeeper or any arrival can park, or a driver could
         // see a quiet run that has not started; generate() ends the count when it stops generating.
@@ -26,10 +26,12 @@ extension Runner {
                 // then hands each arrival to a worker parked on that thread, with no other thread woken.
                 let first = plan.shard?.index ?? 0
                 let home = transport.executor(forUser: first)
+                // A simulation's executor runs a job as what it was enqueued as: there the generator runs nonisolated.
+                let isolation = transport.isolatesUserTasks ? nil : home.map { LoopIsolation($0) }
                 await withTaskExecutorPreference(home) {
                     await generate(
                         start: start, end: end, tasks: tasks, started: started, generated: generated,
-                        timer: transport.timer(forUser: first), isolation: home.map { LoopIsolation($0) })
+                        timer: transport.timer(forUser: first), isolation: isolation)
                 }
                 await tasks.waitUntilNoneRun()
             }

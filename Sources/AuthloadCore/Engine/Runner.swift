@@ -148,6 +148,12 @@ public final class Runner<C: Clock>: Sendable where C.Duration == Duration {
         }
     }
 
+    /// The run's users' tasks: isolated to the transport's one executor where it asks for that (a simulation), each
+    /// preferring its user's executor otherwise.
+    func userTasks() -> UserTasks {
+        UserTasks(isolatedTo: transport.isolatesUserTasks ? transport.executor(forUser: plan.shard?.index ?? 0) : nil)
+    }
+
     /// Waits for the planned end or a stop, starts draining, then waits for the drain to finish,
     /// the grace deadline, or a second stop.
     ///

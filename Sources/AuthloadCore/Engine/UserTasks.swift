@@ -27,8 +27,18 @@ final class UserTasks: Sendable {
     }
 
     private let state = Locked(State())
+    /// The executor every task starts isolated to (a simulation's), or nil for tasks that prefer theirs.
+    private let home: LoopIsolation?
 
-    /// Runs `operation` in a task of its own, preferring `executor`; `key` is a user's or a worker's number.
+    /// - Parameter executor: the one executor every task runs on, isolated from its first job, with no task-executor
+    ///   preference; it must answer ``SerialExecutor/checkIsolated()`` wherever a task is started. Nil: each task
+    ///   prefers the executor it is started with.
+    init(isolatedTo executor: (any SerialExecutor)? = nil) {
+        home = executor.map { LoopIsolation($0) }
+    }
+
+    /// Runs `operation` in a task of its own, preferring `executor` (or isolated to the one these tasks were made
+    /// for); `key` is a user's or a worker's number.
     func start(_ key: Int, executorPreference executor: (any TaskExecutor)?, _ operation: @escaping @Sendable () async -> Void) {
         let number = state.withLock { state in
             state.running += 1
@@ -67,16 +77,34 @@ final class UserTasks: Sendable {
     private func run(
         _ number: Int, key: Int, executorPreference executor: (any TaskExecutor)?, _ operation: @escaping @Sendable () async -> Void
     ) {
-        let task = Task(executorPreference: executor) {
-            self.cancelIfLate()
-            await operation()
-            self.ended(number)
+        let task: Task<Void, Never>
+        if let home {
+            task = home.assumeIsolated { Self.task(isolatedTo: $0, number, operation, of: self) }
+        } else {
+            task = Task(executorPreference: executor) {
+                self.cancelIfLate()
+                await operation()
+                self.ended(number)
+            }
         }
         let cancel = state.withLock { state in
             if state.endedEarly.remove(number) == nil { state.tasks[number] = (key, task) }
             return state.cancelled
         }
         if cancel { task.cancel() }
+    }
+
+    /// A task isolated to `home` from its first job: nonisolated code it calls inherits that isolation, so no executor
+    /// check looks a preference up under the task's status lock.
+    private static func task(
+        isolatedTo home: isolated LoopIsolation, _ number: Int, _ operation: @escaping @Sendable () async -> Void, of tasks: UserTasks
+    ) -> Task<Void, Never> {
+        Task {
+            home.preconditionIsolated()
+            tasks.cancelIfLate()
+            await operation()
+            tasks.ended(number)
+        }
     }
 
     /// Started after cancelAll(): the task runs cancelled from its first line.

@@ -282,6 +282,12 @@ public protocol Transport: Sendable {
     /// executor. Nil leaves the user to Swift's global pool.
     func executor(forUser user: Int) -> (any SerialExecutor & TaskExecutor)?
 
+    /// Whether users' tasks start isolated to their executor (``executor(forUser:)``) rather than preferring it: the
+    /// nonisolated code they call then inherits that isolation (the package is built with
+    /// `NonisolatedNonsendingByDefault`), and no executor check looks a preference up. Only for a transport whose users
+    /// all share one executor that answers ``SerialExecutor/checkIsolated()`` on its thread: a simulation's.
+    var isolatesUserTasks: Bool { get }
+
     /// How many threads of its own carry the users' flows side by side, user number `n` on thread `n % count`
     /// (as ``executor(forUser:)`` places them); nil when users run on Swift's global pool.
     ///
@@ -323,6 +329,7 @@ extension HTTPClient {
 
 extension Transport {
     public func executor(forUser user: Int) -> (any SerialExecutor & TaskExecutor)? { nil }
+    public var isolatesUserTasks: Bool { false }
     public var userThreads: Int? { nil }
     public func isSaturated(forUser user: Int) -> Bool { false }
     public func timer(forUser user: Int) -> (any LoopTimer)? { nil }

@@ -359,7 +359,7 @@ final class GCCSIteration<C: Clock> where C.Duration == Duration {
     static func apart<T: Sendable>(_ work: @escaping @Sendable () async -> T) async -> T {
         if C.self == SimulationClock.self { return await work() }
         return await withTaskGroup(of: T.self) { group in
-            group.addTask(operation: work)
+            group.addTask { await work() }
             // The one child always gives a result.
             return await group.next()!
         }

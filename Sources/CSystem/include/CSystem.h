@@ -42,4 +42,10 @@ int authload_epoll_wait_ns(int epfd, struct epoll_event *events, int max_events,
 
 #endif
 
+/// Where the calling thread's jobs for Swift's global executor go instead: `sink(context, job)` receives each job that
+/// this thread hands to the global executor (a task resumed by a continuation with no executor to return to) until
+/// the thread sets the sink to NULL. Other threads' jobs go to the global pool as ever. Defined in shim.c.
+typedef void (*authload_job_sink)(void *context, void *job);
+void authload_divert_global_jobs(void *context, authload_job_sink sink);
+
 #endif
