@@ -283,7 +283,7 @@ public protocol Transport: Sendable {
     func executor(forUser user: Int) -> (any SerialExecutor & TaskExecutor)?
 
     /// Whether users' tasks start isolated to their executor (``executor(forUser:)``) rather than preferring it: the
-    /// nonisolated code they call then inherits that isolation (the package is built with
+    /// nonisolated code they call then inherits that isolation (the modules flows run in are built with
     /// `NonisolatedNonsendingByDefault`), and no executor check looks a preference up. Only for a transport whose users
     /// all share one executor that answers ``SerialExecutor/checkIsolated()`` on its thread: a simulation's.
     var isolatesUserTasks: Bool { get }
