@@ -1,3 +1,5 @@
+import AuthloadWire
+
 extension String {
     /// This path with every `placeholder` (`{code}`, `{sessionid}`) replaced by `value`: what `replacing(_:with:)`
     /// gives, without the string-processing library's generic matcher, which took about 1 % of a simulated day's CPU
@@ -13,8 +15,8 @@ extension String {
                 var index = 0
                 let last = template.count - marker.count
                 while index <= last {
-                    if template[index] == marker[0] && template[index..<index + marker.count].elementsEqual(marker) {
-                        if filled.isEmpty { filled.reserveCapacity(template.count + value.utf8.count) }
+                    if UnsafeBufferPointer(rebasing: template[index..<index + marker.count]).hasSameBytes(as: marker) {
+                        if filled.capacity == 0 { filled.reserveCapacity(template.count + value.utf8.count) }
                         filled.append(contentsOf: template[copied..<index])
                         filled.append(contentsOf: value.utf8)
                         index += marker.count

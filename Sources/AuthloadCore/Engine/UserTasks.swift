@@ -100,6 +100,7 @@ final class UserTasks: Sendable {
         isolatedTo home: isolated LoopIsolation, _ number: Int, _ operation: @escaping @Sendable () async -> Void, of tasks: UserTasks
     ) -> Task<Void, Never> {
         Task {
+            // Naming `home` makes the closure isolated to it (SE-0420), so the task's first job goes to its executor.
             home.preconditionIsolated()
             tasks.cancelIfLate()
             await operation()
