@@ -64,7 +64,7 @@ struct ServeCommand {
             }
         }
         let stopped = AsyncFlag()
-        let signals = SignalRelay { _ in stopped.set() }
+        let signals = await SignalRelay.armed { _ in stopped.set() }
         // A staging server serves whole soaks: its RSS, too, should follow what it holds.
         let returner = Task { await FreeMemoryReturner().run() }
         await stopped.wait()

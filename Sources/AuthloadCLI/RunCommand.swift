@@ -109,7 +109,7 @@ struct RunCommand {
         let plan = profile.plan
         let simulated = simulation != nil
         // Signals are caught before the first line, so a Ctrl-C right after it still drains and reports.
-        let signals = SignalRelay { count in
+        let signals = await SignalRelay.armed { count in
             if count == 1 {
                 console.line(
                     "stopping: no new flows; in-flight flows have \(DurationText.format(plan.load.gracefulStop)) to finish (Ctrl-C again to cancel them)"

@@ -14,15 +14,30 @@ final class SignalRelay: @unchecked Sendable {
     /// Relays alive in the process; the signals' dispositions change under this lock.
     private static let live = Locked(0)
 
-    init(handler: @escaping @Sendable (Int) -> Void) {
+    /// Relays SIGINT and SIGTERM to `handler` from the moment it returns.
+    ///
+    /// Async, so that no thread blocks while the sources arm: they arm on Dispatch's global queues, the threads Swift's
+    /// global executor runs on, and two shards that each blocked one of the two (on a 2-core machine) waited a second
+    /// for Dispatch to add a thread before either source could arm.
+    static func armed(handler: @escaping @Sendable (Int) -> Void) async -> SignalRelay {
+        let armed = AsyncFlag()
+        let relay = SignalRelay(handler: handler, armed: armed)
+        // A source is armed asynchronously; until then the signal meets SIG_IGN and is lost.
+        await armed.wait()
+        return relay
+    }
+
+    /// Sets `armed` once every source is armed.
+    private init(handler: @escaping @Sendable (Int) -> Void, armed: AsyncFlag) {
         let count = Locked(0)
-        let armed = DispatchSemaphore(value: 0)
+        let numbers = [SIGINT, SIGTERM]
+        let unarmed = Locked(numbers.count)
         Self.live.withLock { live in
             live += 1
             signal(SIGINT, SIG_IGN)
             signal(SIGTERM, SIG_IGN)
         }
-        sources = [SIGINT, SIGTERM].map { number in
+        sources = numbers.map { number in
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 handler(
@@ -31,12 +46,17 @@ final class SignalRelay: @unchecked Sendable {
                         return value
                     })
             }
-            source.setRegistrationHandler { armed.signal() }
+            source.setRegistrationHandler {
+                if unarmed.withLock({ unarmed in
+                    unarmed -= 1
+                    return unarmed == 0
+                }) {
+                    armed.set()
+                }
+            }
             source.resume()
             return source
         }
-        // A source is armed asynchronously; until then the signal meets SIG_IGN and is lost.
-        for _ in sources { _ = armed.wait(timeout: .now() + .seconds(2)) }
     }
 
     /// Stops relaying; the last relay alive gives the signals their default action back. Once is enough.

@@ -16,10 +16,10 @@ struct SignalRelayTests {
     }
 
     @Test("the default action comes back only when the last of two relays is cancelled, and a second cancel is nothing")
-    func overlappingRelays() {
+    func overlappingRelays() async {
         let before = SignalRelay.liveCount
-        let first = SignalRelay { _ in }
-        let second = SignalRelay { _ in }
+        let first = await SignalRelay.armed { _ in }
+        let second = await SignalRelay.armed { _ in }
         #expect(SignalRelay.liveCount == before + 2)
         #expect(sigintIgnored())
         first.cancel()
