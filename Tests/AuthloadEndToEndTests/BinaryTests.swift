@@ -21,10 +21,12 @@ final class RunningAuthload: Sendable {
     private let sawLine: Locked<[(@Sendable (String) -> Bool, AsyncFlag)]> = Locked([])
     private let exited = AsyncFlag()
 
-    init(_ arguments: [String]) throws {
+    /// - Parameter environment: the child's environment; nil: this process's.
+    init(_ arguments: [String], environment: [String: String]? = nil) throws {
         process = Process()
         process.executableURL = authloadBinary
         process.arguments = arguments
+        if let environment { process.environment = environment }
         process.currentDirectoryURL = FileManager.default.temporaryDirectory
         let out = Pipe()
         let err = Pipe()
