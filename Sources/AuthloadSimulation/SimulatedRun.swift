@@ -19,7 +19,7 @@ public final class SimulatedRun: Sendable {
     public let clock: SimulationClock
     public let executor: SimulationExecutor
     public let runner: Runner<SimulationClock>
-    /// The embedded services; their access log counts every request the run sent.
+    /// The embedded services, with no access log (``StagingServer/init(configuration:logsAccess:now:)``).
     public let server: StagingServer
     /// When the simulation says it started: the wall clock's second when it was set up.
     public let startedAt: Date
@@ -33,7 +33,7 @@ public final class SimulatedRun: Sendable {
         self.startedAt = Date(timeIntervalSince1970: start)
         self.clock = clock
         self.executor = executor
-        self.server = StagingServer(configuration: staging) { epoch + clock.now.offset }
+        self.server = StagingServer(configuration: staging, logsAccess: false) { epoch + clock.now.offset }
         let transport = SimulationTransport(
             clock: clock, executor: executor, service: server.service(configuration: staging, clock: clock))
         // The endpoint only names the target in requests' Host headers: nothing resolves or connects to it.

@@ -23,6 +23,20 @@ struct AccessLogTests {
         #expect(server.accessLog.total == 200_000)
     }
 
+    @Test("a server that keeps no access log (a simulation's) answers as one that does, and counts nothing")
+    func serverWithoutLog() throws {
+        let logging = StagingServer(configuration: StagingConfiguration())
+        let silent = StagingServer(configuration: StagingConfiguration(), logsAccess: false)
+        let body = Array(#"{"username": "user1@example.com", "password": "demo-password"}"#.utf8)
+        for server in [logging, silent] {
+            let login = server.respond(to: HTTPRequest(method: "POST", target: "/csdk-sample/SDK/login", body: body))
+            #expect(try login.result.get().status == 200)
+            #expect(try server.respond(to: HTTPRequest(method: "GET", target: "/health")).result.get().status == 200)
+        }
+        #expect(logging.accessLog.total == 2)
+        #expect(silent.accessLog.total == 0 && silent.accessLog.byRoute.isEmpty)
+    }
+
     @Test("ids of every shape collapse to {id}, numbers to {n}, and the words of an API stay")
     func idShapes() {
         let cases: [(String, String)] = [
