@@ -145,15 +145,37 @@ public struct Histogram: Sendable, Equatable {
         // Only the slots between the extremes hold samples: an interval's few hundred samples fill a few of the
         // thousands of slots below its slowest one, and the time series asks four percentiles of every row.
         let filled = filledSlots
-        let slot = counts.withUnsafeBufferPointer { counts -> Int? in
-            var seen = 0
-            for index in filled {
-                seen += counts[index - base]
-                if seen >= target { return index }
-            }
-            return nil
+        let slot = counts.withUnsafeBufferPointer { counts in
+            Self.offset(reaching: target, in: counts, from: filled.lowerBound - base, to: filled.upperBound - base, seen: 0)
         }
-        return slot.map { Swift.min(Self.highestValue(inSlot: $0), highest) } ?? highest
+        return slot.map { Swift.min(Self.highestValue(inSlot: $0.offset + base), highest) } ?? highest
+    }
+
+    /// The first offset in `counts[start..<end]` where the running count, `seen` before `start`, reaches `target`, and
+    /// the count there; nil when it never does.
+    ///
+    /// Blocks of eight slots that cannot reach it are skipped on their sum, a loop the compiler vectorizes: an interval's
+    /// histogram of a slow flow spans thousands of mostly empty slots, and the time series reads three percentiles of
+    /// every row of every series (a slot at a time, 0.9 % of a simulated day's CPU).
+    @inline(__always)
+    private static func offset(
+        reaching target: Int, in counts: UnsafeBufferPointer<Int>, from start: Int, to end: Int, seen before: Int
+    ) -> (offset: Int, seen: Int)? {
+        var offset = start
+        var seen = before
+        while end &- offset >= 8 {
+            var block = 0
+            for lane in 0..<8 { block &+= counts[offset &+ lane] }
+            if seen &+ block >= target { break }
+            seen &+= block
+            offset &+= 8
+        }
+        while offset < end {
+            seen &+= counts[offset]
+            if seen >= target { return (offset, seen) }
+            offset &+= 1
+        }
+        return nil
     }
 
     /// ``value(atPercentile:)`` of each of `percentiles`, which must be in ascending order, read in one pass over
@@ -163,17 +185,19 @@ public struct Histogram: Sendable, Equatable {
         guard !isEmpty else { return percentiles.map { _ in 0 } }
         let filled = filledSlots
         return counts.withUnsafeBufferPointer { counts in
-            var index = filled.lowerBound
-            var seen = counts[index - base]
+            // The slot reached so far (an offset in `counts`) and the samples up to it, its own included.
+            var offset = filled.lowerBound - base
+            var seen = counts[offset]
             return percentiles.map { p in
                 let target = rank(atPercentile: p)
                 if target == 1 { return lowest }
                 if target == total { return highest }
-                while seen < target && index + 1 < filled.upperBound {
-                    index += 1
-                    seen += counts[index - base]
+                if seen < target {
+                    guard let next = Self.offset(reaching: target, in: counts, from: offset + 1, to: filled.upperBound - base, seen: seen)
+                    else { return highest }
+                    (offset, seen) = next
                 }
-                return seen >= target ? Swift.min(Self.highestValue(inSlot: index), highest) : highest
+                return Swift.min(Self.highestValue(inSlot: offset + base), highest)
             }
         }
     }
