@@ -111,8 +111,8 @@ public enum HelpText {
                               seconds to minutes). Whatever baseURL says, no socket is opened
                               (except --metrics-listen's); the report says "simulated".
                               Deterministic for a given seed. The process starts itself again
-                              once, with a larger glibc malloc cache (AUTHLOAD_ALLOCATOR_TUNING=off
-                              keeps it as it is; docs/simulation.md)
+                              once, with a larger glibc malloc cache (docs/simulation.md;
+                              AUTHLOAD_ALLOCATOR_TUNING=off keeps the process as it is)
           -c, --config FILE   With --simulate: the services' latency, error and capacity models,
                               as for serve (default: target.embedded, else serve's defaults)
           --threads N         With --simulate: N shards of the run on N threads, each against
