@@ -39,7 +39,11 @@ public enum AllocatorTuning {
         }
         setenv(tunablesVariable, tunables, 1)
         let argv = arguments.map { strdup($0) } + [nil]
-        execv("/proc/self/exe", argv)
+        // By its own path: started as /proc/self/exe, the process would be named "exe" in `ps`, `top` and `pgrep`. That
+        // link is the fallback when the file was removed or replaced since (a rebuild during the run's start).
+        let current = "/proc/self/exe"
+        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: current) { execv(path, argv) }
+        execv(current, argv)
         // Only reached when exec failed: the process is unchanged but for the variable, which its children may inherit.
         for argument in argv { free(argument) }
         #endif

@@ -51,7 +51,7 @@ struct AllocatorTuningTests {
         return variables
     }
 
-    @Test("the authload executable runs a simulation in a process started again with the setting, and a real run as it is")
+    @Test("the authload executable runs a simulation in a process started again, by its name, with the setting; a real run as it is")
     func executableRestarts() async throws {
         let profile = try temporaryFile(
             "long-rehearsal.json",
@@ -65,9 +65,11 @@ struct AllocatorTuningTests {
         let simulation = try RunningAuthload(["simulate", profile, "--out", out], environment: parent)
         await simulation.waitFor("authload 0.1.0: short")
         let simulated = try environment(of: simulation.process.processIdentifier)
+        let name = try String(contentsOfFile: "/proc/\(simulation.process.processIdentifier)/comm", encoding: .utf8)
         simulation.process.interrupt()
         #expect(await simulation.waitForExit() == 130, "stdout: \(simulation.stdout) stderr: \(simulation.stderr)")
         #expect(simulated["GLIBC_TUNABLES"] == Self.tuned)
+        #expect(name == "authload\n", "started again under its own name, as ps and pgrep show it")
 
         let real = try RunningAuthload(["run", profile, "--out", out], environment: parent)
         await real.waitFor("authload 0.1.0: short")
