@@ -5,7 +5,8 @@ import Foundation
 /// A simulated shard runs thousands of users on one thread, which frees many blocks of one size in a burst (a request's
 /// reply, a finished turn's task) and takes as many back soon after. glibc's per-thread cache keeps 7 blocks of a size by
 /// default; the rest go to its shared bins, and a task's next slab, at 1 KB a "large" request, sweeps those bins at
-/// every turn. With 256 a size, a simulated day took about 4.5 % less CPU at the same peak RSS (docs/development.md).
+/// every turn. With 256 a size, a simulated day took about 2.5 % less CPU (3 virtual hours 4.5 %) at much the same peak
+/// RSS (docs/development.md).
 ///
 /// glibc reads its tunables (`GLIBC_TUNABLES`) only at process start, so the executable starts itself again with the
 /// setting added, before anything runs. Only the `authload` executable does this (never the library: a test calling
